@@ -1,0 +1,83 @@
+// Command orchsim runs deterministic simulations of agent-orchestration
+// servers (T3 Code's provider sessions, MCP credentials and preview tabs),
+// finds the reported lifecycle bugs from random seeds, and replays them.
+//
+// Exit status: 0 all invariants held; 1 a violation was found; 2 bad usage
+// or input; 3 the harness itself failed (nondeterminism, a fingerprint that
+// does not match its replay file).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses (DESIGN.md CLI contract).
+const (
+	exitOK        = 0
+	exitViolation = 1
+	exitUsage     = 2
+	exitHarness   = 3
+)
+
+// exitError carries an exit status; msg, when set, is printed on stderr.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...)}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the CLI with args and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "orchsim: internal error: %v\n", r)
+			code = exitHarness
+		}
+	}()
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintf(stderr, "orchsim: %s\n", ee.msg)
+		}
+		return ee.code
+	}
+	// Anything else comes from cobra's flag and argument parsing.
+	fmt.Fprintf(stderr, "orchsim: %v\n", err)
+	return exitUsage
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "orchsim",
+		Short: "Deterministic simulation of agent-orchestration server lifecycles",
+		Long: `orchsim runs models of T3 Code's provider sessions, MCP credential registry and
+preview browser host on a virtual clock, through seeded randomized restarts, idle
+timeouts and faults, and checks invariants over what happened.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newListCmd(), newRunCmd(), newReplayCmd())
+	return root
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func lastLineOf(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+var (
+	violationLine = regexp.MustCompile(`^violation: [a-z-]+ at T\+\d{2,}:\d{2}:\d{2}\.\d{3} seed=\d+ fingerprint=[0-9a-f]{16}$`)
+	okLine        = regexp.MustCompile(`^ok: \d+ events, \S+ virtual, seed=\d+ fingerprint=[0-9a-f]{16}$`)
+)
+
+// firstFailingSeed finds a seed of tab-ownership that fails under reported.
+func firstFailingSeed(t *testing.T) string {
+	for seed := 1; seed <= 20; seed++ {
+		s := []string{"run", "--scenario", "tab-ownership", "--seed", itoa(seed)}
+		if code, _, _ := cli(t, s...); code == exitViolation {
+			return itoa(seed)
+		}
+	}
+	t.Fatal("no failing seed in 1-20")
+	return ""
+}
+
+func itoa(i int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(i)) }
+
+func fmtInt(i int) string {
+	var b []byte
+	for {
+		b = append([]byte{byte('0' + i%10)}, b...)
+		i /= 10
+		if i == 0 {
+			return string(b)
+		}
+	}
+}
+
+func TestRun_ViolationIsTheLastLine(t *testing.T) {
+	seed := firstFailingSeed(t)
+	code, out, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", seed)
+	assert.Equal(t, exitViolation, code)
+	assert.Empty(t, errOut)
+	assert.Regexp(t, violationLine, lastLineOf(out))
+	assert.Contains(t, lastLineOf(out), "violation: thread-keeps-its-tabs")
+	assert.True(t, strings.HasPrefix(out, "SEED "+seed+" scenario=tab-ownership profile=reported"), out[:80])
+	assert.Contains(t, out, "agentMismatch")
+}
+
+func TestRun_FixedEndsOK(t *testing.T) {
+	seed := firstFailingSeed(t)
+	code, out, _ := cli(t, "run", "--scenario", "tab-ownership", "--seed", seed, "--profile", "fixed")
+	assert.Equal(t, exitOK, code)
+	assert.Regexp(t, okLine, lastLineOf(out))
+	code, out, _ = cli(t, "run", "--scenario", "tab-ownership", "--seed", seed, "--fix", "stable-tab-owner")
+	assert.Equal(t, exitOK, code, "the single switch is the fix")
+	assert.Regexp(t, okLine, lastLineOf(out))
+}
+
+func TestRun_TraceIsByteIdenticalAcrossRuns(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	cli(t, "run", "--scenario", "tab-ownership", "--seed", "7", "--trace", a)
+	cli(t, "run", "--scenario", "tab-ownership", "--seed", "7", "--trace", b)
+	ba, err := os.ReadFile(a)
+	require.NoError(t, err)
+	bb, err := os.ReadFile(b)
+	require.NoError(t, err)
+	assert.NotEmpty(t, ba)
+	assert.Equal(t, ba, bb)
+}
+
+func TestRun_OutThenReplayReproduces(t *testing.T) {
+	seed := firstFailingSeed(t)
+	file := filepath.Join(t.TempDir(), "failure.json")
+	code, out, _ := cli(t, "run", "--scenario", "tab-ownership", "--seed", seed, "--out", file)
+	require.Equal(t, exitViolation, code)
+	code, rout, rerr := cli(t, "replay", file)
+	assert.Equal(t, exitViolation, code, rerr)
+	assert.Contains(t, rout, "fingerprint matches")
+	assert.Equal(t, lastLineOf(out), lastLineOf(rout), "replay prints the same last line")
+}
+
+func TestReplay_FingerprintMismatchIsExit3(t *testing.T) {
+	seed := firstFailingSeed(t)
+	file := filepath.Join(t.TempDir(), "failure.json")
+	cli(t, "run", "--scenario", "tab-ownership", "--seed", seed, "--out", file)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	tampered := regexp.MustCompile(`"fingerprint": "[0-9a-f]{16}"`).ReplaceAll(b, []byte(`"fingerprint": "0000000000000000"`))
+	require.NoError(t, os.WriteFile(file, tampered, 0o644))
+	code, _, errOut := cli(t, "replay", file)
+	assert.Equal(t, exitHarness, code)
+	assert.Contains(t, errOut, "fingerprint mismatch")
+}
+
+func TestReplay_FixedFailureSaysSo(t *testing.T) {
+	seed := firstFailingSeed(t)
+	file := filepath.Join(t.TempDir(), "failure.json")
+	cli(t, "run", "--scenario", "tab-ownership", "--seed", seed, "--out", file)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	// The same seed under the fixed profile, re-drawn from the seed (no tape).
+	fixed := strings.Replace(string(b), `"profile": "reported"`, `"profile": "fixed"`, 1)
+	fixed = fixed[:strings.Index(fixed, `,
+  "tape"`)] + "\n}\n"
+	require.NoError(t, os.WriteFile(file, []byte(fixed), 0o644))
+	code, out, errOut := cli(t, "replay", file)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.True(t, strings.Contains(out, "fixed: "), "replay says the failure is fixed; last line %q", lastLineOf(out))
+}
+
+func TestBadInput_IsExit2WithOneLine(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.json")
+	require.NoError(t, os.WriteFile(garbage, []byte("{not json"), 0o644))
+	future := filepath.Join(dir, "future.json")
+	require.NoError(t, os.WriteFile(future, []byte(`{"format":"orchsim-replay","version":99,"scenario":"tab-ownership","fingerprint":"0000000000000000"}`), 0o644))
+	cases := map[string][]string{
+		"unknown scenario":     {"run", "--scenario", "nope", "--seed", "1"},
+		"missing seed":         {"run", "--scenario", "tab-ownership"},
+		"missing scenario":     {"run", "--seed", "1"},
+		"negative seed":        {"run", "--scenario", "tab-ownership", "--seed", "-1"},
+		"bad seed":             {"run", "--scenario", "tab-ownership", "--seed", "x"},
+		"unknown profile":      {"run", "--scenario", "tab-ownership", "--seed", "1", "--profile", "best"},
+		"unknown switch":       {"run", "--scenario", "tab-ownership", "--seed", "1", "--fix", "nope"},
+		"unknown mutant":       {"run", "--scenario", "tab-ownership", "--seed", "1", "--mutant", "nope"},
+		"bad horizon":          {"run", "--scenario", "tab-ownership", "--seed", "1", "--horizon", "soon"},
+		"negative horizon":     {"run", "--scenario", "tab-ownership", "--seed", "1", "--horizon", "-1h"},
+		"bad format":           {"run", "--scenario", "tab-ownership", "--seed", "1", "--format", "xml"},
+		"unknown flag":         {"run", "--scenario", "tab-ownership", "--seed", "1", "--frobnicate"},
+		"unknown command":      {"frobnicate"},
+		"replay missing file":  {"replay", filepath.Join(dir, "absent.json")},
+		"replay garbage":       {"replay", garbage},
+		"replay future format": {"replay", future},
+		"replay no args":       {"replay"},
+		"unwritable out":       {"run", "--scenario", "tab-ownership", "--seed", "1", "--profile", "fixed", "--out", filepath.Join(dir, "no", "such", "dir.json")},
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, _, errOut := cli(t, args...)
+			assert.Equal(t, exitUsage, code)
+			assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line on stderr, got %q", errOut)
+			assert.True(t, strings.HasPrefix(errOut, "orchsim: "), errOut)
+		})
+	}
+}
+
+func TestList_NamesTheContracts(t *testing.T) {
+	code, out, _ := cli(t, "list")
+	assert.Equal(t, exitOK, code)
+	for _, want := range []string{"tab-ownership", "no-cross-thread-tab-action", "human-control-exclusive",
+		"thread-keeps-its-tabs", "revoked-credential-denied", "stale-cleanup-spares-replacement",
+		"stable-tab-owner", "ignore-tab-owner", "revoke-by-thread"} {
+		assert.Contains(t, out, want)
+	}
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"orchsim/model"
+	"orchsim/replay"
+	"orchsim/scenarios"
+	"orchsim/sim"
+)
+
+type runFlags struct {
+	scenario string
+	seed     uint64
+	profile  string
+	fixes    []string
+	mutants  []string
+	horizon  time.Duration
+	trace    string
+	out      string
+	format   string
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run --scenario S --seed N",
+		Short: "Run one seeded simulation and print its timeline",
+		Long: `Run one seeded simulation and print its timeline, one event per line. The last
+line is exactly one of
+  violation: <invariant> at T+<hh:mm:ss.mmm> seed=<N> fingerprint=<16 hex>   (exit 1)
+  ok: <events> events, <virtual duration> virtual, seed=<N> fingerprint=<16 hex>   (exit 0)`,
+		Example: `  orchsim run --scenario tab-ownership --seed 3
+  orchsim run --scenario tab-ownership --seed 3 --profile fixed
+  orchsim run --scenario tab-ownership --seed 3 --out failure.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("scenario") || f.scenario == "" {
+				return usageErr("run needs --scenario (see orchsim list)")
+			}
+			if !cmd.Flags().Changed("seed") {
+				return usageErr("run needs --seed N")
+			}
+			if f.horizon < 0 {
+				return usageErr("--horizon must be positive, got %s", f.horizon)
+			}
+			if f.format != "text" && f.format != "json" {
+				return usageErr("unknown --format %q (want text or json)", f.format)
+			}
+			prof, err := model.NewProfile(f.profile, f.fixes, f.mutants)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if _, err := scenarios.Lookup(f.scenario); err != nil {
+				return usageErr("%v", err)
+			}
+			cfg := scenarios.Config{Scenario: f.scenario, Seed: f.seed, Profile: prof, Horizon: f.horizon,
+				KeepTrace: true, RecordTape: f.out != ""}
+			return execute(cmd.OutOrStdout(), cfg, f.format, f.trace, f.out)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.scenario, "scenario", "", "scenario name (see orchsim list)")
+	fl.Uint64Var(&f.seed, "seed", 0, "run seed")
+	fl.StringVar(&f.profile, "profile", model.PresetReported, "preset: reported or fixed")
+	fl.StringSliceVar(&f.fixes, "fix", nil, "fix switches to turn on, comma-separated")
+	fl.StringSliceVar(&f.mutants, "mutant", nil, "mutants to turn on, comma-separated")
+	fl.DurationVar(&f.horizon, "horizon", 0, "virtual duration (default: the scenario's)")
+	fl.StringVar(&f.trace, "trace", "", "also write the trace as JSON lines to FILE")
+	fl.StringVar(&f.out, "out", "", "write a replay file to FILE")
+	fl.StringVar(&f.format, "format", "text", "timeline format: text or json")
+	return cmd
+}
+
+// execute runs cfg, prints the timeline and the last line, writes the
+// requested files, and returns the exit status as an error (nil for ok).
+func execute(stdout io.Writer, cfg scenarios.Config, format, tracePath, outPath string) error {
+	res, err := scenarios.Run(cfg)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	w := bufio.NewWriter(stdout)
+	if err := printRun(w, &res, format); err != nil {
+		return &exitError{code: exitHarness, msg: err.Error()}
+	}
+	if tracePath != "" {
+		if err := writeTrace(tracePath, res.Trace); err != nil {
+			w.Flush()
+			return &exitError{code: exitUsage, msg: fmt.Sprintf("writing trace: %v", err)}
+		}
+	}
+	if outPath != "" {
+		if err := replay.Write(outPath, replayFile(&res)); err != nil {
+			w.Flush()
+			return &exitError{code: exitUsage, msg: fmt.Sprintf("writing replay file: %v", err)}
+		}
+	}
+	fmt.Fprintln(w, lastLine(&res))
+	if err := w.Flush(); err != nil {
+		return &exitError{code: exitHarness, msg: err.Error()}
+	}
+	if res.Failed() {
+		return &exitError{code: exitViolation}
+	}
+	return nil
+}
+
+// printRun writes the banner and timeline (text) or one JSON object per
+// event (json).
+func printRun(out io.Writer, res *scenarios.Result, format string) error {
+	w := bufio.NewWriter(out)
+	if format == "json" {
+		for i := range res.Trace {
+			b, err := json.Marshal(jsonEvent(&res.Trace[i]))
+			if err != nil {
+				return err
+			}
+			w.Write(append(b, '\n'))
+		}
+		return w.Flush()
+	}
+	fmt.Fprintf(w, "SEED %d scenario=%s profile=%s horizon=%s\n", res.Seed, res.Scenario, res.Profile, res.Horizon)
+	for i := range res.Trace {
+		fmt.Fprintln(w, res.Trace[i].Describe())
+	}
+	return w.Flush()
+}
+
+func durationOf(d replay.Duration) time.Duration { return time.Duration(d) }
+
+func lastLine(res *scenarios.Result) string {
+	if v := res.Violation; v != nil {
+		return fmt.Sprintf("violation: %s at %s seed=%d fingerprint=%s", v.Invariant, sim.FormatT(v.At), res.Seed,
+			replay.FormatFingerprint(res.Fingerprint))
+	}
+	return fmt.Sprintf("ok: %d events, %s virtual, seed=%d fingerprint=%s", res.Events, res.Virtual, res.Seed,
+		replay.FormatFingerprint(res.Fingerprint))
+}
+
+func replayFile(res *scenarios.Result) *replay.File {
+	return &replay.File{Scenario: res.Scenario, Profile: res.Profile.Preset(), Fixes: res.Profile.Fixes(),
+		Mutants: res.Profile.MutantNames(), Seed: res.Seed, Horizon: replay.Duration(res.Horizon),
+		Violation: res.Violation, Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events,
+		Tape: res.Tape}
+}
+
+// traceEvent is the documented JSON shape of one trace event (one per line
+// in --trace files and --format json).
+type traceEvent struct {
+	T       string     `json:"t"`
+	AtNanos int64      `json:"at_ns"`
+	Seq     uint64     `json:"seq"`
+	Actor   string     `json:"actor"`
+	Kind    string     `json:"kind"`
+	Attrs   []sim.Attr `json:"attrs,omitempty"`
+	Outcome string     `json:"outcome,omitempty"`
+}
+
+func jsonEvent(e *sim.Event) traceEvent {
+	return traceEvent{T: sim.FormatT(e.At), AtNanos: int64(e.At), Seq: e.Seq, Actor: e.Actor, Kind: e.Kind,
+		Attrs: e.Attrs, Outcome: e.Outcome}
+}
+
+func writeTrace(path string, events []sim.Event) error {
+	var buf []byte
+	for i := range events {
+		b, err := json.Marshal(jsonEvent(&events[i]))
+		if err != nil {
+			return err
+		}
+		buf = append(append(buf, b...), '\n')
+	}
+	return replay.WriteFileAtomic(path, buf)
+}

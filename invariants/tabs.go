@@ -1,0 +1,255 @@
+package invariants
+
+import (
+	"strings"
+	"time"
+
+	"orchsim/sim"
+)
+
+// Tab-ownership invariants (report 000_993d1fdfc50e8ec7, T3 Code #23021;
+// MODEL.md §12 S1-S4).
+const (
+	NoCrossThreadTabAction        = "no-cross-thread-tab-action"
+	HumanControlExclusive         = "human-control-exclusive"
+	ThreadKeepsItsTabs            = "thread-keeps-its-tabs"
+	RevokedCredentialDenied       = "revoked-credential-denied"
+	StaleCleanupSparesReplacement = "stale-cleanup-spares-replacement"
+)
+
+// TabOwnership lists the tab-ownership invariants.
+var TabOwnership = []string{NoCrossThreadTabAction, HumanControlExclusive, ThreadKeepsItsTabs,
+	RevokedCredentialDenied, StaleCleanupSparesReplacement}
+
+func init() {
+	register(Info{NoCrossThreadTabAction,
+		"an agent never drives (navigate, click, close) a tab that belongs to another thread",
+		"000_993d1fdfc50e8ec7 acceptance check 4; MODEL.md §12 S1",
+		func() sim.Checker { return &noCrossThread{} }})
+	register(Info{HumanControlExclusive,
+		"while a human viewer controls a tab, no agent action runs on it",
+		"000_993d1fdfc50e8ec7 acceptance check 4; MODEL.md §12 S2",
+		func() sim.Checker { return &humanControl{controller: map[string]string{}, since: map[string]time.Duration{}} }})
+	register(Info{ThreadKeepsItsTabs,
+		"a live, authorized caller of a thread is never refused with agentMismatch on an agent tab its own thread opened",
+		"000_993d1fdfc50e8ec7 (T3 Code #23021) acceptance checks 1, 3, 7",
+		func() sim.Checker { return &keepsTabs{opened: map[string]openedTab{}} }})
+	register(Info{RevokedCredentialDenied,
+		"a call authorized after its credential was revoked, expired or lost in a restart never succeeds",
+		"000_993d1fdfc50e8ec7 acceptance check 5; MODEL.md §12 S3",
+		func() sim.Checker { return &revokedDenied{dead: map[string]deadCred{}} }})
+	register(Info{StaleCleanupSparesReplacement,
+		"a released session's clean-up never revokes, or clears the slot of, a credential issued for or held by another live session",
+		"000_993d1fdfc50e8ec7 acceptance check 5; MODEL.md §3 I3-I4, §12 S4",
+		func() sim.Checker { return newStaleCleanup() }})
+}
+
+type noCrossThread struct{}
+
+func (*noCrossThread) Name() string { return NoCrossThreadTabAction }
+
+func (*noCrossThread) Observe(ev *sim.Event) *sim.Violation {
+	if !isToolEvent(ev) || !acting(ev.Kind) || ev.Outcome != outcomeOK {
+		return nil
+	}
+	tabThread, thread := ev.Get("tab-thread"), ev.Get("thread")
+	if tabThread == "" || tabThread == thread {
+		return nil
+	}
+	return violation(NoCrossThreadTabAction,
+		"agent of thread %s (credential %s) ran %s on tab %s of thread %s at %s",
+		thread, ev.Get("cred"), ev.Kind, ev.Get("tab"), tabThread, at(ev.At))
+}
+
+type humanControl struct {
+	controller map[string]string // tab -> viewer
+	since      map[string]time.Duration
+}
+
+func (*humanControl) Name() string { return HumanControlExclusive }
+
+func (h *humanControl) Observe(ev *sim.Event) *sim.Violation {
+	tab := ev.Get("tab")
+	switch {
+	case ev.Kind == "control.take" && ev.Outcome == outcomeOK:
+		h.controller[tab] = ev.Actor
+		h.since[tab] = ev.At
+	case ev.Kind == "control.release", ev.Kind == "tab.swept":
+		delete(h.controller, tab)
+	case ev.Kind == "server.start":
+		clear(h.controller)
+	case isToolEvent(ev) && acting(ev.Kind) && ev.Outcome == outcomeOK:
+		if v, ok := h.controller[tab]; ok {
+			return violation(HumanControlExclusive,
+				"agent of thread %s ran %s on tab %s at %s while %s controlled it (since %s)",
+				ev.Get("thread"), ev.Kind, tab, at(ev.At), v, at(h.since[tab]))
+		}
+		if ev.Kind == "t3_preview_close" {
+			delete(h.controller, tab)
+		}
+	}
+	return nil
+}
+
+type openedTab struct {
+	thread string
+	cred   string
+	key    string
+	at     string
+}
+
+type keepsTabs struct {
+	opened map[string]openedTab
+}
+
+func (*keepsTabs) Name() string { return ThreadKeepsItsTabs }
+
+func (k *keepsTabs) Observe(ev *sim.Event) *sim.Violation {
+	if !isToolEvent(ev) {
+		return nil
+	}
+	tab := ev.Get("tab")
+	if ev.Kind == toolOpen && ev.Outcome == outcomeOK {
+		if _, seen := k.opened[tab]; !seen {
+			k.opened[tab] = openedTab{thread: ev.Get("thread"), cred: ev.Get("cred"), key: ev.Get("key"), at: at(ev.At)}
+		}
+		return nil
+	}
+	if !acting(ev.Kind) || ev.Outcome != "agentMismatch" {
+		return nil
+	}
+	o, ok := k.opened[tab]
+	thread := ev.Get("thread")
+	if !ok || o.thread != thread || ev.Get("tab-thread") != thread {
+		return nil
+	}
+	return violation(ThreadKeepsItsTabs,
+		"thread %s lost its own tab %s: %s with credential %s (key %s) refused agentMismatch at %s; the thread opened it at %s with credential %s (owner key %s)",
+		thread, tab, ev.Kind, ev.Get("cred"), ev.Get("key"), at(ev.At), o.at, o.cred, o.key)
+}
+
+type deadCred struct {
+	at  time.Duration
+	how string
+}
+
+type revokedDenied struct {
+	dead   map[string]deadCred
+	issued []string
+}
+
+func (*revokedDenied) Name() string { return RevokedCredentialDenied }
+
+func (r *revokedDenied) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case ev.Kind == "credential.issue":
+		r.issued = append(r.issued, ev.Get("cred"))
+	case ev.Kind == "credential.revoke" || ev.Kind == "credential.expire":
+		r.dead[ev.Get("cred")] = deadCred{at: ev.At, how: ev.Kind + " (" + ev.Get("cause") + ")"}
+	case ev.Kind == "server.start":
+		// Every credential of the previous process died with it.
+		for _, c := range r.issued {
+			if _, ok := r.dead[c]; !ok {
+				r.dead[c] = deadCred{at: ev.At, how: "server restart"}
+			}
+		}
+		r.issued = r.issued[:0]
+	case isToolEvent(ev):
+		d, ok := r.dead[ev.Get("cred")]
+		if !ok || authorizedAt(ev) < d.at {
+			return nil
+		}
+		if ev.Outcome == "401 unknown_or_expired_token" || ev.Outcome == "ECONNREFUSED" {
+			return nil
+		}
+		return violation(RevokedCredentialDenied,
+			"agent of thread %s called %s with credential %s at %s and got %q; the credential died at %s by %s",
+			ev.Get("thread"), ev.Kind, ev.Get("cred"), at(ev.At), ev.Outcome, at(d.at), d.how)
+	}
+	return nil
+}
+
+type record struct {
+	incarnation, thread, cred string
+}
+
+type staleCleanup struct {
+	issuedFor map[string]string // cred -> incarnation whose prepare minted it
+	live      map[string]bool   // incarnation -> opening or live
+	recorded  []record          // (incarnation, thread) -> cred, in record order
+}
+
+func newStaleCleanup() *staleCleanup {
+	return &staleCleanup{issuedFor: map[string]string{}, live: map[string]bool{}}
+}
+
+func (*staleCleanup) Name() string { return StaleCleanupSparesReplacement }
+
+func (s *staleCleanup) record(inc, thread, cred string) {
+	for i := range s.recorded {
+		if s.recorded[i].incarnation == inc && s.recorded[i].thread == thread {
+			s.recorded[i].cred = cred
+			return
+		}
+	}
+	s.recorded = append(s.recorded, record{inc, thread, cred})
+}
+
+func (s *staleCleanup) recordedBy(inc, thread string) string {
+	for _, r := range s.recorded {
+		if r.incarnation == inc && r.thread == thread {
+			return r.cred
+		}
+	}
+	return ""
+}
+
+func (s *staleCleanup) Observe(ev *sim.Event) *sim.Violation {
+	switch ev.Kind {
+	case "server.start":
+		s.live = map[string]bool{}
+		s.recorded = s.recorded[:0]
+	case "credential.issue":
+		s.issuedFor[ev.Get("cred")] = ev.Get("for")
+	case "session.open":
+		if ev.Outcome == "" {
+			s.live[ev.Get("incarnation")] = true
+		} else {
+			delete(s.live, ev.Get("incarnation"))
+		}
+	case "session.opened", "session.attach":
+		s.record(ev.Get("incarnation"), ev.Get("thread"), ev.Get("cred"))
+	case "session.release":
+		delete(s.live, ev.Get("incarnation"))
+	case "credential.revoke", "slot.clear":
+		stale, ok := strings.CutPrefix(ev.Get("cause"), "cleanup:")
+		if !ok {
+			return nil
+		}
+		cred, thread := ev.Get("cred"), ev.Get("thread")
+		own := s.recordedBy(stale, thread)
+		if cred == own {
+			return nil
+		}
+		if inc := s.issuedFor[cred]; inc != stale && s.live[inc] {
+			return violation(StaleCleanupSparesReplacement,
+				"clean-up of released session %s did %s of credential %s of thread %s at %s, but that credential was issued for live session %s (the released session recorded %s)",
+				stale, ev.Kind, cred, thread, at(ev.At), inc, orNone(own))
+		}
+		for _, r := range s.recorded {
+			if r.cred == cred && r.incarnation != stale && s.live[r.incarnation] {
+				return violation(StaleCleanupSparesReplacement,
+					"clean-up of released session %s did %s of credential %s of thread %s at %s, but live session %s holds it",
+					stale, ev.Kind, cred, thread, at(ev.At), r.incarnation)
+			}
+		}
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,164 @@
+package agent
+
+import (
+	"time"
+
+	"orchsim/model"
+	"orchsim/model/browser"
+	"orchsim/model/server"
+	"orchsim/sim"
+)
+
+// User is the human of one thread: sends prompts at random gaps (seconds to
+// a day; often past the 30 min idle release), retries soon after a failed
+// turn, watches the thread's tabs and sometimes takes control of one.
+type User struct {
+	env     *model.Env
+	rand    *sim.Rand
+	Thread  string
+	Project string
+	srv     func() *server.Server
+	viewer  string
+	watched string
+	// Desktop: the thread is open in the desktop app, which renders the
+	// thread's new tabs (desktop-backed tabs are exempt from the sweep).
+	Desktop bool
+	// next is the pending prompt, due at nextAt (nil when none is pending).
+	next    sim.Timer
+	nextAt  time.Duration
+	waiting bool
+	stopped bool
+}
+
+// NewUser returns the user of threadID; srv returns the live server
+// process (nil while it is down).
+func NewUser(env *model.Env, threadID, projectID string, srv func() *server.Server) *User {
+	u := &User{env: env, rand: env.Rand("user/" + threadID), Thread: threadID, Project: projectID, srv: srv,
+		viewer: "viewer/" + threadID}
+	u.Desktop = u.rand.Chance("desktop", sim.Per(1, 2))
+	return u
+}
+
+// Start schedules the first prompt and the watching habit.
+func (u *User) Start() {
+	u.promptAfter(u.rand.Duration("first-prompt", time.Second, 2*time.Minute))
+	u.env.After(u.rand.Duration("first-look", time.Minute, 20*time.Minute), u.look)
+}
+
+// Stop ends the user's activity (the heal phase of later issues).
+func (u *User) Stop() { u.stopped = true }
+
+// Gap draws the time until the next prompt after a turn: seconds to minutes,
+// under the idle timeout, past it, or past a day.
+func (u *User) Gap() time.Duration {
+	switch u.rand.Pick("gap-kind", 30, 25, 35, 10) {
+	case 0:
+		return u.rand.Duration("gap", 5*time.Second, 5*time.Minute)
+	case 1:
+		return u.rand.Duration("gap", 5*time.Minute, 29*time.Minute)
+	case 2:
+		return u.rand.Duration("gap", 31*time.Minute, 4*time.Hour)
+	default:
+		return u.rand.Duration("gap", 20*time.Hour, 30*time.Hour)
+	}
+}
+
+// promptAfter schedules the next prompt d from now, unless one is already
+// due sooner.
+func (u *User) promptAfter(d time.Duration) {
+	at := u.env.Now() + d
+	if u.waiting && u.nextAt <= at {
+		return
+	}
+	u.waiting, u.nextAt = true, at
+	if u.next == nil {
+		u.next = u.env.Clock.AfterFunc(d, u.prompt)
+		return
+	}
+	u.next.Reset(d)
+}
+
+func (u *User) prompt() {
+	u.waiting = false
+	if u.stopped {
+		return
+	}
+	s := u.srv()
+	if s == nil || !s.SendPrompt(u.Thread) {
+		// Server down or a run still active: look again later.
+		u.promptAfter(u.rand.Duration("prompt-retry", 30*time.Second, 5*time.Minute))
+		return
+	}
+	u.env.Emit("user/"+u.Thread, "prompt", "", sim.A("thread", u.Thread))
+}
+
+// TurnEnded tells the user the thread's turn is over; after a failed turn
+// the user usually retries within a minute.
+func (u *User) TurnEnded(failed bool) {
+	if failed && u.rand.Chance("retry-after-failure", sim.Per(7, 10)) {
+		u.promptAfter(u.rand.Duration("retry-gap", 2*time.Second, time.Minute))
+		return
+	}
+	u.promptAfter(u.Gap())
+}
+
+// PromptSoon sends a prompt within seconds (after changing a setting).
+func (u *User) PromptSoon() {
+	u.promptAfter(u.rand.Duration("prompt-soon", time.Second, 10*time.Second))
+}
+
+// look is the watching habit: now and then the user opens one of the
+// thread's tabs in the preview panel, and sometimes takes control of it.
+func (u *User) look() {
+	if u.stopped {
+		return
+	}
+	defer u.env.After(u.rand.Duration("look-gap", 2*time.Minute, 40*time.Minute), u.look)
+	s := u.srv()
+	if s == nil {
+		return
+	}
+	if u.watched != "" {
+		t := s.Browser.Tab(u.Thread, u.watched)
+		if t == nil {
+			u.watched = ""
+			return
+		}
+		if u.rand.Chance("take-control", sim.Per(1, 4)) && s.Browser.TakeControl(t, u.viewer) {
+			hold := u.rand.Duration("control-hold", 10*time.Second, 10*time.Minute)
+			u.env.After(hold, func() {
+				if s.Dead() {
+					return
+				}
+				if t2 := s.Browser.Tab(u.Thread, t.TabID); t2 != nil {
+					s.Browser.ReleaseControl(t2, u.viewer)
+				}
+			})
+		}
+		return
+	}
+	var tabs []*browser.Tab
+	for _, t := range s.Browser.Tabs() {
+		if t.ThreadID == u.Thread {
+			tabs = append(tabs, t)
+		}
+	}
+	if len(tabs) == 0 || !u.rand.Chance("watch", sim.Per(1, 3)) {
+		return
+	}
+	t := tabs[u.rand.IntN("watch-tab", len(tabs))]
+	s.Browser.Watch(t, u.viewer)
+	u.watched = t.TabID
+	u.env.After(u.rand.Duration("watch-for", 5*time.Minute, 3*time.Hour), func() {
+		if s.Dead() || u.watched != t.TabID {
+			return
+		}
+		if t2 := s.Browser.Tab(u.Thread, t.TabID); t2 != nil {
+			s.Browser.Unwatch(t2, u.viewer)
+		}
+		u.watched = ""
+	})
+}
+
+// Forget drops what the user had open in a dead server's UI.
+func (u *User) Forget() { u.watched = "" }

@@ -1,0 +1,33 @@
+package model
+
+import (
+	"time"
+
+	"orchsim/sim"
+)
+
+// Env is what the harness gives every component: the clock it schedules on,
+// the trace it reports observable steps to, the run's choice source, the
+// profile of switches, and the environment's id.
+type Env struct {
+	Clock         sim.Clock
+	Trace         *sim.Trace
+	Source        sim.Source
+	Profile       Profile
+	EnvironmentID string
+}
+
+// Rand returns the sub-stream of actor.
+func (e *Env) Rand(actor string) *sim.Rand { return sim.NewRand(e.Source, actor) }
+
+// Now returns virtual time since the run's start.
+func (e *Env) Now() time.Duration { return sim.Since(e.Clock) }
+
+// Emit appends an observable event to the trace.
+func (e *Env) Emit(actor, kind, outcome string, attrs ...sim.Attr) {
+	e.Trace.Emit(actor, kind, outcome, attrs...)
+}
+
+// After schedules f d from now (a cross-process delivery or a timer the
+// caller never cancels).
+func (e *Env) After(d time.Duration, f func()) { e.Clock.AfterFunc(d, f) }

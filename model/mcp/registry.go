@@ -1,0 +1,263 @@
+// Package mcp models T3 Code's MCP credential registry (McpSessionRegistry)
+// and the per-thread credential slot (McpProviderSession): issue, resolve,
+// touch, revoke by id and by thread, and the 24 h liveness window. All of it
+// is in memory and is lost on a server restart.
+package mcp
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"orchsim/model"
+	"orchsim/sim"
+)
+
+// DefaultLivenessWindow is how long a credential lives after its last sign
+// of life. 24 h: McpSessionRegistry DEFAULT_LIVENESS_WINDOW_MS (1b69cde2).
+const DefaultLivenessWindow = 24 * time.Hour
+
+// Caps is a set of MCP capabilities granted to a credential.
+type Caps uint8
+
+// Capabilities (McpInvocationScope.capabilities).
+const (
+	CapOrchestration Caps = 1 << iota
+	CapWorktree
+	CapPullRequests
+	CapPreview
+	CapDevice
+)
+
+// String renders caps as a comma-separated list, for traces.
+func (c Caps) String() string {
+	names := []string{"orchestration", "worktree", "pull-requests", "preview", "device"}
+	var parts []string
+	for i, n := range names {
+		if c&(1<<i) != 0 {
+			parts = append(parts, n)
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ",")
+}
+
+// ThreadScope is the thread part of a caller scope.
+type ThreadScope struct {
+	ThreadID           string
+	ProviderSessionID  string // the MCP credential id, random per issue
+	ProviderInstanceID string
+}
+
+// Scope is McpInvocationScope: what a resolved bearer token stands for.
+type Scope struct {
+	EnvironmentID    string
+	RequestNamespace string
+	Thread           *ThreadScope // nil for OAuth clients
+	Capabilities     Caps
+	IssuedAt         time.Duration
+}
+
+// Credential is one issued MCP credential. ID is the credential's
+// providerSessionId (a random UUID upstream, 8 random hex digits here).
+type Credential struct {
+	ID          string
+	Token       string
+	Scope       Scope
+	LastAliveAt time.Duration
+	// IssuedFor names the provider session incarnation whose prepare minted it.
+	IssuedFor string
+	dead      bool
+}
+
+// Registry is McpSessionRegistry. Records are kept in issue order so that
+// thread-wide operations iterate deterministically.
+type Registry struct {
+	env     *model.Env
+	rand    *sim.Rand
+	records []*Credential
+	issued  map[string]bool // every id ever issued, to keep ids unique
+	// LivenessWindow is the time after the last sign of life at which a
+	// credential dies (DefaultLivenessWindow).
+	LivenessWindow time.Duration
+	// ResolveRefreshes makes resolve refresh liveness (main@eac52f00, PR
+	// #4659); off follows 1b69cde2, where only touch does.
+	ResolveRefreshes bool
+}
+
+const actor = "mcp-registry"
+
+// NewRegistry returns an empty registry.
+func NewRegistry(env *model.Env) *Registry {
+	return &Registry{env: env, rand: env.Rand(actor), issued: map[string]bool{}, LivenessWindow: DefaultLivenessWindow}
+}
+
+// Issue mints a credential for a thread caller: a random providerSessionId,
+// which is also its requestNamespace, and a random token. incarnation names
+// the provider session being prepared (for the trace).
+func (r *Registry) Issue(threadID, instanceID string, caps Caps, incarnation string) *Credential {
+	r.prune()
+	// Upstream ids are random UUIDs, which never collide. Drawn ids can (a
+	// shrunk or zeroed tape draws the same value every time), so a repeat
+	// gets a suffix: ids stay unique whatever the source.
+	id := r.rand.Hex("credential-id", 8)
+	for n := 2; r.issued[id]; n++ {
+		id = fmt.Sprintf("%s.%d", id[:8], n)
+	}
+	r.issued[id] = true
+	now := r.env.Now()
+	c := &Credential{
+		ID:    id,
+		Token: "tok_" + id + "_" + r.rand.Hex("token", 8),
+		Scope: Scope{
+			EnvironmentID:    r.env.EnvironmentID,
+			RequestNamespace: id,
+			Thread:           &ThreadScope{ThreadID: threadID, ProviderSessionID: id, ProviderInstanceID: instanceID},
+			Capabilities:     caps,
+			IssuedAt:         now,
+		},
+		LastAliveAt: now,
+		IssuedFor:   incarnation,
+	}
+	r.records = append(r.records, c)
+	r.env.Emit(actor, "credential.issue", "", sim.A("thread", threadID), sim.A("cred", id),
+		sim.A("instance", instanceID), sim.A("caps", caps.String()), sim.A("for", incarnation))
+	return c
+}
+
+// Resolve returns the live credential of token, or nil (HTTP 401).
+func (r *Registry) Resolve(token string) *Credential {
+	if token == "" {
+		return nil
+	}
+	r.prune()
+	for _, c := range r.records {
+		if c.Token == token {
+			if r.ResolveRefreshes {
+				c.LastAliveAt = r.env.Now()
+			}
+			return c
+		}
+	}
+	return nil
+}
+
+// Lookup returns the live credential with id, or nil. It does not prune.
+func (r *Registry) Lookup(id string) *Credential {
+	for _, c := range r.records {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// Touch refreshes the liveness of every credential bound to threadID; T3
+// calls it on every provider turn.
+func (r *Registry) Touch(threadID string) {
+	now := r.env.Now()
+	for _, c := range r.records {
+		if c.Scope.Thread != nil && c.Scope.Thread.ThreadID == threadID {
+			c.LastAliveAt = now
+		}
+	}
+}
+
+// RevokeProviderSession revokes the credential id (revokeProviderSession);
+// cause names who asked, for the trace. It reports whether one was live.
+func (r *Registry) RevokeProviderSession(id, cause string) bool {
+	for i, c := range r.records {
+		if c.ID == id {
+			r.drop(i, "credential.revoke", cause)
+			return true
+		}
+	}
+	return false
+}
+
+// RevokeThread revokes every credential bound to threadID (revokeThread).
+func (r *Registry) RevokeThread(threadID, cause string) {
+	for i := 0; i < len(r.records); {
+		c := r.records[i]
+		if c.Scope.Thread != nil && c.Scope.Thread.ThreadID == threadID {
+			r.drop(i, "credential.revoke", cause)
+			continue
+		}
+		i++
+	}
+}
+
+func (r *Registry) prune() {
+	now := r.env.Now()
+	for i := 0; i < len(r.records); {
+		if now-r.records[i].LastAliveAt > r.LivenessWindow {
+			r.drop(i, "credential.expire", "liveness")
+			continue
+		}
+		i++
+	}
+}
+
+func (r *Registry) drop(i int, kind, cause string) {
+	c := r.records[i]
+	c.dead = true
+	r.records = append(r.records[:i], r.records[i+1:]...)
+	thread := ""
+	if c.Scope.Thread != nil {
+		thread = c.Scope.Thread.ThreadID
+	}
+	r.env.Emit(actor, kind, "", sim.A("thread", thread), sim.A("cred", c.ID), sim.A("cause", cause))
+}
+
+// Len returns the number of live credentials.
+func (r *Registry) Len() int { return len(r.records) }
+
+// Slot is McpProviderSessionConfig: the credential an adapter injects into
+// the provider process for one thread.
+type Slot struct {
+	ThreadID   string
+	CredID     string
+	Token      string
+	InstanceID string
+	Caps       Caps
+}
+
+// Slots is the module-level per-thread slot map (one slot per thread).
+type Slots struct {
+	slots []Slot
+}
+
+// Get returns the slot of threadID.
+func (s *Slots) Get(threadID string) (Slot, bool) {
+	for _, sl := range s.slots {
+		if sl.ThreadID == threadID {
+			return sl, true
+		}
+	}
+	return Slot{}, false
+}
+
+// Set writes the slot of sl.ThreadID.
+func (s *Slots) Set(sl Slot) {
+	for i := range s.slots {
+		if s.slots[i].ThreadID == sl.ThreadID {
+			s.slots[i] = sl
+			return
+		}
+	}
+	s.slots = append(s.slots, sl)
+}
+
+// Clear empties the slot of threadID; with credID non-empty only if the slot
+// still holds credID. It reports whether it cleared one.
+func (s *Slots) Clear(threadID, credID string) bool {
+	for i, sl := range s.slots {
+		if sl.ThreadID == threadID && (credID == "" || sl.CredID == credID) {
+			s.slots = append(s.slots[:i], s.slots[i+1:]...)
+			return true
+		}
+	}
+	return false
+}

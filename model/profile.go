@@ -1,0 +1,196 @@
+// Package model holds what every simulated component shares: the Profile of
+// behaviour switches and the Env a component is built with. The components
+// themselves live in the subpackages (mcp, provider, browser, store, server,
+// agent), one job each; server is the composition root.
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Switch names one behaviour that a report describes and a fix changes.
+// Names are contracts (CLI flags, replay files); see MODEL.md Part 0.
+type Switch string
+
+// The switches this build models. Each is off (the behaviour as reported)
+// or on (the fix).
+const (
+	// StableTabOwner keys tab ownership on durable identity
+	// (environmentId NUL threadId) instead of the per-credential
+	// providerSessionId. Report 000 (#23021), fix F1.
+	StableTabOwner Switch = "stable-tab-owner"
+)
+
+// Mutant names a deliberately wrong fix, available only by name, never in a
+// preset; the invariant suite must catch each one.
+type Mutant string
+
+const (
+	// IgnoreTabOwner lets any caller act on any tab (no owner check, tab
+	// looked up server-wide by id).
+	IgnoreTabOwner Mutant = "ignore-tab-owner"
+	// RevokeByThread makes a stale session's credential clean-up revoke every
+	// credential of the thread (clearMcpSession(threadId)) instead of only
+	// the one it recorded.
+	RevokeByThread Mutant = "revoke-by-thread"
+)
+
+// SwitchInfo documents a switch for `orchsim list`.
+type SwitchInfo struct {
+	Name     Switch
+	Reported string
+	Fixed    string
+	Report   string
+}
+
+// MutantInfo documents a mutant for `orchsim list`.
+type MutantInfo struct {
+	Name Mutant
+	Doc  string
+}
+
+// Switches lists every switch, sorted by name.
+var Switches = []SwitchInfo{
+	{StableTabOwner, "tab owner key = environmentId NUL credential providerSessionId NUL threadId",
+		"tab owner key = environmentId NUL threadId (durable identity)", "000_993d1fdfc50e8ec7 (T3 Code #23021)"},
+}
+
+// Mutants lists every mutant, sorted by name.
+var Mutants = []MutantInfo{
+	{IgnoreTabOwner, "any caller may act on any tab: no owner check, explicit tab ids looked up server-wide"},
+	{RevokeByThread, "a stale session's credential clean-up revokes every credential of the thread, including the replacement's"},
+}
+
+// Profile is the set of fixes and mutants a run uses. The zero Profile is
+// the `reported` preset.
+type Profile struct {
+	fixes   map[Switch]bool
+	mutants map[Mutant]bool
+}
+
+// Preset names.
+const (
+	PresetReported = "reported"
+	PresetFixed    = "fixed"
+)
+
+// NewProfile builds a profile from a preset name (reported or fixed), extra
+// fixes and mutants. It returns an error naming the first unknown name.
+func NewProfile(preset string, fixes []string, mutants []string) (Profile, error) {
+	p := Profile{fixes: map[Switch]bool{}, mutants: map[Mutant]bool{}}
+	switch preset {
+	case PresetReported, "":
+	case PresetFixed:
+		for _, s := range Switches {
+			p.fixes[s.Name] = true
+		}
+	default:
+		return Profile{}, fmt.Errorf("unknown profile %q (want %s or %s)", preset, PresetReported, PresetFixed)
+	}
+	for _, f := range fixes {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if !knownSwitch(Switch(f)) {
+			return Profile{}, fmt.Errorf("unknown switch %q (see orchsim list)", f)
+		}
+		p.fixes[Switch(f)] = true
+	}
+	for _, m := range mutants {
+		m = strings.TrimSpace(m)
+		if m == "" {
+			continue
+		}
+		if !knownMutant(Mutant(m)) {
+			return Profile{}, fmt.Errorf("unknown mutant %q (see orchsim list)", m)
+		}
+		p.mutants[Mutant(m)] = true
+	}
+	return p, nil
+}
+
+// MustProfile is NewProfile for tests and tables whose names are constants;
+// it panics on an unknown name.
+func MustProfile(preset string, fixes []string, mutants []string) Profile {
+	p, err := NewProfile(preset, fixes, mutants)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func knownSwitch(s Switch) bool {
+	for _, i := range Switches {
+		if i.Name == s {
+			return true
+		}
+	}
+	return false
+}
+
+func knownMutant(m Mutant) bool {
+	for _, i := range Mutants {
+		if i.Name == m {
+			return true
+		}
+	}
+	return false
+}
+
+// Fixed reports whether the fix s is on.
+func (p Profile) Fixed(s Switch) bool { return p.fixes[s] }
+
+// Has reports whether the mutant m is on.
+func (p Profile) Has(m Mutant) bool { return p.mutants[m] }
+
+// Fixes returns the fixes that are on, sorted.
+func (p Profile) Fixes() []string {
+	var out []string
+	for _, s := range Switches {
+		if p.fixes[s.Name] {
+			out = append(out, string(s.Name))
+		}
+	}
+	return out
+}
+
+// MutantNames returns the mutants that are on, sorted.
+func (p Profile) MutantNames() []string {
+	var out []string
+	for _, m := range Mutants {
+		if p.mutants[m.Name] {
+			out = append(out, string(m.Name))
+		}
+	}
+	return out
+}
+
+// Preset returns "fixed" when every fix is on, else "reported".
+func (p Profile) Preset() string {
+	if len(p.Fixes()) == len(Switches) && len(Switches) > 0 {
+		return PresetFixed
+	}
+	return PresetReported
+}
+
+// String renders the profile as preset[+fix...][!mutant...], for banners.
+func (p Profile) String() string {
+	s := p.Preset()
+	if s == PresetReported {
+		for _, f := range p.Fixes() {
+			s += "+" + f
+		}
+	}
+	for _, m := range p.MutantNames() {
+		s += "!" + m
+	}
+	return s
+}
+
+func init() {
+	sort.Slice(Switches, func(i, j int) bool { return Switches[i].Name < Switches[j].Name })
+	sort.Slice(Mutants, func(i, j int) bool { return Mutants[i].Name < Mutants[j].Name })
+}

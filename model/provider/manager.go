@@ -1,0 +1,553 @@
+// Package provider models T3 Code's ProviderSessionManager (V2): open and
+// attach with prepareMcpSession's credential reuse rule, busy/idle
+// accounting, the 30 min idle release guarded by the idle generation, the
+// pin for pending background work (up to 4 h), and releaseEntry with its
+// credential clean-up rules (held elsewhere; id-scoped revoke).
+//
+// It imports mcp because prepareMcpSession and clearMcpSession are the
+// manager's own code upstream; everything else reaches it through server.
+package provider
+
+import (
+	"fmt"
+	"time"
+
+	"orchsim/model"
+	"orchsim/model/mcp"
+	"orchsim/sim"
+)
+
+// Constants from ProviderSessionManager.ts (00df9e65).
+const (
+	// DefaultIdleTimeout is DEFAULT_IDLE_TIMEOUT_MS: 30 min without activity
+	// before an idle session is released.
+	DefaultIdleTimeout = 30 * time.Minute
+	// DefaultMaxIdlePin is DEFAULT_MAX_IDLE_PIN_MS: 4 h cap on deferring the
+	// idle release for pending background work.
+	DefaultMaxIdlePin = 4 * time.Hour
+	// ReleaseScopeCloseTimeout is RELEASE_SCOPE_CLOSE_TIMEOUT_MS: 30 s bound
+	// on closing a released session's scope; credential clean-up follows it.
+	ReleaseScopeCloseTimeout = 30 * time.Second
+)
+
+// Release reasons (releaseEntry).
+const (
+	ReasonIdleTimeout    = "idle_timeout"
+	ReasonRuntimeError   = "runtime_error"
+	ReasonManualShutdown = "manual_shutdown"
+	ReasonServerShutdown = "server_shutdown"
+)
+
+// Adapter is a provider instance and the adapter differences that matter:
+// codex shares one provider session per instance across threads; claudeAgent
+// and ACP providers (Bob) open one session per thread.
+type Adapter struct {
+	Instance    string // ProviderInstanceId, e.g. "codex"
+	Driver      string // ProviderDriverKind, e.g. "codex", "claudeAgent", "acp"
+	MultiThread bool   // supportsMultipleProviderThreads
+}
+
+// Adapters is the set of provider instances the T3 models know.
+var Adapters = []Adapter{
+	{Instance: "codex", Driver: "codex", MultiThread: true},
+	{Instance: "claudeAgent", Driver: "claudeAgent"},
+	{Instance: "acpRegistry_bob", Driver: "acp"},
+}
+
+// AdapterFor returns the adapter of instance.
+func AdapterFor(instance string) (Adapter, bool) {
+	for _, a := range Adapters {
+		if a.Instance == instance {
+			return a, true
+		}
+	}
+	return Adapter{}, false
+}
+
+// SessionIDFor returns the orchestration ProviderSessionId a turn of thread
+// on instance uses: one per instance for codex, one per thread otherwise.
+// The same id is reused when a released session is reopened.
+func SessionIDFor(threadID, instance string) string {
+	if a, ok := AdapterFor(instance); ok && a.MultiThread {
+		return "psess:" + instance
+	}
+	return "psess:" + threadID
+}
+
+// ThreadCred is one (thread, credential) pair recorded by an entry
+// (mcpCredentialIdByThread), plus the token the adapter injected.
+type ThreadCred struct {
+	ThreadID string
+	CredID   string
+	Token    string
+}
+
+// Entry is a live provider session.
+type Entry struct {
+	ID          string // orchestration ProviderSessionId
+	Incarnation string // ID plus a runtime generation: one per open
+	Instance    string
+	attached    []string
+	creds       []ThreadCred
+	idleGen     int
+	pendingGen  int
+	busy        int
+	lastActive  time.Duration
+	idleTimer   sim.Timer
+	pinned      bool
+	pinnedSince time.Duration
+	background  time.Duration // pending background work until this time
+	released    bool
+}
+
+// Attached reports whether threadID is attached.
+func (e *Entry) Attached(threadID string) bool {
+	for _, t := range e.attached {
+		if t == threadID {
+			return true
+		}
+	}
+	return false
+}
+
+// Cred returns the credential recorded for threadID.
+func (e *Entry) Cred(threadID string) (ThreadCred, bool) {
+	for _, c := range e.creds {
+		if c.ThreadID == threadID {
+			return c, true
+		}
+	}
+	return ThreadCred{}, false
+}
+
+// Busy reports whether a turn is running.
+func (e *Entry) Busy() bool { return e.busy > 0 }
+
+// Released reports whether the entry has been released.
+func (e *Entry) Released() bool { return e.released }
+
+// TurnFunc receives the entry a turn runs on, or an error when the session
+// could not be opened or attached.
+type TurnFunc func(e *Entry, err error)
+
+type opening struct {
+	sessionID   string
+	incarnation string
+	instance    string
+	threadID    string
+	cred        prepared
+	waiters     []waiter
+}
+
+type waiter struct {
+	threadID string
+	done     TurnFunc
+}
+
+type prepared struct {
+	credID string
+	token  string
+	issued bool
+}
+
+// Manager is the ProviderSessionManager of one server process.
+type Manager struct {
+	env     *model.Env
+	rand    *sim.Rand
+	reg     *mcp.Registry
+	slots   *mcp.Slots
+	entries []*Entry
+	opens   []*opening
+	reserve map[string]int // threadId NUL credId -> count (mcpCredentialReservations)
+	opened  int
+	dead    bool
+
+	// CapsFor returns the capabilities a thread's credential gets now (from
+	// settings: preview iff browser access is on for its project).
+	CapsFor func(threadID, instance string) mcp.Caps
+	// OnRelease is called when an entry is released, before clean-up.
+	OnRelease func(e *Entry, reason string)
+	// IdleTimeout and MaxIdlePin default to the upstream constants.
+	IdleTimeout, MaxIdlePin time.Duration
+	// OpenFailure is the probability that an adapter fails to open a session.
+	OpenFailure sim.Ratio
+}
+
+const actor = "psm"
+
+// NewManager returns an empty manager over the registry and slots of the
+// same server process.
+func NewManager(env *model.Env, reg *mcp.Registry, slots *mcp.Slots) *Manager {
+	return &Manager{env: env, rand: env.Rand(actor), reg: reg, slots: slots, reserve: map[string]int{},
+		IdleTimeout: DefaultIdleTimeout, MaxIdlePin: DefaultMaxIdlePin,
+		CapsFor: func(string, string) mcp.Caps { return mcp.CapOrchestration }}
+}
+
+// Kill marks the manager as belonging to a dead server process: callbacks it
+// had scheduled do nothing any more.
+func (m *Manager) Kill() { m.dead = true }
+
+// Entries returns the live entries in open order.
+func (m *Manager) Entries() []*Entry { return m.entries }
+
+// Entry returns the live entry of sessionID, or nil.
+func (m *Manager) Entry(sessionID string) *Entry {
+	for _, e := range m.entries {
+		if e.ID == sessionID {
+			return e
+		}
+	}
+	return nil
+}
+
+// EntryForThread returns the live entry that has threadID attached, or nil.
+func (m *Manager) EntryForThread(threadID string) *Entry {
+	for _, e := range m.entries {
+		if e.Attached(threadID) {
+			return e
+		}
+	}
+	return nil
+}
+
+func reservationKey(threadID, credID string) string { return threadID + "\x00" + credID }
+
+// prepareMcpSession returns the credential for threadID: the slot's, reused
+// iff it still resolves to the same thread, instance and capability set
+// (the [variant] capability equality), else a fresh one after revoking the
+// thread's others. The result is reserved until the caller records it.
+func (m *Manager) prepareMcpSession(threadID, instance, incarnation string) prepared {
+	caps := m.CapsFor(threadID, instance)
+	if sl, ok := m.slots.Get(threadID); ok {
+		m.reserve[reservationKey(threadID, sl.CredID)]++
+		c := m.reg.Resolve(sl.Token)
+		if c != nil && c.Scope.Thread != nil && c.Scope.Thread.ThreadID == threadID &&
+			c.Scope.Thread.ProviderInstanceID == instance && c.Scope.Capabilities == caps {
+			m.env.Emit(actor, "credential.reuse", "", sim.A("thread", threadID), sim.A("cred", c.ID), sim.A("for", incarnation))
+			return prepared{credID: c.ID, token: c.Token}
+		}
+		m.unreserve(threadID, sl.CredID)
+	}
+	m.reg.RevokeThread(threadID, "prepare:"+incarnation)
+	c := m.reg.Issue(threadID, instance, caps, incarnation)
+	m.slots.Set(mcp.Slot{ThreadID: threadID, CredID: c.ID, Token: c.Token, InstanceID: instance, Caps: caps})
+	m.reserve[reservationKey(threadID, c.ID)]++
+	return prepared{credID: c.ID, token: c.Token, issued: true}
+}
+
+func (m *Manager) unreserve(threadID, credID string) {
+	k := reservationKey(threadID, credID)
+	if m.reserve[k] <= 1 {
+		delete(m.reserve, k)
+		return
+	}
+	m.reserve[k]--
+}
+
+// StartTurn runs a turn of threadID on instance: it opens the session (or
+// joins an open in progress), attaches the thread, marks the entry busy and
+// touches the thread's credentials, then calls done. Opening takes the
+// adapter's start-up time (openLatency) of virtual time.
+func (m *Manager) StartTurn(threadID, instance string, openLatency time.Duration, done TurnFunc) {
+	sid := SessionIDFor(threadID, instance)
+	if e := m.Entry(sid); e != nil {
+		if !e.Attached(threadID) {
+			a, _ := AdapterFor(instance)
+			if !a.MultiThread {
+				done(nil, fmt.Errorf("ProviderSessionOpenError: %s does not support attaching multiple app threads to one session", instance))
+				return
+			}
+			m.attach(e, threadID)
+		}
+		m.markBusy(e, threadID)
+		done(e, nil)
+		return
+	}
+	for _, o := range m.opens {
+		if o.sessionID == sid {
+			o.waiters = append(o.waiters, waiter{threadID, done})
+			return
+		}
+	}
+	m.opened++
+	inc := fmt.Sprintf("%s#%d", sid, m.opened)
+	o := &opening{sessionID: sid, incarnation: inc, instance: instance, threadID: threadID}
+	o.waiters = append(o.waiters, waiter{threadID, done})
+	m.env.Emit(actor, "session.open", "", sim.A("psid", sid), sim.A("incarnation", inc), sim.A("thread", threadID), sim.A("instance", instance))
+	o.cred = m.prepareMcpSession(threadID, instance, inc)
+	m.opens = append(m.opens, o)
+	fail := m.rand.Chance("open-failure", m.OpenFailure)
+	m.env.After(openLatency, func() {
+		if m.dead {
+			return
+		}
+		m.finishOpen(o, fail)
+	})
+}
+
+func (m *Manager) finishOpen(o *opening, fail bool) {
+	for i, x := range m.opens {
+		if x == o {
+			m.opens = append(m.opens[:i], m.opens[i+1:]...)
+			break
+		}
+	}
+	m.unreserve(o.threadID, o.cred.credID)
+	if fail {
+		m.env.Emit(actor, "session.open", "ProviderSessionOpenError", sim.A("psid", o.sessionID), sim.A("incarnation", o.incarnation))
+		if o.cred.issued {
+			m.clearMcpSession(o.threadID, o.cred.credID, "open-failed:"+o.incarnation)
+		}
+		for _, w := range o.waiters {
+			w.done(nil, fmt.Errorf("ProviderSessionOpenError: adapter failed to start %s", o.instance))
+		}
+		return
+	}
+	e := &Entry{ID: o.sessionID, Incarnation: o.incarnation, Instance: o.instance, lastActive: m.env.Now()}
+	e.attached = []string{o.threadID}
+	e.creds = []ThreadCred{{ThreadID: o.threadID, CredID: o.cred.credID, Token: o.cred.token}}
+	m.entries = append(m.entries, e)
+	m.env.Emit(actor, "session.opened", "ready", sim.A("psid", e.ID), sim.A("incarnation", e.Incarnation),
+		sim.A("thread", o.threadID), sim.A("cred", o.cred.credID))
+	m.scheduleIdleRelease(e)
+	for _, w := range o.waiters {
+		if e.released {
+			w.done(nil, fmt.Errorf("Provider session released"))
+			continue
+		}
+		if !e.Attached(w.threadID) {
+			m.attach(e, w.threadID)
+		}
+		m.markBusy(e, w.threadID)
+		w.done(e, nil)
+	}
+}
+
+// attach is ensureThreadAttached for a thread not yet attached.
+func (m *Manager) attach(e *Entry, threadID string) {
+	p := m.prepareMcpSession(threadID, e.Instance, e.Incarnation)
+	e.attached = append(e.attached, threadID)
+	e.setCred(ThreadCred{ThreadID: threadID, CredID: p.credID, Token: p.token})
+	m.unreserve(threadID, p.credID)
+	m.env.Emit(actor, "session.attach", "", sim.A("psid", e.ID), sim.A("incarnation", e.Incarnation),
+		sim.A("thread", threadID), sim.A("cred", p.credID))
+}
+
+func (e *Entry) setCred(c ThreadCred) {
+	for i := range e.creds {
+		if e.creds[i].ThreadID == c.ThreadID {
+			e.creds[i] = c
+			return
+		}
+	}
+	e.creds = append(e.creds, c)
+}
+
+func (m *Manager) markBusy(e *Entry, threadID string) {
+	e.busy++
+	if e.idleTimer != nil {
+		e.idleTimer.Stop()
+	}
+	e.pinned = false
+	e.lastActive = m.env.Now()
+	m.reg.Touch(threadID)
+	m.env.Emit(actor, "turn.start", "", sim.A("psid", e.ID), sim.A("thread", threadID))
+}
+
+// TurnTerminal is the runtime's turn.terminal event: markIdle.
+func (m *Manager) TurnTerminal(e *Entry, threadID string) {
+	if e.released {
+		return
+	}
+	if e.busy > 0 {
+		e.busy--
+	}
+	e.lastActive = m.env.Now()
+	m.env.Emit(actor, "turn.terminal", "", sim.A("psid", e.ID), sim.A("thread", threadID))
+	m.scheduleIdleRelease(e)
+}
+
+// Activity is any other provider event (touchActivity).
+func (m *Manager) Activity(e *Entry) {
+	if e.released {
+		return
+	}
+	e.lastActive = m.env.Now()
+	if e.busy == 0 {
+		m.scheduleIdleRelease(e)
+	}
+}
+
+// SetBackgroundWork records that the runtime reports pending background work
+// until the given virtual time (hasPendingBackgroundWork).
+func (m *Manager) SetBackgroundWork(e *Entry, until time.Duration) { e.background = until }
+
+func (m *Manager) scheduleIdleRelease(e *Entry) {
+	if e.busy > 0 || e.released {
+		return
+	}
+	e.idleGen++
+	e.pendingGen = e.idleGen
+	if e.idleTimer == nil {
+		e.idleTimer = m.env.Clock.AfterFunc(m.IdleTimeout, func() { m.releaseIfStillIdle(e) })
+		return
+	}
+	e.idleTimer.Reset(m.IdleTimeout)
+}
+
+func (m *Manager) releaseIfStillIdle(e *Entry) {
+	if m.dead || e.released || e.busy > 0 || e.pendingGen != e.idleGen {
+		return
+	}
+	now := m.env.Now()
+	if now < e.background {
+		since := now
+		if e.pinned {
+			since = e.pinnedSince
+		}
+		if now-since < m.MaxIdlePin {
+			if !e.pinned {
+				e.pinned, e.pinnedSince = true, now
+			}
+			m.env.Emit(actor, "idle-release-deferred", "", sim.A("psid", e.ID))
+			e.idleTimer.Reset(m.IdleTimeout)
+			return
+		}
+		m.env.Emit(actor, "idle-release-pin-expired", "", sim.A("psid", e.ID))
+	}
+	m.releaseEntry(e, ReasonIdleTimeout)
+}
+
+// Crash is the provider process dying: its event stream fails, so the entry
+// is released with runtime_error.
+func (m *Manager) Crash(e *Entry) {
+	if e.released {
+		return
+	}
+	m.env.Emit(actor, "provider.crash", "", sim.A("psid", e.ID), sim.A("incarnation", e.Incarnation))
+	m.releaseEntry(e, ReasonRuntimeError)
+}
+
+// Detach removes threadID from e (plain detach keeps the recorded
+// credential; terminal detach revokes the thread's credentials). A
+// single-thread runtime left with no thread is released (manual_shutdown).
+func (m *Manager) Detach(e *Entry, threadID string, terminal bool) {
+	if e.released || !e.Attached(threadID) {
+		return
+	}
+	for i, t := range e.attached {
+		if t == threadID {
+			e.attached = append(e.attached[:i], e.attached[i+1:]...)
+			break
+		}
+	}
+	m.env.Emit(actor, "session.detach", "", sim.A("psid", e.ID), sim.A("thread", threadID), sim.A("terminal", fmt.Sprint(terminal)))
+	if terminal {
+		for i, c := range e.creds {
+			if c.ThreadID == threadID {
+				e.creds = append(e.creds[:i], e.creds[i+1:]...)
+				break
+			}
+		}
+		m.clearMcpSession(threadID, "", "detach:"+e.Incarnation)
+	}
+	a, _ := AdapterFor(e.Instance)
+	if len(e.attached) == 0 && !a.MultiThread {
+		m.releaseEntry(e, ReasonManualShutdown)
+		return
+	}
+	m.scheduleIdleRelease(e)
+}
+
+// Shutdown releases every entry with server_shutdown (the layer finalizer).
+func (m *Manager) Shutdown() {
+	for len(m.entries) > 0 {
+		m.releaseEntry(m.entries[0], ReasonServerShutdown)
+	}
+}
+
+// releaseEntry removes e at once, then closes its scope (bounded by 30 s)
+// and finally cleans up its credentials unless held elsewhere.
+func (m *Manager) releaseEntry(e *Entry, reason string) {
+	if e.released {
+		return
+	}
+	for i, x := range m.entries {
+		if x == e {
+			m.entries = append(m.entries[:i], m.entries[i+1:]...)
+			break
+		}
+	}
+	e.released = true
+	if e.idleTimer != nil {
+		e.idleTimer.Stop()
+	}
+	status := "stopped"
+	if reason == ReasonRuntimeError {
+		status = "error"
+	}
+	m.env.Emit(actor, "session.release", status, sim.A("psid", e.ID), sim.A("incarnation", e.Incarnation), sim.A("reason", reason))
+	if m.OnRelease != nil {
+		m.OnRelease(e, reason)
+	}
+	// The scope close usually takes moments; a hung provider hits the bound.
+	closing := m.rand.Duration("scope-close", 20*time.Millisecond, 3*time.Second)
+	if m.rand.Chance("scope-close-hang", sim.Per(1, 10)) {
+		closing = ReleaseScopeCloseTimeout
+	}
+	m.env.After(closing, func() {
+		if m.dead {
+			return
+		}
+		m.cleanupCredentials(e)
+	})
+}
+
+func (m *Manager) cleanupCredentials(e *Entry) {
+	for _, c := range e.creds {
+		if why := m.heldElsewhere(e, c); why != "" {
+			m.env.Emit(actor, "credential.cleanup", "held elsewhere ("+why+")", sim.A("incarnation", e.Incarnation),
+				sim.A("thread", c.ThreadID), sim.A("cred", c.CredID))
+			continue
+		}
+		m.env.Emit(actor, "credential.cleanup", "clear", sim.A("incarnation", e.Incarnation),
+			sim.A("thread", c.ThreadID), sim.A("cred", c.CredID))
+		if m.env.Profile.Has(model.RevokeByThread) {
+			m.clearMcpSession(c.ThreadID, "", "cleanup:"+e.Incarnation)
+			continue
+		}
+		m.clearMcpSession(c.ThreadID, c.CredID, "cleanup:"+e.Incarnation)
+	}
+}
+
+func (m *Manager) heldElsewhere(e *Entry, c ThreadCred) string {
+	if m.reserve[reservationKey(c.ThreadID, c.CredID)] > 0 {
+		return "reserved"
+	}
+	for _, o := range m.entries {
+		if o == e {
+			continue
+		}
+		if o.Attached(c.ThreadID) {
+			return "thread attached to " + o.Incarnation
+		}
+		if oc, ok := o.Cred(c.ThreadID); ok && oc.CredID == c.CredID {
+			return "recorded by " + o.Incarnation
+		}
+	}
+	return ""
+}
+
+// clearMcpSession revokes credID (or, with credID empty, every credential of
+// the thread) and clears the thread's slot if it still holds credID.
+func (m *Manager) clearMcpSession(threadID, credID, cause string) {
+	if credID == "" {
+		m.reg.RevokeThread(threadID, cause)
+	} else {
+		m.reg.RevokeProviderSession(credID, cause)
+	}
+	if sl, ok := m.slots.Get(threadID); ok && (credID == "" || sl.CredID == credID) {
+		m.slots.Clear(threadID, "")
+		m.env.Emit(actor, "slot.clear", "", sim.A("thread", threadID), sim.A("cred", sl.CredID), sim.A("cause", cause))
+	}
+}

@@ -1,0 +1,364 @@
+// Package server is the composition root of one T3 server process: it builds
+// the in-memory components (credential registry and slots, provider session
+// manager, preview host) over the durable store, serves the MCP tools with
+// their caller checks, and dies as a whole on a restart.
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"orchsim/model"
+	"orchsim/model/browser"
+	"orchsim/model/mcp"
+	"orchsim/model/provider"
+	"orchsim/model/store"
+	"orchsim/sim"
+)
+
+// Hooks connect a server process to the world around it (agents, users).
+type Hooks struct {
+	// TurnStarted: a provider turn of thread began on entry, with the
+	// credential the adapter injected for the thread.
+	TurnStarted func(threadID string, e *provider.Entry, cred provider.ThreadCred)
+	// TurnAborted: the turn of thread ended without the agent (session
+	// released, open failed, server died).
+	TurnAborted func(threadID, why string)
+	// DesktopFor: see browser.ServerBrowser.DesktopFor.
+	DesktopFor func(threadID string) (bool, time.Duration)
+	// OpenLatency draws how long an adapter takes to start a session.
+	OpenLatency func(instance string) time.Duration
+}
+
+// Server is one T3 server process.
+type Server struct {
+	env         *model.Env
+	Store       *store.Store
+	Registry    *mcp.Registry
+	Slots       *mcp.Slots
+	PSM         *provider.Manager
+	Browser     *browser.ServerBrowser
+	Incarnation int
+	hooks       Hooks
+	dead        bool
+	// turns maps thread -> the entry its running turn is on (small; slice).
+	turns []turnRef
+	// pendingDetach lists threads whose capability changed during a turn.
+	pendingDetach []string
+}
+
+type turnRef struct {
+	threadID string
+	runID    string
+	entry    *provider.Entry
+}
+
+const actor = "server"
+
+// New starts a server process over st. Startup reconciles the store: runs
+// left running by a dead process are cancelled.
+func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server {
+	s := &Server{env: env, Store: st, Incarnation: incarnation, hooks: hooks}
+	s.Registry = mcp.NewRegistry(env)
+	s.Slots = &mcp.Slots{}
+	s.PSM = provider.NewManager(env, s.Registry, s.Slots)
+	s.PSM.CapsFor = s.capsFor
+	s.PSM.OnRelease = s.onRelease
+	s.PSM.OpenFailure = sim.Per(1, 50)
+	s.Browser = browser.NewServerBrowser(env, incarnation)
+	s.Browser.DesktopFor = hooks.DesktopFor
+	for _, r := range st.Runs {
+		if r.Status == store.RunRunning {
+			st.EndRun(r.ID, store.RunCancelled)
+			env.Emit(actor, "reconcile", store.RunCancelled, sim.A("thread", r.ThreadID), sim.A("run", r.ID))
+		}
+	}
+	env.Emit(actor, "server.start", "", sim.A("incarnation", fmt.Sprint(incarnation)))
+	return s
+}
+
+// Dead reports whether the process has died.
+func (s *Server) Dead() bool { return s.dead }
+
+// Kill ends the process without a shutdown path: in-memory state is gone,
+// provider processes die with it, tabs die with the browser host.
+func (s *Server) Kill() {
+	if s.dead {
+		return
+	}
+	s.dead = true
+	s.PSM.Kill()
+	s.Browser.Kill()
+	for _, t := range s.turns {
+		if s.hooks.TurnAborted != nil {
+			s.hooks.TurnAborted(t.threadID, "server died")
+		}
+	}
+	s.turns = nil
+}
+
+func (s *Server) capsFor(threadID, instance string) mcp.Caps {
+	caps := mcp.CapOrchestration | mcp.CapWorktree | mcp.CapPullRequests
+	if t := s.Store.Thread(threadID); t != nil {
+		if p := s.Store.Project(t.ProjectID); p != nil && p.BrowserAccess {
+			caps |= mcp.CapPreview
+		}
+	}
+	return caps
+}
+
+func (s *Server) turnOf(threadID string) (int, *turnRef) {
+	for i := range s.turns {
+		if s.turns[i].threadID == threadID {
+			return i, &s.turns[i]
+		}
+	}
+	return -1, nil
+}
+
+// SendPrompt is a user message on thread: a new run starts and a provider
+// turn runs on the thread's instance. It reports false when the thread
+// already has an active run (the message would queue; users wait instead).
+func (s *Server) SendPrompt(threadID string) bool {
+	t := s.Store.Thread(threadID)
+	if s.dead || t == nil || t.Archived || t.ActiveRunID != "" {
+		return false
+	}
+	run := s.Store.StartRun(threadID)
+	s.env.Emit(actor, "run.start", "", sim.A("thread", threadID), sim.A("run", run.ID), sim.A("instance", run.Instance))
+	s.turns = append(s.turns, turnRef{threadID: threadID, runID: run.ID})
+	latency := time.Second
+	if s.hooks.OpenLatency != nil {
+		latency = s.hooks.OpenLatency(run.Instance)
+	}
+	s.PSM.StartTurn(threadID, run.Instance, latency, func(e *provider.Entry, err error) {
+		if s.dead {
+			return
+		}
+		_, ref := s.turnOf(threadID)
+		if ref == nil || ref.runID != run.ID {
+			return
+		}
+		if err != nil {
+			s.endTurn(threadID, store.RunFailed, err.Error())
+			return
+		}
+		ref.entry = e
+		tc, _ := e.Cred(threadID)
+		if s.hooks.TurnStarted != nil {
+			s.hooks.TurnStarted(threadID, e, tc)
+		}
+	})
+	return true
+}
+
+// TurnFinished is the agent finishing its turn: turn.terminal, run completed.
+// backgroundFor > 0 reports pending background work for that long.
+func (s *Server) TurnFinished(threadID string, backgroundFor time.Duration) {
+	if s.dead {
+		return
+	}
+	_, ref := s.turnOf(threadID)
+	if ref == nil || ref.entry == nil {
+		return
+	}
+	e := ref.entry
+	if backgroundFor > 0 {
+		s.PSM.SetBackgroundWork(e, s.env.Now()+backgroundFor)
+	}
+	s.PSM.TurnTerminal(e, threadID)
+	s.endTurn(threadID, store.RunCompleted, "")
+	s.applyPendingDetach(threadID)
+}
+
+// Activity is a provider event other than turn.terminal during a turn.
+func (s *Server) Activity(threadID string) {
+	if _, ref := s.turnOf(threadID); ref != nil && ref.entry != nil && !s.dead {
+		s.PSM.Activity(ref.entry)
+	}
+}
+
+func (s *Server) endTurn(threadID, status, why string) {
+	i, ref := s.turnOf(threadID)
+	if ref == nil {
+		return
+	}
+	s.Store.EndRun(ref.runID, status)
+	s.env.Emit(actor, "run.end", status, sim.A("thread", threadID), sim.A("run", ref.runID))
+	s.turns = append(s.turns[:i], s.turns[i+1:]...)
+	if status != store.RunCompleted && s.hooks.TurnAborted != nil {
+		s.hooks.TurnAborted(threadID, why)
+	}
+}
+
+func (s *Server) onRelease(e *provider.Entry, reason string) {
+	for i := 0; i < len(s.turns); {
+		if s.turns[i].entry == e {
+			s.endTurn(s.turns[i].threadID, store.RunFailed, "Provider session released: "+reason+".")
+			continue
+		}
+		i++
+	}
+}
+
+// Crash kills the provider process of thread's live session, if any.
+func (s *Server) Crash(threadID string) bool {
+	if s.dead {
+		return false
+	}
+	e := s.PSM.EntryForThread(threadID)
+	if e == nil {
+		return false
+	}
+	s.PSM.Crash(e)
+	return true
+}
+
+// SetBrowserAccess changes a project's browser access (a capability
+// change). Live sessions of the project's threads are detached (at once if
+// idle, after the running turn otherwise), so the next turn prepares a
+// credential with the new capability set: the capability-equality reuse
+// rule then mints a new one. Modelling choice; see docs/architecture.md.
+func (s *Server) SetBrowserAccess(projectID string, on bool) {
+	p := s.Store.Project(projectID)
+	if p == nil || p.BrowserAccess == on {
+		return
+	}
+	p.BrowserAccess = on
+	s.env.Emit("user", "settings.browser-access", fmt.Sprint(on), sim.A("project", projectID))
+	if s.dead {
+		return
+	}
+	for _, t := range s.Store.Threads {
+		if t.ProjectID != projectID {
+			continue
+		}
+		if _, ref := s.turnOf(t.ID); ref != nil {
+			s.pendingDetach = append(s.pendingDetach, t.ID)
+			continue
+		}
+		if e := s.PSM.EntryForThread(t.ID); e != nil {
+			s.PSM.Detach(e, t.ID, false)
+		}
+	}
+}
+
+func (s *Server) applyPendingDetach(threadID string) {
+	for i, t := range s.pendingDetach {
+		if t == threadID {
+			s.pendingDetach = append(s.pendingDetach[:i], s.pendingDetach[i+1:]...)
+			if e := s.PSM.EntryForThread(threadID); e != nil {
+				s.PSM.Detach(e, threadID, false)
+			}
+			return
+		}
+	}
+}
+
+// SwitchProvider moves an idle thread to another provider instance (the
+// user picks another provider for the thread's next turn).
+func (s *Server) SwitchProvider(threadID, instance string) bool {
+	t := s.Store.Thread(threadID)
+	if t == nil || t.ActiveRunID != "" || t.Instance == instance {
+		return false
+	}
+	from := t.Instance
+	t.Instance = instance
+	s.env.Emit("user", "thread.switch-provider", "", sim.A("thread", threadID), sim.A("from", from), sim.A("to", instance))
+	return true
+}
+
+// CallTool serves an MCP tools/call sent with token by the agent of
+// caller (the agent's own thread, used only to label the trace: the server
+// takes the thread from the credential). reply gets the result when it is
+// decided; the outcome is traced then.
+func (s *Server) CallTool(caller, token, credID string, call model.ToolCall, reply func(model.ToolResult)) {
+	attrs := []sim.Attr{sim.A("thread", caller), sim.A("cred", credID)}
+	if call.TabID != "" {
+		attrs = append(attrs, sim.A("tab", call.TabID))
+	}
+	trace := func(outcome string, extra ...sim.Attr) {
+		s.env.Emit("agent/"+caller, call.Tool, outcome, append(attrs, extra...)...)
+	}
+	if s.dead {
+		trace(model.OutcomeServerDown)
+		reply(model.ToolResult{Outcome: model.OutcomeServerDown})
+		return
+	}
+	cred := s.Registry.Resolve(token)
+	if cred == nil {
+		trace(model.OutcomeUnauthorized)
+		reply(model.ToolResult{Outcome: model.OutcomeUnauthorized})
+		return
+	}
+	scope := cred.Scope
+	if scope.Thread == nil {
+		trace(model.OutcomeThreadCredential)
+		reply(model.ToolResult{Outcome: model.OutcomeThreadCredential})
+		return
+	}
+	// The credential, not the caller's claim, says which thread calls.
+	threadID := scope.Thread.ThreadID
+	attrs[0] = sim.A("thread", threadID)
+	if scope.Capabilities&mcp.CapPreview == 0 {
+		trace(model.OutcomePreviewDisabled)
+		reply(model.ToolResult{Outcome: model.OutcomePreviewDisabled})
+		return
+	}
+	if call.Tool != model.ToolPreviewSnapshot && !s.liveCaller(scope) {
+		trace(model.OutcomeParentNotActive)
+		reply(model.ToolResult{Outcome: model.OutcomeParentNotActive})
+		return
+	}
+	key := browser.OwnerKey(s.env.Profile, scope.EnvironmentID, scope.Thread.ProviderSessionID, threadID)
+	req := browser.Request{ThreadID: threadID, TabID: call.TabID, AgentSessionID: key, URL: call.URL,
+		ReuseExistingTab: !call.NewTab}
+	switch call.Tool {
+	case model.ToolPreviewOpen:
+		req.Op = browser.OpOpen
+	case model.ToolPreviewNavigate:
+		req.Op = browser.OpNavigate
+	case model.ToolPreviewClick:
+		req.Op = browser.OpClick
+	case model.ToolPreviewSnapshot:
+		req.Op = browser.OpSnapshot
+	case model.ToolPreviewClose:
+		req.Op = browser.OpClose
+	default:
+		trace("invalid_request")
+		reply(model.ToolResult{Outcome: "invalid_request"})
+		return
+	}
+	attrs = append(attrs, sim.A("key", browser.ShowKey(key)))
+	authorized := s.env.Now()
+	s.Browser.Handle(req, func(r browser.Result) {
+		var extra []sim.Attr
+		if now := s.env.Now(); now != authorized {
+			// Queued behind another action on the tab: say when the
+			// call was authorized, which is what credential checks judge.
+			extra = append(extra, sim.A("authorized", sim.FormatT(authorized)))
+		}
+		if call.TabID == "" && r.TabID != "" {
+			extra = append(extra, sim.A("tab", r.TabID))
+		}
+		if r.TabThread != "" {
+			extra = append(extra, sim.A("tab-thread", r.TabThread))
+		}
+		if r.Owner != "" && r.Owner != key {
+			extra = append(extra, sim.A("owner", browser.ShowKey(r.Owner)))
+		}
+		trace(r.Outcome, extra...)
+		reply(model.ToolResult{Outcome: r.Outcome, TabID: r.TabID})
+	})
+}
+
+// liveCaller is assertLiveCaller: the calling thread exists, is not
+// archived, has an active run, and that run's instance is the caller's.
+func (s *Server) liveCaller(scope mcp.Scope) bool {
+	t := s.Store.Thread(scope.Thread.ThreadID)
+	if t == nil || t.Archived {
+		return false
+	}
+	r := s.Store.ActiveRun(t.ID)
+	return r != nil && r.Instance == scope.Thread.ProviderInstanceID
+}

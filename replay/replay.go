@@ -1,0 +1,177 @@
+// Package replay reads and writes replay files: the JSON record of one run
+// (scenario, profile, seed, horizon, choice tape, violation, fingerprint)
+// that `orchsim replay` re-runs byte for byte. Files are versioned and
+// written atomically.
+package replay
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"orchsim/sim"
+)
+
+// Format is the value of every replay file's "format" field.
+const Format = "orchsim-replay"
+
+// Version is the current format version. Readers accept exactly the
+// versions they know.
+const Version = 1
+
+// File is one replay file.
+type File struct {
+	Format   string `json:"format"`
+	Version  int    `json:"version"`
+	Scenario string `json:"scenario"`
+	// Profile is the preset (reported or fixed); Fixes and Mutants are the
+	// single switches and mutants on top of it.
+	Profile     string         `json:"profile"`
+	Fixes       []string       `json:"fixes,omitempty"`
+	Mutants     []string       `json:"mutants,omitempty"`
+	Seed        uint64         `json:"seed"`
+	Horizon     Duration       `json:"horizon"`
+	Violation   *sim.Violation `json:"violation,omitempty"`
+	Fingerprint string         `json:"fingerprint"`
+	Events      uint64         `json:"events"`
+	// Tape is the choice tape; when absent the run is re-drawn from Seed.
+	Tape []sim.Choice `json:"tape,omitempty"`
+}
+
+// Duration is a time.Duration encoded as Go's duration string ("48h0m0s").
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string like \"48h\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// FormatFingerprint renders a fingerprint as 16 hex digits.
+func FormatFingerprint(f uint64) string { return fmt.Sprintf("%016x", f) }
+
+// ParseFingerprint parses 16 hex digits.
+func ParseFingerprint(s string) (uint64, error) {
+	if len(s) != 16 {
+		return 0, fmt.Errorf("fingerprint %q is not 16 hex digits", s)
+	}
+	return strconv.ParseUint(s, 16, 64)
+}
+
+// ErrUnknownVersion is returned (wrapped) for a replay file of a format
+// version this build does not know.
+var ErrUnknownVersion = errors.New("unknown replay format version")
+
+// Read loads and validates a replay file.
+func Read(path string) (*File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(b)
+}
+
+// Parse decodes and validates a replay file's bytes.
+func Parse(b []byte) (*File, error) {
+	var f File
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("malformed replay file: %w", err)
+	}
+	if f.Format != Format {
+		return nil, fmt.Errorf("not a replay file: format is %q, want %q", f.Format, Format)
+	}
+	if f.Version != Version {
+		return nil, fmt.Errorf("%w %d (this build reads version %d)", ErrUnknownVersion, f.Version, Version)
+	}
+	if f.Scenario == "" {
+		return nil, errors.New("malformed replay file: no scenario")
+	}
+	if _, err := ParseFingerprint(f.Fingerprint); err != nil {
+		return nil, fmt.Errorf("malformed replay file: %w", err)
+	}
+	for i, c := range f.Tape {
+		if c.N == 0 || c.Value >= c.N {
+			return nil, fmt.Errorf("malformed replay file: tape entry %d (%s %s) has value %d outside [0,%d)", i, c.Actor, c.Label, c.Value, c.N)
+		}
+	}
+	return &f, nil
+}
+
+// Write stores f at path atomically: it writes a temporary file in the same
+// directory, syncs it and renames it over path, so a reader never sees a
+// half-written file.
+func Write(path string, f *File) error {
+	b, err := Marshal(f)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, b)
+}
+
+// Marshal encodes f: indented fields, then the tape with one choice per
+// line so that a committed replay file diffs line by line.
+func Marshal(f *File) ([]byte, error) {
+	f.Format, f.Version = Format, Version
+	head := *f
+	head.Tape = nil
+	b, err := json.MarshalIndent(&head, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Tape) == 0 {
+		return append(b, '\n'), nil
+	}
+	out := append(b[:len(b)-2], ",\n  \"tape\": [\n"...) // drop the closing "\n}"
+	for i, c := range f.Tape {
+		line, err := json.Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, "    "...)
+		out = append(out, line...)
+		if i < len(f.Tape)-1 {
+			out = append(out, ',')
+		}
+		out = append(out, '\n')
+	}
+	return append(out, "  ]\n}\n"...), nil
+}
+
+// WriteFileAtomic writes data to path through a synced temporary file and a
+// rename.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	defer os.Remove(name) // no-op after a successful rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(name, path)
+}

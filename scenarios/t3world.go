@@ -1,0 +1,301 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+
+	"orchsim/model"
+	"orchsim/model/agent"
+	"orchsim/model/browser"
+	"orchsim/model/provider"
+	"orchsim/model/server"
+	"orchsim/model/store"
+	"orchsim/sim"
+)
+
+// T3World is one environment around a restartable T3 server process: the
+// durable store, the agents and users of its threads, the network between
+// them, and the fault loop. Scenarios configure and start it.
+type T3World struct {
+	env    *model.Env
+	rand   *sim.Rand
+	net    *sim.Rand
+	faults *sim.Rand
+	Store  *store.Store
+	srv    *server.Server
+	incarn int
+	Agents []*agent.Agent
+	Users  []*agent.User
+	tabs   []tabSeen
+
+	// Faults configures the fault loop.
+	Faults FaultMix
+	// MaxRestarts bounds server restarts per run.
+	MaxRestarts int
+	restarts    int
+}
+
+type tabSeen struct{ tab, thread string }
+
+// FaultMix weights the fault kinds the fault loop draws; 0 disables a kind.
+type FaultMix struct {
+	// GapMin and GapMax bound the virtual time between faults.
+	GapMin, GapMax time.Duration
+	// Weights of: provider process crash, capability change (browser access
+	// toggled off then on), stale credential replay, server restart,
+	// provider switch.
+	Crash, CapabilityChange, StaleCall, ServerRestart, ProviderSwitch uint64
+}
+
+// NewT3World draws a world of 2-4 threads over 1-2 projects, each thread on
+// a random provider instance, with browser access on.
+func NewT3World(env *model.Env) *T3World {
+	w := &T3World{env: env, rand: env.Rand("world"), net: env.Rand("net"), faults: env.Rand("faults"), Store: &store.Store{}}
+	projects := 1 + w.rand.IntN("projects", 2)
+	for p := 0; p < projects; p++ {
+		w.Store.Projects = append(w.Store.Projects, &store.Project{ID: fmt.Sprintf("project-%d", p+1), BrowserAccess: true})
+	}
+	threads := 2 + w.rand.IntN("threads", 3)
+	for i := 0; i < threads; i++ {
+		id := fmt.Sprintf("thread-%c", 'a'+i)
+		inst := provider.Adapters[w.rand.IntN("instance", len(provider.Adapters))].Instance
+		w.Store.Threads = append(w.Store.Threads, &store.Thread{ID: id, ProjectID: w.Store.Projects[i%projects].ID, Instance: inst})
+	}
+	return w
+}
+
+// Start boots the server, the actors and the fault loop.
+func (w *T3World) Start() {
+	for _, t := range w.Store.Threads {
+		a := agent.New(w.env, w, t.ID)
+		a.Foreign = w.foreignTab(t.ID)
+		w.Agents = append(w.Agents, a)
+		u := agent.NewUser(w.env, t.ID, t.ProjectID, w.Server)
+		w.Users = append(w.Users, u)
+		w.env.Emit("world", "thread", "", sim.A("thread", t.ID), sim.A("project", t.ProjectID),
+			sim.A("instance", t.Instance), sim.A("desktop", fmt.Sprint(u.Desktop)))
+	}
+	w.boot()
+	for _, u := range w.Users {
+		u.Start()
+	}
+	if w.Faults.GapMax > 0 {
+		w.env.After(w.faults.Duration("fault-gap", w.Faults.GapMin, w.Faults.GapMax), w.fault)
+	}
+}
+
+func (w *T3World) boot() {
+	w.incarn++
+	w.srv = server.New(w.env, w.Store, w.incarn, server.Hooks{
+		TurnStarted: func(threadID string, e *provider.Entry, cred provider.ThreadCred) {
+			if a := w.agent(threadID); a != nil {
+				a.StartTurn(cred)
+			}
+		},
+		TurnAborted: func(threadID, why string) {
+			if a := w.agent(threadID); a != nil {
+				a.Abort()
+			}
+			if u := w.user(threadID); u != nil {
+				u.TurnEnded(true)
+			}
+		},
+		DesktopFor: func(threadID string) (bool, time.Duration) {
+			u := w.user(threadID)
+			if u == nil || !u.Desktop {
+				return false, 0
+			}
+			d := w.rand.Duration("desktop-attach", 200*time.Millisecond, 12*time.Second)
+			return d <= browser.DesktopAttachTimeout, d
+		},
+		OpenLatency: func(string) time.Duration {
+			return w.rand.Duration("open-latency", 300*time.Millisecond, 8*time.Second)
+		},
+	})
+}
+
+// Server returns the live server process, or nil while it is down.
+func (w *T3World) Server() *server.Server { return w.srv }
+
+func (w *T3World) agent(threadID string) *agent.Agent {
+	for _, a := range w.Agents {
+		if a.Thread == threadID {
+			return a
+		}
+	}
+	return nil
+}
+
+func (w *T3World) user(threadID string) *agent.User {
+	for _, u := range w.Users {
+		if u.Thread == threadID {
+			return u
+		}
+	}
+	return nil
+}
+
+func (w *T3World) latency() time.Duration {
+	return w.net.Duration("latency", time.Millisecond, 40*time.Millisecond)
+}
+
+// Call implements agent.Net: request and response each cross the network.
+func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.ToolCall, reply func(model.ToolResult)) {
+	w.env.After(w.latency(), func() {
+		s := w.srv
+		if s == nil {
+			w.env.Emit("agent/"+threadID, call.Tool, model.OutcomeServerDown, sim.A("thread", threadID), sim.A("cred", cred.CredID))
+			w.env.After(w.latency(), func() { reply(model.ToolResult{Outcome: model.OutcomeServerDown}) })
+			return
+		}
+		s.CallTool(threadID, cred.Token, cred.CredID, call, func(r model.ToolResult) {
+			if call.Tool == model.ToolPreviewOpen && r.Outcome == browser.OK {
+				w.noteTab(r.TabID, threadID)
+			}
+			w.env.After(w.latency(), func() { reply(r) })
+		})
+	})
+}
+
+// TurnFinished implements agent.Net.
+func (w *T3World) TurnFinished(threadID string, backgroundFor time.Duration) {
+	w.env.After(w.latency(), func() {
+		if s := w.srv; s != nil {
+			s.TurnFinished(threadID, backgroundFor)
+		}
+		if u := w.user(threadID); u != nil {
+			u.TurnEnded(false)
+		}
+	})
+}
+
+func (w *T3World) noteTab(tab, thread string) {
+	for _, t := range w.tabs {
+		if t.tab == tab {
+			return
+		}
+	}
+	w.tabs = append(w.tabs, tabSeen{tab, thread})
+}
+
+// foreignTab returns a picker of tab ids other threads opened (a user pasted
+// one into this thread's conversation).
+func (w *T3World) foreignTab(threadID string) func(r *sim.Rand) string {
+	return func(r *sim.Rand) string {
+		var ids []string
+		for _, t := range w.tabs {
+			if t.thread != threadID {
+				ids = append(ids, t.tab)
+			}
+		}
+		if len(ids) == 0 {
+			return ""
+		}
+		return ids[r.IntN("foreign-which", len(ids))]
+	}
+}
+
+// fault injects one fault drawn from the mix, then schedules the next.
+func (w *T3World) fault() {
+	defer w.env.After(w.faults.Duration("fault-gap", w.Faults.GapMin, w.Faults.GapMax), w.fault)
+	m := w.Faults
+	restart := m.ServerRestart
+	if w.restarts >= w.MaxRestarts {
+		restart = 0
+	}
+	if m.Crash+m.CapabilityChange+m.StaleCall+restart+m.ProviderSwitch == 0 {
+		return
+	}
+	switch w.faults.Pick("fault-kind", m.Crash, m.CapabilityChange, m.StaleCall, restart, m.ProviderSwitch) {
+	case 0:
+		w.crash()
+	case 1:
+		w.capabilityChange()
+	case 2:
+		a := w.Agents[w.faults.IntN("stale-agent", len(w.Agents))]
+		if a.StaleCall() {
+			w.env.Emit("fault", "stale-credential-replay", "", sim.A("thread", a.Thread))
+		}
+	case 3:
+		w.restart()
+	case 4:
+		w.switchProvider()
+	}
+}
+
+func (w *T3World) crash() {
+	s := w.srv
+	if s == nil {
+		return
+	}
+	entries := s.PSM.Entries()
+	if len(entries) == 0 {
+		return
+	}
+	e := entries[w.faults.IntN("crash-which", len(entries))]
+	w.env.Emit("fault", "provider-crash", "", sim.A("psid", e.ID))
+	s.PSM.Crash(e)
+}
+
+// capabilityChange turns a project's browser access off, then on again a
+// while later. After each change the user who made it (one of the
+// project's) goes on with a prompt within seconds: it was changed for the
+// conversation at hand.
+func (w *T3World) capabilityChange() {
+	p := w.Store.Projects[w.faults.IntN("capability-project", len(w.Store.Projects))]
+	if !p.BrowserAccess {
+		return
+	}
+	var users []*agent.User
+	for _, u := range w.Users {
+		if u.Project == p.ID {
+			users = append(users, u)
+		}
+	}
+	if len(users) == 0 {
+		return
+	}
+	u := users[w.faults.IntN("capability-user", len(users))]
+	w.setAccess(p.ID, false)
+	u.PromptSoon()
+	w.env.After(w.faults.Duration("capability-off-for", time.Minute, 30*time.Minute), func() {
+		w.setAccess(p.ID, true)
+		u.PromptSoon()
+	})
+}
+
+func (w *T3World) setAccess(projectID string, on bool) {
+	w.env.Emit("fault", "capability-change", "", sim.A("project", projectID), sim.A("browser-access", fmt.Sprint(on)))
+	if s := w.srv; s != nil {
+		s.SetBrowserAccess(projectID, on)
+		return
+	}
+	w.Store.Project(projectID).BrowserAccess = on
+}
+
+// restart kills the server process (memory lost, store kept) and boots a
+// new one after a short outage.
+func (w *T3World) restart() {
+	s := w.srv
+	if s == nil {
+		return
+	}
+	w.restarts++
+	w.env.Emit("fault", "server-restart", "", sim.A("incarnation", fmt.Sprint(s.Incarnation)))
+	w.srv = nil
+	s.Kill()
+	for _, u := range w.Users {
+		u.Forget()
+	}
+	w.env.After(w.faults.Duration("restart-outage", 2*time.Second, 30*time.Second), w.boot)
+}
+
+func (w *T3World) switchProvider() {
+	s := w.srv
+	if s == nil {
+		return
+	}
+	t := w.Store.Threads[w.faults.IntN("switch-thread", len(w.Store.Threads))]
+	to := provider.Adapters[w.faults.IntN("switch-to", len(provider.Adapters))].Instance
+	s.SwitchProvider(t.ID, to)
+}

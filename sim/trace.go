@@ -1,0 +1,249 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Attr is one attribute of a trace event, such as thread=t1 or tab=tab_2.
+type Attr struct {
+	Key   string `json:"k"`
+	Value string `json:"v"`
+}
+
+// A returns the Attr key=value.
+func A(key, value string) Attr { return Attr{Key: key, Value: value} }
+
+// Event is one observable step of a run: who (Actor) did what (Kind) with
+// which ids (Attrs) and what came of it (Outcome, "" when it has none).
+// At is virtual time since the run's start; Seq numbers events from 0.
+type Event struct {
+	At      time.Duration
+	Seq     uint64
+	Actor   string
+	Kind    string
+	Attrs   []Attr
+	Outcome string
+}
+
+// Get returns the value of attribute key, or "".
+func (e *Event) Get(key string) string {
+	for _, a := range e.Attrs {
+		if a.Key == key {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+// Has reports whether the event carries attribute key.
+func (e *Event) Has(key string) bool {
+	for _, a := range e.Attrs {
+		if a.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// Describe renders the event as one deterministic timeline line:
+//
+//	T+00:31:02.114  agent/thread-b     t3_preview_close  tab=tab_2 cred=9f3a  -> agentMismatch
+func (e *Event) Describe() string {
+	var b strings.Builder
+	b.WriteString(FormatT(e.At))
+	b.WriteString("  ")
+	fmt.Fprintf(&b, "%-22s %-26s", e.Actor, e.Kind)
+	for _, a := range e.Attrs {
+		b.WriteByte(' ')
+		b.WriteString(a.Key)
+		b.WriteByte('=')
+		b.WriteString(a.Value)
+	}
+	if e.Outcome != "" {
+		b.WriteString("  -> ")
+		b.WriteString(e.Outcome)
+	}
+	return strings.TrimRight(b.String(), " ")
+}
+
+// FormatT renders virtual time as T+hh:mm:ss.mmm (hours may exceed 99).
+func FormatT(d time.Duration) string {
+	ms := d.Milliseconds()
+	h := ms / 3_600_000
+	m := ms / 60_000 % 60
+	s := ms / 1000 % 60
+	return fmt.Sprintf("T+%02d:%02d:%02d.%03d", h, m, s, ms%1000)
+}
+
+// Violation is a broken invariant: its name, when it was detected and a
+// message naming the actors, ids and virtual times involved.
+type Violation struct {
+	Invariant string        `json:"invariant"`
+	At        time.Duration `json:"at"`
+	Message   string        `json:"message"`
+}
+
+// Checker is a safety invariant fed every event as it is appended. It
+// returns nil while the property holds, or the violation.
+type Checker interface {
+	Name() string
+	Observe(ev *Event) *Violation
+}
+
+// Finisher is implemented by checkers that also judge the end state of a run
+// (liveness at quiescence or horizon).
+type Finisher interface {
+	Finish(end time.Duration) *Violation
+}
+
+// Trace is the history of one run. It fingerprints every event over a
+// canonical binary encoding (64-bit FNV-1a), feeds the checkers, and keeps
+// the events for the timeline when asked to.
+type Trace struct {
+	clock     Clock
+	keep      bool
+	events    []Event
+	count     uint64
+	hash      uint64
+	checkers  []Checker
+	violation *Violation
+	sink      func(*Event)
+	scratch   Event // reused so that Emit does not allocate
+}
+
+// NewTrace returns an empty trace stamping events with clock. With keep set
+// it retains every event (for timelines and trace files); without, it keeps
+// only the count and the fingerprint.
+func NewTrace(clock Clock, keep bool) *Trace {
+	return &Trace{clock: clock, keep: keep, hash: fnvOffset64}
+}
+
+// AddChecker registers a safety checker; checkers run in registration order.
+func (t *Trace) AddChecker(c Checker) { t.checkers = append(t.checkers, c) }
+
+// Checkers returns the registered checkers.
+func (t *Trace) Checkers() []Checker { return t.checkers }
+
+// OnEvent sets a function called with every appended event (streaming output).
+func (t *Trace) OnEvent(f func(*Event)) { t.sink = f }
+
+// Emit appends an event at the current virtual time and runs the checkers.
+// After the first violation events are still recorded but no longer checked.
+// Checkers and sinks get a pointer that is valid only during the call.
+func (t *Trace) Emit(actor, kind, outcome string, attrs ...Attr) {
+	ev := &t.scratch
+	*ev = Event{At: Since(t.clock), Seq: t.count, Actor: actor, Kind: kind, Attrs: attrs, Outcome: outcome}
+	t.append(ev)
+	if t.violation != nil {
+		return
+	}
+	for _, c := range t.checkers {
+		if v := c.Observe(ev); v != nil {
+			t.Fail(*v)
+			return
+		}
+	}
+}
+
+func (t *Trace) append(ev *Event) {
+	t.count++
+	t.hash = hashEvent(t.hash, ev)
+	if t.keep {
+		t.events = append(t.events, *ev)
+	}
+	if t.sink != nil {
+		t.sink(ev)
+	}
+}
+
+// Fail records v as the run's violation (only the first one counts) and
+// appends it to the trace as an event of actor "invariant".
+func (t *Trace) Fail(v Violation) {
+	if t.violation != nil {
+		return
+	}
+	v.At = Since(t.clock)
+	t.violation = &v
+	ev := Event{At: v.At, Seq: t.count, Actor: "invariant", Kind: v.Invariant, Outcome: "VIOLATED: " + v.Message}
+	t.append(&ev)
+}
+
+// Violation returns the first violation, or nil.
+func (t *Trace) Violation() *Violation { return t.violation }
+
+// Events returns the kept events (nil unless keeping).
+func (t *Trace) Events() []Event { return t.events }
+
+// Len returns the number of events appended.
+func (t *Trace) Len() uint64 { return t.count }
+
+// Fingerprint returns the 64-bit hash of every event so far.
+func (t *Trace) Fingerprint() uint64 { return t.hash }
+
+func hashEvent(h uint64, ev *Event) uint64 {
+	h = hashUvarint(h, uint64(ev.At))
+	h = hashUvarint(h, ev.Seq)
+	h = hashLenString(h, ev.Actor)
+	h = hashLenString(h, ev.Kind)
+	h = hashUvarint(h, uint64(len(ev.Attrs)))
+	for _, a := range ev.Attrs {
+		h = hashLenString(h, a.Key)
+		h = hashLenString(h, a.Value)
+	}
+	return hashLenString(h, ev.Outcome)
+}
+
+func hashUvarint(h, v uint64) uint64 {
+	for v >= 0x80 {
+		h ^= v&0x7f | 0x80
+		h *= 0x100000001b3
+		v >>= 7
+	}
+	h ^= v
+	h *= 0x100000001b3
+	return h
+}
+
+func hashLenString(h uint64, s string) uint64 {
+	return hashString(hashUvarint(h, uint64(len(s))), s)
+}
+
+// AppendCanonical appends the canonical binary encoding of ev to buf: the
+// fingerprint is FNV-1a 64 over exactly these bytes, event after event.
+func AppendCanonical(buf []byte, ev *Event) []byte {
+	buf = appendUvarint(buf, uint64(ev.At))
+	buf = appendUvarint(buf, ev.Seq)
+	buf = appendLenString(buf, ev.Actor)
+	buf = appendLenString(buf, ev.Kind)
+	buf = appendUvarint(buf, uint64(len(ev.Attrs)))
+	for _, a := range ev.Attrs {
+		buf = appendLenString(buf, a.Key)
+		buf = appendLenString(buf, a.Value)
+	}
+	return appendLenString(buf, ev.Outcome)
+}
+
+func appendUvarint(buf []byte, v uint64) []byte {
+	for v >= 0x80 {
+		buf = append(buf, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(buf, byte(v))
+}
+
+func appendLenString(buf []byte, s string) []byte {
+	return append(appendUvarint(buf, uint64(len(s))), s...)
+}
+
+// HashBytes is FNV-1a 64 over b, starting from the offset basis; hashing the
+// concatenated AppendCanonical encodings of a trace gives its Fingerprint.
+func HashBytes(b []byte) uint64 {
+	h := uint64(fnvOffset64)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 0x100000001b3
+	}
+	return h
+}
