@@ -29,7 +29,9 @@ func init() {
 	register(Info{HumanControlExclusive,
 		"while a human viewer controls a tab, no agent action runs on it",
 		"000_993d1fdfc50e8ec7 acceptance check 4; MODEL.md §12 S2",
-		func() sim.Checker { return &humanControl{controller: map[string]string{}, since: map[string]time.Duration{}} }})
+		func() sim.Checker {
+			return &humanControl{controller: map[string]string{}, since: map[string]time.Duration{}}
+		}})
 	register(Info{ThreadKeepsItsTabs,
 		"a live, authorized caller of a thread is never refused with agentMismatch on an agent tab its own thread opened",
 		"000_993d1fdfc50e8ec7 (T3 Code #23021) acceptance checks 1, 3, 7",

@@ -135,8 +135,8 @@ func TestKernel_StopsAtFirstViolation(t *testing.T) {
 
 type liveness struct{ done bool }
 
-func (l *liveness) Name() string                   { return "eventually-done" }
-func (l *liveness) Observe(ev *Event) *Violation   { l.done = l.done || ev.Kind == "done"; return nil }
+func (l *liveness) Name() string                 { return "eventually-done" }
+func (l *liveness) Observe(ev *Event) *Violation { l.done = l.done || ev.Kind == "done"; return nil }
 func (l *liveness) Finish(time.Duration) *Violation {
 	if l.done {
 		return nil

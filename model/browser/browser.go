@@ -149,7 +149,7 @@ func (b *ServerBrowser) sweepIdle() {
 		if t.Control.AgentID != "" && !t.Watched() && !t.Desktop && now-t.UsedAt > AgentTabIdle {
 			b.removeAt(i)
 			b.env.Emit(actor, "tab.swept", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID),
-				sim.A("idle", (now - t.UsedAt).Round(time.Second).String()))
+				sim.A("idle", (now-t.UsedAt).Round(time.Second).String()))
 			continue
 		}
 		i++
