@@ -51,16 +51,42 @@ type MutantInfo struct {
 	Doc  string
 }
 
-// Switches lists every switch, sorted by name.
-var Switches = []SwitchInfo{
-	{StableTabOwner, "tab owner key = environmentId NUL credential providerSessionId NUL threadId",
-		"tab owner key = environmentId NUL threadId (durable identity)", "000_993d1fdfc50e8ec7 (T3 Code #23021)"},
+var (
+	switches []SwitchInfo
+	mutants  []MutantInfo
+)
+
+// RegisterSwitch adds a switch; the package that implements it calls this
+// from init. It panics on a duplicate name.
+func RegisterSwitch(i SwitchInfo) {
+	if knownSwitch(i.Name) {
+		panic("model: switch registered twice: " + string(i.Name))
+	}
+	switches = append(switches, i)
+	sort.Slice(switches, func(a, b int) bool { return switches[a].Name < switches[b].Name })
 }
 
-// Mutants lists every mutant, sorted by name.
-var Mutants = []MutantInfo{
-	{IgnoreTabOwner, "any caller may act on any tab: no owner check, explicit tab ids looked up server-wide"},
-	{RevokeByThread, "a stale session's credential clean-up revokes every credential of the thread, including the replacement's"},
+// RegisterMutant adds a mutant; the package that implements it calls this
+// from init. It panics on a duplicate name.
+func RegisterMutant(i MutantInfo) {
+	if knownMutant(i.Name) {
+		panic("model: mutant registered twice: " + string(i.Name))
+	}
+	mutants = append(mutants, i)
+	sort.Slice(mutants, func(a, b int) bool { return mutants[a].Name < mutants[b].Name })
+}
+
+// Switches returns every registered switch, sorted by name.
+func Switches() []SwitchInfo { return switches }
+
+// Mutants returns every registered mutant, sorted by name.
+func Mutants() []MutantInfo { return mutants }
+
+func init() {
+	RegisterSwitch(SwitchInfo{StableTabOwner, "tab owner key = environmentId NUL credential providerSessionId NUL threadId",
+		"tab owner key = environmentId NUL threadId (durable identity)", "000_993d1fdfc50e8ec7 (T3 Code #23021)"})
+	RegisterMutant(MutantInfo{IgnoreTabOwner, "any caller may act on any tab: no owner check, explicit tab ids looked up server-wide"})
+	RegisterMutant(MutantInfo{RevokeByThread, "a stale session's credential clean-up revokes every credential of the thread, including the replacement's"})
 }
 
 // Profile is the set of fixes and mutants a run uses. The zero Profile is
@@ -83,7 +109,7 @@ func NewProfile(preset string, fixes []string, mutants []string) (Profile, error
 	switch preset {
 	case PresetReported, "":
 	case PresetFixed:
-		for _, s := range Switches {
+		for _, s := range switches {
 			p.fixes[s.Name] = true
 		}
 	default:
@@ -123,7 +149,7 @@ func MustProfile(preset string, fixes []string, mutants []string) Profile {
 }
 
 func knownSwitch(s Switch) bool {
-	for _, i := range Switches {
+	for _, i := range switches {
 		if i.Name == s {
 			return true
 		}
@@ -132,7 +158,7 @@ func knownSwitch(s Switch) bool {
 }
 
 func knownMutant(m Mutant) bool {
-	for _, i := range Mutants {
+	for _, i := range mutants {
 		if i.Name == m {
 			return true
 		}
@@ -149,7 +175,7 @@ func (p Profile) Has(m Mutant) bool { return p.mutants[m] }
 // Fixes returns the fixes that are on, sorted.
 func (p Profile) Fixes() []string {
 	var out []string
-	for _, s := range Switches {
+	for _, s := range switches {
 		if p.fixes[s.Name] {
 			out = append(out, string(s.Name))
 		}
@@ -160,7 +186,7 @@ func (p Profile) Fixes() []string {
 // MutantNames returns the mutants that are on, sorted.
 func (p Profile) MutantNames() []string {
 	var out []string
-	for _, m := range Mutants {
+	for _, m := range mutants {
 		if p.mutants[m.Name] {
 			out = append(out, string(m.Name))
 		}
@@ -170,7 +196,7 @@ func (p Profile) MutantNames() []string {
 
 // Preset returns "fixed" when every fix is on, else "reported".
 func (p Profile) Preset() string {
-	if len(p.Fixes()) == len(Switches) && len(Switches) > 0 {
+	if len(p.Fixes()) == len(switches) && len(switches) > 0 {
 		return PresetFixed
 	}
 	return PresetReported
@@ -188,9 +214,4 @@ func (p Profile) String() string {
 		s += "!" + m
 	}
 	return s
-}
-
-func init() {
-	sort.Slice(Switches, func(i, j int) bool { return Switches[i].Name < Switches[j].Name })
-	sort.Slice(Mutants, func(i, j int) bool { return Mutants[i].Name < Mutants[j].Name })
 }

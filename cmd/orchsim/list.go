@@ -27,11 +27,11 @@ func newListCmd() *cobra.Command {
 				fmt.Fprintf(w, "  %s\t%s [%s]\n", i.Name, i.Property, i.Source)
 			}
 			fmt.Fprintln(w, "\nSWITCHES (off = reported, on = fixed; --fix NAME)")
-			for _, s := range model.Switches {
+			for _, s := range model.Switches() {
 				fmt.Fprintf(w, "  %s\treported: %s; fixed: %s [%s]\n", s.Name, s.Reported, s.Fixed, s.Report)
 			}
 			fmt.Fprintln(w, "\nMUTANTS (deliberately wrong fixes; --mutant NAME)")
-			for _, m := range model.Mutants {
+			for _, m := range model.Mutants() {
 				fmt.Fprintf(w, "  %s\t%s\n", m.Name, m.Doc)
 			}
 			fmt.Fprintln(w, "\nPROFILES")
