@@ -1,0 +1,443 @@
+package scenarios
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+
+	"orchsim/invariants"
+	"orchsim/model"
+	"orchsim/model/browser"
+	"orchsim/model/provider"
+	"orchsim/model/server"
+	"orchsim/model/store"
+	"orchsim/sim"
+)
+
+// TestScriptsTabOwnership runs the scripted reproductions under
+// testdata/tab_ownership. Regenerate the expected output with
+//
+//	go test ./scenarios -run TestScriptsTabOwnership -rewrite
+//
+// and read the diff. The script language drives one T3 server process (and
+// its restarts) by hand; nothing happens that a command does not cause,
+// apart from the timers the models arm themselves (idle release, sweeps).
+// Every command prints the trace events it caused, then its result.
+//
+//	new [profile=reported|fixed] [fix=(a,b)] [mutant=(m)] [seed=N]
+//	    threads=(thread-a:claudeAgent, thread-b:codex) [projects=(thread-b:project-2)]
+//	    [desktop=(thread-a)]
+//	  Starts a world: one environment, one server, the threads on the given
+//	  provider instances, every project with browser access on.
+//	  Example: new profile=fixed threads=(thread-a:acpRegistry_bob) desktop=(thread-a)
+//
+//	prompt thread=T [open=D]
+//	  The user sends a prompt: a run starts and the provider turn begins
+//	  (the session opens, taking D of adapter start-up, default 1s, or is
+//	  joined). Runs until the turn started or failed.
+//
+//	call thread=T tool=preview_open|preview_navigate|preview_click|preview_snapshot|t3_preview_close
+//	     [tab=@N|<id>] [new-tab] [cred=current|previous]
+//	  The thread's agent makes a tool call with the credential its current
+//	  (or previous) provider process was given. @N is the N-th tab opened in
+//	  the script. Prints "=> <outcome> [tab=@N]".
+//
+//	end-turn thread=T [background=D]
+//	  The agent finishes its turn (turn.terminal), optionally reporting
+//	  pending background work for D.
+//
+//	advance by=D
+//	  Lets virtual time pass (idle releases, sweeps, clean-ups happen).
+//
+//	crash thread=T           the provider process of T's session dies
+//	browser-access project=P on=true|false
+//	switch-provider thread=T to=I
+//	watch|unwatch|take|release thread=T tab=@N   the thread's user as a viewer
+//	restart                  the server process dies and a new one boots
+//	state                    prints tabs, live credentials, slots and sessions
+func TestScriptsTabOwnership(t *testing.T) {
+	datadriven.Walk(t, "testdata/tab_ownership", func(t *testing.T, path string) {
+		var w *t3Script
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			a := &scriptArgs{t: t, d: d, used: map[string]bool{}}
+			var out string
+			if d.Cmd == "new" {
+				w = newT3Script(a)
+				out = w.flush()
+			} else {
+				if w == nil {
+					d.Fatalf(t, "%s before new", d.Cmd)
+				}
+				out = w.exec(a)
+			}
+			a.done()
+			return out
+		})
+	})
+}
+
+// scriptArgs reads a command's arguments and fails the test if one was
+// left unread (a typo in a script must not pass silently).
+type scriptArgs struct {
+	t    *testing.T
+	d    *datadriven.TestData
+	used map[string]bool
+}
+
+func (a *scriptArgs) has(key string) bool {
+	if a.d.HasArg(key) {
+		a.used[key] = true
+		return true
+	}
+	return false
+}
+
+func (a *scriptArgs) vals(key string) []string {
+	arg, ok := a.d.Arg(key)
+	if !ok {
+		return nil
+	}
+	a.used[key] = true
+	var out []string
+	for _, v := range arg.Vals {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (a *scriptArgs) str(key, def string) string {
+	v := a.vals(key)
+	if len(v) == 0 {
+		return def
+	}
+	return v[0]
+}
+
+func (a *scriptArgs) need(key string) string {
+	v := a.str(key, "")
+	if v == "" {
+		a.d.Fatalf(a.t, "%s needs %s=", a.d.Cmd, key)
+	}
+	return v
+}
+
+func (a *scriptArgs) duration(key string, def time.Duration) time.Duration {
+	v := a.str(key, "")
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		a.d.Fatalf(a.t, "%s: %v", key, err)
+	}
+	return d
+}
+
+func (a *scriptArgs) done() {
+	for _, arg := range a.d.CmdArgs {
+		if !a.used[arg.Key] {
+			a.d.Fatalf(a.t, "argument %q of %s was not used", arg.Key, a.d.Cmd)
+		}
+	}
+}
+
+type scriptThread struct {
+	id     string
+	cred   provider.ThreadCred
+	past   []provider.ThreadCred
+	inTurn bool
+	failed string
+}
+
+type t3Script struct {
+	t       *testing.T
+	k       *sim.Kernel
+	env     *model.Env
+	st      *store.Store
+	srv     *server.Server
+	incarn  int
+	threads []*scriptThread
+	desktop []string
+	tabs    []string
+	printed int
+	open    time.Duration // adapter start-up time of the next session open
+}
+
+func newT3Script(a *scriptArgs) *t3Script {
+	prof, err := model.NewProfile(a.str("profile", model.PresetReported), a.vals("fix"), a.vals("mutant"))
+	if err != nil {
+		a.d.Fatalf(a.t, "%v", err)
+	}
+	seed, err := strconv.ParseUint(a.str("seed", "1"), 10, 64)
+	if err != nil {
+		a.d.Fatalf(a.t, "seed: %v", err)
+	}
+	w := &t3Script{t: a.t, k: sim.NewKernel(true), st: &store.Store{}}
+	w.env = &model.Env{Clock: w.k, Trace: w.k.Trace(), Source: sim.NewSeededSource(seed, false), Profile: prof,
+		EnvironmentID: EnvironmentID}
+	for _, c := range invariants.New(invariants.TabOwnership...) {
+		w.k.Trace().AddChecker(c)
+	}
+	projectOf := map[string]string{}
+	for _, p := range a.vals("projects") {
+		th, proj, _ := strings.Cut(p, ":")
+		projectOf[th] = proj
+	}
+	for _, spec := range a.vals("threads") {
+		id, inst, ok := strings.Cut(spec, ":")
+		if _, known := provider.AdapterFor(inst); !ok || !known {
+			a.d.Fatalf(a.t, "thread spec %q: want thread-id:instance with a known instance", spec)
+		}
+		proj := projectOf[id]
+		if proj == "" {
+			proj = "project-1"
+		}
+		if w.st.Project(proj) == nil {
+			w.st.Projects = append(w.st.Projects, &store.Project{ID: proj, BrowserAccess: true})
+		}
+		w.st.Threads = append(w.st.Threads, &store.Thread{ID: id, ProjectID: proj, Instance: inst})
+		w.threads = append(w.threads, &scriptThread{id: id})
+	}
+	if len(w.threads) == 0 {
+		a.d.Fatalf(a.t, "new needs threads=(id:instance, ...)")
+	}
+	w.desktop = a.vals("desktop")
+	w.env.Emit("script", "world", "", sim.A("profile", prof.String()), sim.A("seed", fmt.Sprint(seed)))
+	w.boot()
+	return w
+}
+
+func (w *t3Script) boot() {
+	w.incarn++
+	w.srv = server.New(w.env, w.st, w.incarn, server.Hooks{
+		TurnStarted: func(threadID string, _ *provider.Entry, cred provider.ThreadCred) {
+			th := w.thread(threadID)
+			if th.cred.CredID != "" && th.cred.CredID != cred.CredID {
+				th.past = append(th.past, th.cred)
+			}
+			th.cred, th.inTurn, th.failed = cred, true, ""
+		},
+		TurnAborted: func(threadID, why string) {
+			th := w.thread(threadID)
+			th.inTurn, th.failed = false, why
+		},
+		DesktopFor: func(threadID string) (bool, time.Duration) {
+			for _, d := range w.desktop {
+				if d == threadID {
+					return true, 500 * time.Millisecond
+				}
+			}
+			return false, 0
+		},
+		OpenLatency: func(string) time.Duration { return w.open },
+	})
+}
+
+func (w *t3Script) thread(id string) *scriptThread {
+	for _, th := range w.threads {
+		if th.id == id {
+			return th
+		}
+	}
+	return nil
+}
+
+// flush returns the trace events appended since the last flush.
+func (w *t3Script) flush() string {
+	var b strings.Builder
+	ev := w.k.Trace().Events()
+	for ; w.printed < len(ev); w.printed++ {
+		b.WriteString(ev[w.printed].Describe())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// runUntil steps the kernel until cond holds or limit of virtual time passed.
+func (w *t3Script) runUntil(limit time.Duration, cond func() bool) {
+	deadline := w.k.Elapsed() + limit
+	for !cond() {
+		if !w.k.RunUntil(min(deadline, w.k.Elapsed()+50*time.Millisecond)) || w.k.Elapsed() >= deadline {
+			return
+		}
+	}
+}
+
+func (w *t3Script) tabArg(a *scriptArgs) string {
+	v := a.str("tab", "")
+	if strings.HasPrefix(v, "@") {
+		n, err := strconv.Atoi(v[1:])
+		if err != nil || n < 1 || n > len(w.tabs) {
+			a.d.Fatalf(a.t, "tab %s: only %d tabs opened so far", v, len(w.tabs))
+		}
+		return w.tabs[n-1]
+	}
+	return v
+}
+
+func (w *t3Script) tabName(id string) string {
+	for i, t := range w.tabs {
+		if t == id {
+			return fmt.Sprintf("@%d", i+1)
+		}
+	}
+	return id
+}
+
+func (w *t3Script) exec(a *scriptArgs) string {
+	d := a.d
+	var result string
+	switch d.Cmd {
+	case "prompt":
+		th := w.mustThread(a)
+		w.open = a.duration("open", time.Second)
+		th.inTurn, th.failed = false, ""
+		if w.srv == nil || !w.srv.SendPrompt(th.id) {
+			result = "=> not sent (server down or a run is active)"
+			break
+		}
+		w.runUntil(time.Minute, func() bool { return th.inTurn || th.failed != "" })
+		switch {
+		case th.inTurn:
+			result = "=> turn started with credential " + th.cred.CredID
+		case th.failed != "":
+			result = "=> turn failed: " + th.failed
+		default:
+			result = "=> turn not started (the run stopped at a violation, or the session is still opening)"
+		}
+	case "call":
+		th := w.mustThread(a)
+		call := model.ToolCall{Tool: a.need("tool"), TabID: w.tabArg(a), NewTab: a.has("new-tab"), URL: "http://localhost:5173/"}
+		cred := th.cred
+		if a.str("cred", "current") == "previous" {
+			if len(th.past) == 0 {
+				d.Fatalf(w.t, "%s has no previous credential", th.id)
+			}
+			cred = th.past[len(th.past)-1]
+		}
+		var got *model.ToolResult
+		if w.srv == nil {
+			got = &model.ToolResult{Outcome: model.OutcomeServerDown}
+		} else {
+			w.srv.CallTool(th.id, cred.Token, cred.CredID, call, func(r model.ToolResult) { got = &r })
+			w.runUntil(time.Minute, func() bool { return got != nil })
+		}
+		if got == nil {
+			result = "=> no answer within 1m"
+			break
+		}
+		if call.Tool == model.ToolPreviewOpen && got.Outcome == browser.OK && w.tabName(got.TabID) == got.TabID {
+			w.tabs = append(w.tabs, got.TabID)
+		}
+		result = "=> " + got.Outcome
+		if got.TabID != "" {
+			result += " tab=" + w.tabName(got.TabID)
+		}
+	case "end-turn":
+		th := w.mustThread(a)
+		if w.srv != nil {
+			w.srv.TurnFinished(th.id, a.duration("background", 0))
+		}
+		th.inTurn = false
+	case "advance":
+		w.k.RunUntil(w.k.Elapsed() + a.duration("by", 0))
+	case "crash":
+		th := w.mustThread(a)
+		if w.srv == nil || !w.srv.Crash(th.id) {
+			result = "=> no live session"
+		}
+		w.runUntil(time.Second, func() bool { return false })
+	case "browser-access":
+		on, err := strconv.ParseBool(a.need("on"))
+		if err != nil {
+			d.Fatalf(w.t, "on: %v", err)
+		}
+		if w.srv != nil {
+			w.srv.SetBrowserAccess(a.need("project"), on)
+		} else {
+			w.st.Project(a.need("project")).BrowserAccess = on
+		}
+	case "switch-provider":
+		th := w.mustThread(a)
+		if !w.srv.SwitchProvider(th.id, a.need("to")) {
+			result = "=> not switched"
+		}
+	case "watch", "unwatch", "take", "release":
+		th := w.mustThread(a)
+		id := w.tabArg(a)
+		tab := w.srv.Browser.Tab(th.id, id)
+		if tab == nil {
+			result = "=> no such tab"
+			break
+		}
+		viewer := "viewer/" + th.id
+		switch d.Cmd {
+		case "watch":
+			w.srv.Browser.Watch(tab, viewer)
+		case "unwatch":
+			w.srv.Browser.Unwatch(tab, viewer)
+		case "take":
+			w.srv.Browser.TakeControl(tab, viewer)
+		case "release":
+			w.srv.Browser.ReleaseControl(tab, viewer)
+		}
+	case "restart":
+		w.env.Emit("fault", "server-restart", "", sim.A("incarnation", fmt.Sprint(w.incarn)))
+		w.srv.Kill()
+		for _, th := range w.threads {
+			th.inTurn = false
+		}
+		w.boot()
+	case "state":
+		result = w.state()
+	default:
+		d.Fatalf(w.t, "unknown command %q", d.Cmd)
+	}
+	out := w.flush()
+	if result = strings.TrimRight(result, "\n"); result != "" {
+		out += result + "\n"
+	}
+	if out == "" {
+		out = "ok\n"
+	}
+	return out
+}
+
+func (w *t3Script) mustThread(a *scriptArgs) *scriptThread {
+	id := a.need("thread")
+	th := w.thread(id)
+	if th == nil {
+		a.d.Fatalf(a.t, "unknown thread %q", id)
+	}
+	return th
+}
+
+func (w *t3Script) state() string {
+	var b strings.Builder
+	if w.srv == nil {
+		return "server down\n"
+	}
+	for _, t := range w.srv.Browser.Tabs() {
+		fmt.Fprintf(&b, "tab %s thread=%s owner=%s desktop=%v watched=%v controller=%q\n", w.tabName(t.TabID), t.ThreadID,
+			browser.ShowKey(t.Control.AgentID), t.Desktop, t.Watched(), t.Control.Owner)
+	}
+	for _, th := range w.threads {
+		if sl, ok := w.srv.Slots.Get(th.id); ok {
+			live := w.srv.Registry.Lookup(sl.CredID) != nil
+			fmt.Fprintf(&b, "slot %s cred=%s live=%v\n", th.id, sl.CredID, live)
+		}
+	}
+	for _, e := range w.srv.PSM.Entries() {
+		fmt.Fprintf(&b, "session %s busy=%v\n", e.Incarnation, e.Busy())
+	}
+	if b.Len() == 0 {
+		return "empty\n"
+	}
+	return b.String()
+}
