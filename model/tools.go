@@ -1,5 +1,11 @@
 package model
 
+import (
+	"time"
+
+	"orchsim/model/store"
+)
+
 // Preview tool names (the preview MCP toolkit and previewControls).
 const (
 	ToolPreviewOpen     = "preview_open"
@@ -9,6 +15,31 @@ const (
 	ToolPreviewClose    = "t3_preview_close"
 )
 
+// Orchestrator tool names (OrchestratorMcpService, ThreadMetadataMcpService).
+const (
+	ToolDelegateTask    = "delegate_task"
+	ToolCreateThreads   = "create_threads"
+	ToolScheduleTask    = "schedule_task"
+	ToolThreadSend      = "t3_thread_send"
+	ToolThreadUpdate    = "t3_thread_update"
+	ToolThreadInterrupt = "t3_thread_interrupt"
+	ToolTaskCancel      = "task_cancel"
+)
+
+// OrchestratorTools lists the orchestrator tools that take a clientRequestId.
+var OrchestratorTools = []string{ToolDelegateTask, ToolCreateThreads, ToolScheduleTask, ToolThreadSend,
+	ToolThreadUpdate, ToolThreadInterrupt, ToolTaskCancel}
+
+// IsOrchestratorTool reports whether tool is one of OrchestratorTools.
+func IsOrchestratorTool(tool string) bool {
+	for _, t := range OrchestratorTools {
+		if t == tool {
+			return true
+		}
+	}
+	return false
+}
+
 // ToolCall is one MCP tools/call as an agent sends it.
 type ToolCall struct {
 	Tool  string
@@ -16,6 +47,21 @@ type ToolCall struct {
 	URL   string
 	// NewTab asks preview_open for reuseExistingTab:false.
 	NewTab bool
+
+	// ClientRequestID is the idempotency key ("" when the agent sent none).
+	ClientRequestID string
+	// Mode is delegate_task's mode: "async" (default) or "wait".
+	Mode string
+	// Timeout is delegate_task wait's timeoutMs (0: the 10 min default).
+	Timeout time.Duration
+	// Target is the thread t3_thread_send, t3_thread_update and
+	// t3_thread_interrupt act on; TaskID the task task_cancel cancels.
+	Target string
+	TaskID string
+	// Action is t3_thread_update's action (e.g. "rename").
+	Action string
+	// Count is the number of create_threads entries (1-20).
+	Count int
 }
 
 // Outcomes other than the browser's reasons.
@@ -28,8 +74,12 @@ const (
 )
 
 // ToolResult is what the agent gets back: Outcome is "ok" or the refusal
-// (reason or error code); TabID is the tab the call resolved to.
+// (reason or error code); TabID is the tab the call resolved to; the
+// orchestrator's durable result ids are embedded.
 type ToolResult struct {
 	Outcome string
 	TabID   string
+	store.Result
+	// WaitTimedOut is delegate_task wait's timeout upgrade flag.
+	WaitTimedOut bool
 }

@@ -46,6 +46,13 @@ import (
 //	  (or previous) provider process was given. @N is the N-th tab opened in
 //	  the script. Prints "=> <outcome> [tab=@N]".
 //
+//	call thread=T tool=delegate_task|create_threads|schedule_task|t3_thread_send|t3_thread_update|t3_thread_interrupt|task_cancel
+//	     [key=K] [mode=wait] [timeout=D] [target=T2] [action=A] [count=N] [task=%N] [cred=...] [nowait]
+//	  An orchestrator tool call with clientRequestId K (none without key=).
+//	  With nowait the script goes on while the call is in flight.
+//	  %N is the N-th delegated task seen in the script. Prints the outcome
+//	  (accepted, replayed or an error code) and the result ids.
+//
 //	end-turn thread=T [background=D]
 //	  The agent finishes its turn (turn.terminal), optionally reporting
 //	  pending background work for D.
@@ -57,10 +64,18 @@ import (
 //	browser-access project=P on=true|false
 //	switch-provider thread=T to=I
 //	watch|unwatch|take|release thread=T tab=@N   the thread's user as a viewer
-//	restart                  the server process dies and a new one boots
+//	restart [graceful]       the server process dies (or shuts down) and a new one boots
+//	interrupt thread=T       the user presses stop on T's running turn
+//	setting continue=true|false   continueThreadsAfterServerUpdate
 //	state                    prints tabs, live credentials, slots and sessions
-func TestScriptsTabOwnership(t *testing.T) {
-	datadriven.Walk(t, "testdata/tab_ownership", func(t *testing.T, path string) {
+func TestScriptsTabOwnership(t *testing.T) { runT3Scripts(t, "testdata/tab_ownership") }
+
+// TestScriptsRequestRetry runs the scripted reproductions of report 002
+// under testdata/request_retry, in the same language.
+func TestScriptsRequestRetry(t *testing.T) { runT3Scripts(t, "testdata/request_retry") }
+
+func runT3Scripts(t *testing.T, dir string) {
+	datadriven.Walk(t, dir, func(t *testing.T, path string) {
 		var w *t3Script
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			a := &scriptArgs{t: t, d: d, used: map[string]bool{}}
@@ -165,6 +180,7 @@ type t3Script struct {
 	threads []*scriptThread
 	desktop []string
 	tabs    []string
+	tasks   []string
 	printed int
 	open    time.Duration // adapter start-up time of the next session open
 }
@@ -181,7 +197,7 @@ func newT3Script(a *scriptArgs) *t3Script {
 	w := &t3Script{t: a.t, k: sim.NewKernel(true), st: &store.Store{}}
 	w.env = &model.Env{Clock: w.k, Trace: w.k.Trace(), Source: sim.NewSeededSource(seed, false), Profile: prof,
 		EnvironmentID: EnvironmentID}
-	for _, c := range invariants.New(invariants.TabOwnership...) {
+	for _, c := range invariants.New(append(append([]string{}, invariants.TabOwnership...), invariants.Requests...)...) {
 		w.k.Trace().AddChecker(c)
 	}
 	projectOf := map[string]string{}
@@ -281,6 +297,27 @@ func (w *t3Script) tabArg(a *scriptArgs) string {
 	return v
 }
 
+func (w *t3Script) taskArg(a *scriptArgs) string {
+	v := a.str("task", "")
+	if strings.HasPrefix(v, "%") {
+		n, err := strconv.Atoi(v[1:])
+		if err != nil || n < 1 || n > len(w.tasks) {
+			a.d.Fatalf(a.t, "task %s: only %d tasks seen so far", v, len(w.tasks))
+		}
+		return w.tasks[n-1]
+	}
+	return v
+}
+
+func (w *t3Script) taskName(id string) string {
+	for i, t := range w.tasks {
+		if t == id {
+			return fmt.Sprintf("%%%d", i+1)
+		}
+	}
+	return id
+}
+
 func (w *t3Script) tabName(id string) string {
 	for i, t := range w.tabs {
 		if t == id {
@@ -313,7 +350,16 @@ func (w *t3Script) exec(a *scriptArgs) string {
 		}
 	case "call":
 		th := w.mustThread(a)
-		call := model.ToolCall{Tool: a.need("tool"), TabID: w.tabArg(a), NewTab: a.has("new-tab"), URL: "http://localhost:5173/"}
+		call := model.ToolCall{Tool: a.need("tool"), TabID: w.tabArg(a), NewTab: a.has("new-tab"), URL: "http://localhost:5173/",
+			ClientRequestID: a.str("key", ""), Mode: a.str("mode", ""), Timeout: a.duration("timeout", 0),
+			Target: a.str("target", ""), Action: a.str("action", ""), TaskID: w.taskArg(a)}
+		if n := a.str("count", ""); n != "" {
+			c, err := strconv.Atoi(n)
+			if err != nil {
+				d.Fatalf(w.t, "count: %v", err)
+			}
+			call.Count = c
+		}
 		cred := th.cred
 		if a.str("cred", "current") == "previous" {
 			if len(th.past) == 0 {
@@ -322,15 +368,26 @@ func (w *t3Script) exec(a *scriptArgs) string {
 			cred = th.past[len(th.past)-1]
 		}
 		var got *model.ToolResult
+		nowait := a.has("nowait")
 		if w.srv == nil {
 			got = &model.ToolResult{Outcome: model.OutcomeServerDown}
 		} else {
 			w.srv.CallTool(th.id, cred.Token, cred.CredID, call, func(r model.ToolResult) { got = &r })
-			w.runUntil(time.Minute, func() bool { return got != nil })
+			if nowait {
+				result = "=> in flight"
+				break
+			}
+			w.runUntil(2*time.Hour, func() bool { return got != nil })
 		}
 		if got == nil {
-			result = "=> no answer within 1m"
+			result = "=> no answer"
+			if w.k.Trace().Violation() != nil {
+				result += " (the run stopped at the violation)"
+			}
 			break
+		}
+		if got.TaskID != "" && w.taskName(got.TaskID) == got.TaskID {
+			w.tasks = append(w.tasks, got.TaskID)
 		}
 		if call.Tool == model.ToolPreviewOpen && got.Outcome == browser.OK && w.tabName(got.TabID) == got.TabID {
 			w.tabs = append(w.tabs, got.TabID)
@@ -338,6 +395,27 @@ func (w *t3Script) exec(a *scriptArgs) string {
 		result = "=> " + got.Outcome
 		if got.TabID != "" {
 			result += " tab=" + w.tabName(got.TabID)
+		}
+		if got.TaskID != "" {
+			result += " task=" + w.taskName(got.TaskID)
+		}
+		if got.ChildThreadID != "" {
+			result += " child=" + got.ChildThreadID
+		}
+		if len(got.ThreadIDs) > 0 {
+			result += " threads=" + strings.Join(got.ThreadIDs, ",")
+		}
+		if got.MessageID != "" {
+			result += " message=" + got.MessageID
+		}
+		if got.ScheduleID != "" {
+			result += " schedule=" + got.ScheduleID
+		}
+		if got.Status != "" {
+			result += " status=" + got.Status
+		}
+		if got.WaitTimedOut {
+			result += " waitTimedOut"
 		}
 	case "end-turn":
 		th := w.mustThread(a)
@@ -388,12 +466,33 @@ func (w *t3Script) exec(a *scriptArgs) string {
 			w.srv.Browser.ReleaseControl(tab, viewer)
 		}
 	case "restart":
-		w.env.Emit("fault", "server-restart", "", sim.A("incarnation", fmt.Sprint(w.incarn)))
-		w.srv.Kill()
+		how := "crash"
+		if a.has("graceful") {
+			how = "graceful"
+		}
+		w.env.Emit("fault", "server-restart", how, sim.A("incarnation", fmt.Sprint(w.incarn)))
+		if how == "graceful" {
+			w.srv.Shutdown()
+		} else {
+			w.srv.Kill()
+		}
 		for _, th := range w.threads {
 			th.inTurn = false
 		}
 		w.boot()
+		// Let startup finish (restart continuations start their turns).
+		w.runUntil(5*time.Second, func() bool { return false })
+	case "interrupt":
+		th := w.mustThread(a)
+		if !w.srv.Interrupt(th.id) {
+			result = "=> no active run"
+		}
+	case "setting":
+		on, err := strconv.ParseBool(a.need("continue"))
+		if err != nil {
+			d.Fatalf(w.t, "continue: %v", err)
+		}
+		w.st.Settings.ContinueThreadsAfterServerUpdate = on
 	case "state":
 		result = w.state()
 	default:

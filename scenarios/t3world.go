@@ -33,6 +33,14 @@ type T3World struct {
 	// MaxRestarts bounds server restarts per run.
 	MaxRestarts int
 	restarts    int
+	// Repertoire is the tools the agents use (preview tools by default).
+	Repertoire agent.Repertoire
+	// ResponseLoss is the probability that the answer to an orchestrator
+	// tool call is lost on the way back (the server did the work).
+	ResponseLoss sim.Ratio
+	// Impatience bounds how long a user lets a turn run before pressing
+	// stop (0: users never interrupt).
+	ImpatienceMin, ImpatienceMax time.Duration
 }
 
 type tabSeen struct{ tab, thread string }
@@ -66,11 +74,28 @@ func NewT3World(env *model.Env) *T3World {
 
 // Start boots the server, the actors and the fault loop.
 func (w *T3World) Start() {
+	var users []string
+	for _, t := range w.Store.Threads {
+		users = append(users, t.ID)
+	}
 	for _, t := range w.Store.Threads {
 		a := agent.New(w.env, w, t.ID)
 		a.Foreign = w.foreignTab(t.ID)
+		a.Repertoire = w.Repertoire
+		a.Instance = t.Instance
+		self := t.ID
+		a.Peers = func() []string {
+			var out []string
+			for _, id := range users {
+				if id != self {
+					out = append(out, id)
+				}
+			}
+			return out
+		}
 		w.Agents = append(w.Agents, a)
 		u := agent.NewUser(w.env, t.ID, t.ProjectID, w.Server)
+		u.ImpatienceMin, u.ImpatienceMax = w.ImpatienceMin, w.ImpatienceMax
 		w.Users = append(w.Users, u)
 		w.env.Emit("world", "thread", "", sim.A("thread", t.ID), sim.A("project", t.ProjectID),
 			sim.A("instance", t.Instance), sim.A("desktop", fmt.Sprint(u.Desktop)))
@@ -89,6 +114,7 @@ func (w *T3World) boot() {
 	w.srv = server.New(w.env, w.Store, w.incarn, server.Hooks{
 		TurnStarted: func(threadID string, e *provider.Entry, cred provider.ThreadCred) {
 			if a := w.agent(threadID); a != nil {
+				a.Instance = e.Instance
 				a.StartTurn(cred)
 			}
 		},
@@ -151,6 +177,10 @@ func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.Too
 		s.CallTool(threadID, cred.Token, cred.CredID, call, func(r model.ToolResult) {
 			if call.Tool == model.ToolPreviewOpen && r.Outcome == browser.OK {
 				w.noteTab(r.TabID, threadID)
+			}
+			if model.IsOrchestratorTool(call.Tool) && w.net.Chance("response-loss", w.ResponseLoss) {
+				w.env.Emit("fault", "response-lost", "", sim.A("thread", threadID), sim.A("tool", call.Tool))
+				return
 			}
 			w.env.After(w.latency(), func() { reply(r) })
 		})
@@ -281,9 +311,18 @@ func (w *T3World) restart() {
 		return
 	}
 	w.restarts++
-	w.env.Emit("fault", "server-restart", "", sim.A("incarnation", fmt.Sprint(s.Incarnation)))
+	graceful := w.faults.Chance("graceful-restart", sim.Per(1, 2))
+	how := "crash"
+	if graceful {
+		how = "graceful"
+	}
+	w.env.Emit("fault", "server-restart", how, sim.A("incarnation", fmt.Sprint(s.Incarnation)))
 	w.srv = nil
-	s.Kill()
+	if graceful {
+		s.Shutdown()
+	} else {
+		s.Kill()
+	}
 	for _, u := range w.Users {
 		u.Forget()
 	}

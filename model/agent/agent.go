@@ -7,6 +7,7 @@
 package agent
 
 import (
+	"fmt"
 	"time"
 
 	"orchsim/model"
@@ -45,12 +46,60 @@ type Agent struct {
 	// Foreign returns a tab id the agent has seen but another thread owns
 	// (pasted by a user), or "".
 	Foreign func(r *sim.Rand) string
+
+	// Repertoire says which tools the agent uses.
+	Repertoire Repertoire
+	// Instance is the provider instance the agent runs on (it decides the
+	// client-side MCP call timeout).
+	Instance string
+	// Peers returns the other threads the agent may send to, rename or
+	// interrupt.
+	Peers func() []string
+
+	rounds   map[string]int
+	pending  []model.ToolCall // calls that never got an answer, retried next
+	inflight *model.ToolCall
+	callSeq  int
+	timeout  sim.Timer
+	tasks    []string // delegated task ids the agent was told about
 }
 
-// New returns the agent of threadID.
-func New(env *model.Env, net Net, threadID string) *Agent {
-	return &Agent{env: env, rand: env.Rand("agent/" + threadID), net: net, Thread: threadID}
+// Repertoire selects the tools an agent uses.
+type Repertoire struct {
+	Preview      bool
+	Orchestrator bool
 }
+
+// Client-side MCP call budgets (MODEL.md Part 0): Claude's 65 min
+// (CLAUDE_T3_MCP_TOOL_TIMEOUT_MS), a Node client's header timeout of about
+// 5 min for ACP providers, none for Codex.
+const (
+	ClaudeCallTimeout = 65 * time.Minute
+	NodeHeaderTimeout = 5 * time.Minute
+)
+
+// CallTimeout returns the client-side budget of an MCP call from instance
+// (0: none).
+func CallTimeout(instance string) time.Duration {
+	a, _ := provider.AdapterFor(instance)
+	switch a.Driver {
+	case "claudeAgent":
+		return ClaudeCallTimeout
+	case "acp":
+		return NodeHeaderTimeout
+	}
+	return 0
+}
+
+// New returns the agent of threadID, using the preview tools.
+func New(env *model.Env, net Net, threadID string) *Agent {
+	return &Agent{env: env, rand: env.Rand("agent/" + threadID), net: net, Thread: threadID,
+		Repertoire: Repertoire{Preview: true}, rounds: map[string]int{}}
+}
+
+// Pending returns the calls the agent will retry because it never saw
+// their answer.
+func (a *Agent) Pending() []model.ToolCall { return a.pending }
 
 // Active reports whether a turn is in progress.
 func (a *Agent) Active() bool { return a.active }
@@ -68,8 +117,16 @@ func (a *Agent) StartTurn(cred provider.ThreadCred) {
 }
 
 // Abort ends the turn in progress without the agent (crash, release,
-// restart); late replies of that turn are ignored.
+// restart, interrupt); late replies of that turn are ignored, and a call
+// still in flight is remembered for a retry.
 func (a *Agent) Abort() {
+	if a.inflight != nil {
+		a.pending = append(a.pending, *a.inflight)
+		a.inflight = nil
+	}
+	if a.timeout != nil {
+		a.timeout.Stop()
+	}
 	a.active = false
 	a.turn++
 }
@@ -98,8 +155,134 @@ func (a *Agent) finish() {
 	a.net.TurnFinished(a.Thread, background)
 }
 
-// step makes one tool call, chosen from what the conversation remembers.
+// step makes one tool call: a retry of a call that never got an answer
+// first, else one chosen from the agent's repertoire.
 func (a *Agent) step(turn int) {
+	if len(a.pending) > 0 {
+		call := a.pending[0]
+		a.pending = a.pending[1:]
+		a.env.Emit("agent/"+a.Thread, "retry", "", sim.A("tool", call.Tool), sim.A("clientRequestId", orDash(call.ClientRequestID)))
+		a.send(turn, call)
+		return
+	}
+	if a.Repertoire.Orchestrator && (!a.Repertoire.Preview || a.rand.Chance("use-orchestrator", sim.Per(1, 2))) {
+		a.send(turn, a.orchestratorCall())
+		return
+	}
+	a.previewStep(turn)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// send makes call with the current credential. An answer continues the
+// turn; no answer within the client's budget makes the agent retry the same
+// call (same clientRequestId), as its instructions tell it to.
+func (a *Agent) send(turn int, call model.ToolCall) {
+	a.callSeq++
+	seq := a.callSeq
+	c := call
+	a.inflight = &c
+	if d := CallTimeout(a.Instance); d > 0 && model.IsOrchestratorTool(call.Tool) {
+		if a.timeout == nil {
+			a.timeout = a.env.Clock.AfterFunc(d, func() { a.clientTimeout() })
+		} else {
+			a.timeout.Reset(d)
+		}
+	}
+	a.net.Call(a.Thread, a.cred, call, func(r model.ToolResult) {
+		if a.callSeq != seq || a.inflight == nil {
+			return // answered after the client gave up, or after an abort
+		}
+		a.inflight = nil
+		if a.timeout != nil {
+			a.timeout.Stop()
+		}
+		a.rememberOrchestrator(call, r)
+		if a.turn == turn && a.active {
+			a.next(turn)
+		}
+	})
+}
+
+func (a *Agent) clientTimeout() {
+	if a.inflight == nil || !a.active {
+		return
+	}
+	call := *a.inflight
+	a.inflight = nil
+	a.env.Emit("agent/"+a.Thread, "client-timeout", "", sim.A("tool", call.Tool), sim.A("clientRequestId", orDash(call.ClientRequestID)))
+	a.pending = append([]model.ToolCall{call}, a.pending...)
+	a.next(a.turn)
+}
+
+// key returns the clientRequestId of a new round of tool: round numbers
+// start at 1 in every thread, so different threads naturally reuse the
+// same key strings ("review-round-1"). One call in ten sends no key.
+func (a *Agent) key(tool, prefix string) string {
+	if a.rand.Chance("no-client-request-id", sim.Per(1, 10)) {
+		return ""
+	}
+	a.rounds[tool]++
+	return fmt.Sprintf("%s-round-%d", prefix, a.rounds[tool])
+}
+
+func (a *Agent) orchestratorCall() model.ToolCall {
+	peers := []string{a.Thread}
+	if a.Peers != nil {
+		peers = append(peers, a.Peers()...)
+	}
+	peer := peers[a.rand.IntN("peer", len(peers))]
+	switch a.rand.Pick("orchestrator-tool", 30, 15, 10, 15, 10, 8, 12) {
+	case 0:
+		call := model.ToolCall{Tool: model.ToolDelegateTask, ClientRequestID: a.key("delegate", "review"), Mode: "async"}
+		if a.rand.Chance("wait-mode", sim.Per(1, 2)) {
+			call.Mode = "wait"
+			if a.rand.Chance("wait-timeout", sim.Per(1, 3)) {
+				call.Timeout = a.rand.Duration("wait-budget", time.Minute, 60*time.Minute)
+			}
+		}
+		return call
+	case 1:
+		return model.ToolCall{Tool: model.ToolCreateThreads, ClientRequestID: a.key("create", "batch"), Count: 1 + a.rand.IntN("batch-size", 3)}
+	case 2:
+		return model.ToolCall{Tool: model.ToolScheduleTask, ClientRequestID: a.key("schedule", "nightly")}
+	case 3:
+		return model.ToolCall{Tool: model.ToolThreadSend, ClientRequestID: a.key("send", "handoff"), Target: peer}
+	case 4:
+		return model.ToolCall{Tool: model.ToolThreadUpdate, ClientRequestID: a.key("update", "rename"), Target: peer, Action: "rename"}
+	case 5:
+		if peer == a.Thread && len(peers) > 1 {
+			peer = peers[1]
+		}
+		return model.ToolCall{Tool: model.ToolThreadInterrupt, ClientRequestID: a.key("interrupt", "stop"), Target: peer}
+	default:
+		if len(a.tasks) == 0 {
+			return model.ToolCall{Tool: model.ToolDelegateTask, ClientRequestID: a.key("delegate", "review"), Mode: "async"}
+		}
+		task := a.tasks[a.rand.IntN("cancel-which", len(a.tasks))]
+		return model.ToolCall{Tool: model.ToolTaskCancel, ClientRequestID: a.key("cancel", "cancel"), TaskID: task}
+	}
+}
+
+func (a *Agent) rememberOrchestrator(call model.ToolCall, r model.ToolResult) {
+	if call.Tool == model.ToolDelegateTask && r.TaskID != "" {
+		for _, t := range a.tasks {
+			if t == r.TaskID {
+				return
+			}
+		}
+		a.tasks = append(a.tasks, r.TaskID)
+	}
+}
+
+// previewStep makes one preview tool call, chosen from what the
+// conversation remembers.
+func (a *Agent) previewStep(turn int) {
 	call := model.ToolCall{URL: "http://localhost:5173/" + a.rand.Hex("page", 2)}
 	if len(a.Tabs) == 0 {
 		call.Tool = model.ToolPreviewOpen

@@ -28,6 +28,9 @@ type User struct {
 	nextAt  time.Duration
 	waiting bool
 	stopped bool
+	// ImpatienceMin and ImpatienceMax bound how long the user lets a turn
+	// run before pressing stop (0: never).
+	ImpatienceMin, ImpatienceMax time.Duration
 }
 
 // NewUser returns the user of threadID; srv returns the live server
@@ -90,6 +93,16 @@ func (u *User) prompt() {
 		return
 	}
 	u.env.Emit("user/"+u.Thread, "prompt", "", sim.A("thread", u.Thread))
+	if u.ImpatienceMax > 0 {
+		run := s.Store.Thread(u.Thread).ActiveRunID
+		u.env.After(u.rand.Duration("impatience", u.ImpatienceMin, u.ImpatienceMax), func() {
+			if s.Dead() || s.Store.Thread(u.Thread).ActiveRunID != run {
+				return
+			}
+			u.env.Emit("user/"+u.Thread, "stop", "", sim.A("thread", u.Thread), sim.A("run", run))
+			s.Interrupt(u.Thread)
+		})
+	}
 }
 
 // TurnEnded tells the user the thread's turn is over; after a failed turn

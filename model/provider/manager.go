@@ -85,7 +85,7 @@ type ThreadCred struct {
 // Entry is a live provider session.
 type Entry struct {
 	ID          string // orchestration ProviderSessionId
-	Incarnation string // ID plus a runtime generation: one per open
+	Incarnation string // ID#<server process>.<open count>: one per open (the runtime generation)
 	Instance    string
 	attached    []string
 	creds       []ThreadCred
@@ -161,6 +161,9 @@ type Manager struct {
 	reserve map[string]int // threadId NUL credId -> count (mcpCredentialReservations)
 	opened  int
 	dead    bool
+	// process is the server process incarnation, part of session
+	// incarnation names so they stay unique across restarts.
+	process int
 
 	// CapsFor returns the capabilities a thread's credential gets now (from
 	// settings: preview iff browser access is on for its project).
@@ -175,10 +178,10 @@ type Manager struct {
 
 const actor = "psm"
 
-// NewManager returns an empty manager over the registry and slots of the
-// same server process.
-func NewManager(env *model.Env, reg *mcp.Registry, slots *mcp.Slots) *Manager {
-	return &Manager{env: env, rand: env.Rand(actor), reg: reg, slots: slots, reserve: map[string]int{},
+// NewManager returns an empty manager over the registry and slots of
+// server process incarnation process.
+func NewManager(env *model.Env, reg *mcp.Registry, slots *mcp.Slots, process int) *Manager {
+	return &Manager{env: env, rand: env.Rand(actor), reg: reg, slots: slots, reserve: map[string]int{}, process: process,
 		IdleTimeout: DefaultIdleTimeout, MaxIdlePin: DefaultMaxIdlePin,
 		CapsFor: func(string, string) mcp.Caps { return mcp.CapOrchestration }}
 }
@@ -270,7 +273,7 @@ func (m *Manager) StartTurn(threadID, instance string, openLatency time.Duration
 		}
 	}
 	m.opened++
-	inc := fmt.Sprintf("%s#%d", sid, m.opened)
+	inc := fmt.Sprintf("%s#%d.%d", sid, m.process, m.opened)
 	o := &opening{sessionID: sid, incarnation: inc, instance: instance, threadID: threadID}
 	o.waiters = append(o.waiters, waiter{threadID, done})
 	m.env.Emit(actor, "session.open", "", sim.A("psid", sid), sim.A("incarnation", inc), sim.A("thread", threadID), sim.A("instance", instance))

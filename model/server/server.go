@@ -6,11 +6,13 @@ package server
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"orchsim/model"
 	"orchsim/model/browser"
 	"orchsim/model/mcp"
+	"orchsim/model/orchestrator"
 	"orchsim/model/provider"
 	"orchsim/model/store"
 	"orchsim/sim"
@@ -38,6 +40,7 @@ type Server struct {
 	Slots       *mcp.Slots
 	PSM         *provider.Manager
 	Browser     *browser.ServerBrowser
+	Orch        *orchestrator.Orchestrator
 	Incarnation int
 	hooks       Hooks
 	dead        bool
@@ -61,20 +64,83 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 	s := &Server{env: env, Store: st, Incarnation: incarnation, hooks: hooks}
 	s.Registry = mcp.NewRegistry(env)
 	s.Slots = &mcp.Slots{}
-	s.PSM = provider.NewManager(env, s.Registry, s.Slots)
+	s.PSM = provider.NewManager(env, s.Registry, s.Slots, incarnation)
 	s.PSM.CapsFor = s.capsFor
 	s.PSM.OnRelease = s.onRelease
 	s.PSM.OpenFailure = sim.Per(1, 50)
 	s.Browser = browser.NewServerBrowser(env, incarnation)
 	s.Browser.DesktopFor = hooks.DesktopFor
-	for _, r := range st.Runs {
+	s.Orch = orchestrator.New(env, st)
+	s.Orch.Interrupt = s.interrupt
+	env.Emit(actor, "server.start", "", sim.A("incarnation", fmt.Sprint(incarnation)))
+	// Startup order: reconcile, delegated-task recovery, then the effect
+	// worker (restart continuation).
+	s.reconcile("startup")
+	s.Orch.Recover()
+	if st.Settings.ContinueThreadsAfterServerUpdate {
+		env.After(ContinuationDelay, s.continueRestartedRuns)
+	}
+	return s
+}
+
+// ContinuationDelay is how long after startup the effect worker runs the
+// restart continuations (a modelling choice: the worker starts last).
+const ContinuationDelay = 500 * time.Millisecond
+
+// ContinuationText is the prompt of a restart continuation.
+const ContinuationText = "Continue where you left off."
+
+// reconcile cancels runs a dead process left running; they become restart
+// continuation sources.
+func (s *Server) reconcile(trigger string) {
+	for _, r := range s.Store.Runs {
 		if r.Status == store.RunRunning {
-			st.EndRun(r.ID, store.RunCancelled)
-			env.Emit(actor, "reconcile", store.RunCancelled, sim.A("thread", r.ThreadID), sim.A("run", r.ID))
+			s.Store.EndRun(r.ID, store.RunCancelled)
+			r.CancelledByRestart = true
+			s.env.Emit(actor, "reconcile", store.RunCancelled, sim.A("trigger", trigger), sim.A("thread", r.ThreadID), sim.A("run", r.ID))
 		}
 	}
-	env.Emit(actor, "server.start", "", sim.A("incarnation", fmt.Sprint(incarnation)))
-	return s
+}
+
+// continueRestartedRuns is continueRestartedRun for every eligible thread:
+// its latest run was cancelled by a restart, the thread is live and still on
+// the run's instance. The command and message ids derive from the source
+// run, so a continuation is dispatched at most once across restarts.
+func (s *Server) continueRestartedRuns() {
+	if s.dead {
+		return
+	}
+	for _, t := range s.Store.Threads {
+		var latest *store.Run
+		for _, r := range s.Store.Runs {
+			if r.ThreadID == t.ID {
+				latest = r
+			}
+		}
+		if latest == nil || !latest.CancelledByRestart || t.Archived || t.ActiveRunID != "" || t.Instance != latest.Instance {
+			continue
+		}
+		cmd := "command:restart-continuation:" + latest.ID
+		if s.Store.Receipt(cmd) != nil {
+			continue
+		}
+		s.Store.Receipts = append(s.Store.Receipts, &store.Receipt{CommandID: cmd, ThreadID: t.ID, Status: store.ReceiptAccepted})
+		s.Store.Messages = append(s.Store.Messages, &store.Message{ID: "message:restart-continuation:" + latest.ID,
+			ThreadID: t.ID, CommandID: cmd, Text: ContinuationText})
+		s.env.Emit(actor, "restart-continuation", "", sim.A("thread", t.ID), sim.A("source-run", latest.ID), sim.A("text", ContinuationText))
+		s.startRun(t.ID, latest.ID)
+	}
+}
+
+// Shutdown is a graceful stop: every session is released with
+// server_shutdown, then reconcile("shutdown"); the process then dies.
+func (s *Server) Shutdown() {
+	if s.dead {
+		return
+	}
+	s.PSM.Shutdown()
+	s.reconcile("shutdown")
+	s.Kill()
 }
 
 // Dead reports whether the process has died.
@@ -89,6 +155,7 @@ func (s *Server) Kill() {
 	s.dead = true
 	s.PSM.Kill()
 	s.Browser.Kill()
+	s.Orch.Kill()
 	for _, t := range s.turns {
 		if s.hooks.TurnAborted != nil {
 			s.hooks.TurnAborted(t.threadID, "server died")
@@ -124,8 +191,20 @@ func (s *Server) SendPrompt(threadID string) bool {
 	if s.dead || t == nil || t.Archived || t.ActiveRunID != "" {
 		return false
 	}
+	s.startRun(threadID, "")
+	return true
+}
+
+// startRun starts a run of thread (a continuation when continuationOf is
+// set) and its provider turn.
+func (s *Server) startRun(threadID, continuationOf string) {
 	run := s.Store.StartRun(threadID)
-	s.env.Emit(actor, "run.start", "", sim.A("thread", threadID), sim.A("run", run.ID), sim.A("instance", run.Instance))
+	run.ContinuationOf = continuationOf
+	attrs := []sim.Attr{sim.A("thread", threadID), sim.A("run", run.ID), sim.A("instance", run.Instance)}
+	if continuationOf != "" {
+		attrs = append(attrs, sim.A("continuation-of", continuationOf))
+	}
+	s.env.Emit(actor, "run.start", "", attrs...)
 	s.turns = append(s.turns, turnRef{threadID: threadID, runID: run.ID})
 	latency := time.Second
 	if s.hooks.OpenLatency != nil {
@@ -149,8 +228,27 @@ func (s *Server) SendPrompt(threadID string) bool {
 			s.hooks.TurnStarted(threadID, e, tc)
 		}
 	})
+}
+
+// interrupt ends the active turn of thread as interrupted (t3_thread_interrupt
+// or the user's stop button); it reports whether there was one.
+func (s *Server) interrupt(threadID string) bool {
+	if s.dead {
+		return false
+	}
+	_, ref := s.turnOf(threadID)
+	if ref == nil {
+		return false
+	}
+	if ref.entry != nil {
+		s.PSM.TurnTerminal(ref.entry, threadID)
+	}
+	s.endTurn(threadID, store.RunInterrupted, "interrupted")
 	return true
 }
+
+// Interrupt is the user stopping the thread's running turn.
+func (s *Server) Interrupt(threadID string) bool { return s.interrupt(threadID) }
 
 // TurnFinished is the agent finishing its turn: turn.terminal, run completed.
 // backgroundFor > 0 reports pending background work for that long.
@@ -192,6 +290,11 @@ func (s *Server) endTurn(threadID, status, why string) {
 }
 
 func (s *Server) onRelease(e *provider.Entry, reason string) {
+	if reason == provider.ReasonServerShutdown {
+		// A graceful shutdown leaves runs to reconcile("shutdown"), which
+		// cancels them as restart-continuation sources.
+		return
+	}
 	for i := 0; i < len(s.turns); {
 		if s.turns[i].entry == e {
 			s.endTurn(s.turns[i].threadID, store.RunFailed, "Provider session released: "+reason+".")
@@ -300,6 +403,10 @@ func (s *Server) CallTool(caller, token, credID string, call model.ToolCall, rep
 	// The credential, not the caller's claim, says which thread calls.
 	threadID := scope.Thread.ThreadID
 	attrs[0] = sim.A("thread", threadID)
+	if model.IsOrchestratorTool(call.Tool) {
+		s.callOrchestrator(scope, call, attrs, reply)
+		return
+	}
 	if scope.Capabilities&mcp.CapPreview == 0 {
 		trace(model.OutcomePreviewDisabled)
 		reply(model.ToolResult{Outcome: model.OutcomePreviewDisabled})
@@ -361,4 +468,74 @@ func (s *Server) liveCaller(scope mcp.Scope) bool {
 	}
 	r := s.Store.ActiveRun(t.ID)
 	return r != nil && r.Instance == scope.Thread.ProviderInstanceID
+}
+
+// callOrchestrator serves an orchestrator tool after its caller checks
+// (orchestration capability; a live run of the caller's instance) and
+// traces the dispatch: its outcome, command id and result ids.
+func (s *Server) callOrchestrator(scope mcp.Scope, call model.ToolCall, attrs []sim.Attr, reply func(model.ToolResult)) {
+	key := call.ClientRequestID
+	if key == "" {
+		key = "-"
+	}
+	attrs = append(attrs, sim.A("clientRequestId", key))
+	if call.Target != "" {
+		attrs = append(attrs, sim.A("target", call.Target))
+	}
+	if call.Action != "" {
+		attrs = append(attrs, sim.A("action", call.Action))
+	}
+	if call.TaskID != "" {
+		attrs = append(attrs, sim.A("task", call.TaskID))
+	}
+	if call.Mode == "wait" {
+		attrs = append(attrs, sim.A("mode", "wait"))
+	}
+	refuse := func(code string) {
+		s.env.Emit("agent/"+scope.Thread.ThreadID, call.Tool, code, attrs...)
+		reply(model.ToolResult{Outcome: code})
+	}
+	if scope.Capabilities&mcp.CapOrchestration == 0 {
+		refuse("capability_denied")
+		return
+	}
+	if !s.liveCaller(scope) {
+		refuse(model.OutcomeParentNotActive)
+		return
+	}
+	s.Orch.Dispatch(orchestrator.Call{Scope: scope, ToolCall: call}, func(a orchestrator.Answer) {
+		if a.CommandID != "" {
+			attrs = append(attrs, sim.A("command", a.CommandID))
+		}
+		if res := DescribeResult(a.Result); res != "" {
+			attrs = append(attrs, sim.A("result", res))
+		}
+		if a.Effect != "" {
+			attrs = append(attrs, sim.A("effect", a.Effect))
+		}
+		s.env.Emit("agent/"+scope.Thread.ThreadID, call.Tool, a.Outcome, attrs...)
+	}, func(_ orchestrator.Answer, r model.ToolResult) {
+		if !s.dead {
+			reply(r)
+		}
+	})
+}
+
+// DescribeResult renders the durable result ids for traces, e.g.
+// "task=node:... child=thread:...". Only ids are shown, not statuses that
+// change over time, so a replay's result compares equal to the original's.
+func DescribeResult(r store.Result) string {
+	var parts []string
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	add("task", r.TaskID)
+	add("child", r.ChildThreadID)
+	add("threads", strings.Join(r.ThreadIDs, ","))
+	add("message", r.MessageID)
+	add("schedule", r.ScheduleID)
+	add("run", r.RunID)
+	return strings.Join(parts, " ")
 }

@@ -3,20 +3,29 @@
 // in the components that server builds and is lost on restart.
 package store
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Run statuses used by the models.
 const (
 	RunRunning   = "running"
 	RunCompleted = "completed"
 	RunFailed    = "failed"
-	RunCancelled = "cancelled"
+	RunCancelled   = "cancelled"
+	RunInterrupted = "interrupted"
 )
 
 // Thread is a thread projection row.
 type Thread struct {
 	ID        string
 	ProjectID string
+	// ParentThread and CreatedBy record lineage of threads agents create
+	// (delegated children, create_threads); "" for user threads.
+	ParentThread string
+	CreatedBy    string
+	Title        string
 	// Instance is the ProviderInstanceId the thread's turns run on.
 	Instance    string
 	Archived    bool
@@ -29,6 +38,11 @@ type Run struct {
 	ThreadID string
 	Instance string
 	Status   string
+	// CancelledByRestart marks a run reconcile cancelled because the server
+	// process died under it (a restart-continuation source).
+	CancelledByRestart bool
+	// ContinuationOf is the source run of a restart continuation.
+	ContinuationOf string
 }
 
 // Project holds the per-project settings the models read.
@@ -38,12 +52,25 @@ type Project struct {
 	BrowserAccess bool
 }
 
-// Store is the durable database of one environment.
+// Settings are the environment's durable settings the models read.
+type Settings struct {
+	// ContinueThreadsAfterServerUpdate gates restart continuation; false by
+	// default upstream (contracts settings.ts).
+	ContinueThreadsAfterServerUpdate bool
+}
+
+// Store is the durable database of one environment: it survives a server
+// restart.
 type Store struct {
-	Threads  []*Thread
-	Runs     []*Run
-	Projects []*Project
-	runs     int
+	Threads   []*Thread
+	Runs      []*Run
+	Projects  []*Project
+	Receipts  []*Receipt
+	Tasks     []*Task
+	Messages  []*Message
+	Schedules []*Schedule
+	Settings  Settings
+	runs      int
 }
 
 // Thread returns the thread id, or nil.
@@ -105,4 +132,103 @@ func (s *Store) EndRun(runID, status string) {
 	if t := s.Thread(r.ThreadID); t != nil && t.ActiveRunID == runID {
 		t.ActiveRunID = ""
 	}
+}
+
+// Receipt statuses (orchestration_command_receipts).
+const (
+	ReceiptAccepted = "accepted"
+	ReceiptRejected = "rejected"
+)
+
+// Receipt is one orchestration_command_receipts row: the durable record
+// that a command ran, which makes a retry with the same commandId a replay.
+type Receipt struct {
+	CommandID string
+	// ThreadID is the caller's thread; Tool and Key are what the caller
+	// sent (clientRequestId, or "" when it sent none).
+	ThreadID string
+	Tool     string
+	Key      string
+	Status   string
+	// Result is the tool result the command produced, replayed verbatim.
+	Result Result
+	Error  string
+}
+
+// Result is the durable part of a tool result.
+type Result struct {
+	TaskID        string
+	ChildThreadID string
+	ThreadIDs     []string
+	MessageID     string
+	ScheduleID    string
+	RunID         string
+	Status        string
+}
+
+// Task statuses.
+const (
+	TaskRunning   = "running"
+	TaskCompleted = "completed"
+	TaskFailed    = "failed"
+	TaskCancelled = "interrupted"
+)
+
+// Task is an app-owned delegated task (subagent) and its child thread.
+type Task struct {
+	ID            string
+	ParentThread  string
+	ChildThreadID string
+	CommandID     string
+	Status        string
+	// CompletesAt is when the child's work settles (virtual time since the
+	// run's start); durable so delegated-task recovery can re-arm it.
+	CompletesAt time.Duration
+	// Delivery is the completion delivery state: pending, delivered, disposed.
+	Delivery string
+}
+
+// Message is a message written into a thread by a tool or the server.
+type Message struct {
+	ID        string
+	ThreadID  string
+	CommandID string
+	Text      string
+}
+
+// Schedule is a scheduled task row.
+type Schedule struct {
+	ID        string
+	ThreadID  string
+	CommandID string
+}
+
+// Receipt returns the receipt of commandID, or nil.
+func (s *Store) Receipt(commandID string) *Receipt {
+	for _, r := range s.Receipts {
+		if r.CommandID == commandID {
+			return r
+		}
+	}
+	return nil
+}
+
+// Task returns the task id, or nil.
+func (s *Store) Task(id string) *Task {
+	for _, t := range s.Tasks {
+		if t.ID == id {
+			return t
+		}
+	}
+	return nil
+}
+
+// Message returns the message id, or nil.
+func (s *Store) Message(id string) *Message {
+	for _, m := range s.Messages {
+		if m.ID == id {
+			return m
+		}
+	}
+	return nil
 }

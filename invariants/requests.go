@@ -1,0 +1,198 @@
+package invariants
+
+import (
+	"strings"
+
+	"orchsim/sim"
+)
+
+// Request invariants (report 002_37023b8e7fbf41be, T3 Code #16184; MODEL.md
+// §13). They read the orchestrator tool events the server traces: actor
+// agent/<thread>, kind = tool, attrs thread (from the credential), cred,
+// clientRequestId ("-" for none), command, result, effect (what an accepted
+// command did), and for t3_thread_update target and action; outcome
+// accepted (a new command ran), replayed (a receipt was replayed) or an
+// error code.
+const (
+	OneEffectPerRequest        = "one-effect-per-request"
+	RetryReturnsOriginal       = "retry-returns-original"
+	RequestKeysScopedPerThread = "request-keys-scoped-per-thread"
+)
+
+// Requests lists the request invariants.
+var Requests = []string{OneEffectPerRequest, RetryReturnsOriginal, RequestKeysScopedPerThread}
+
+func init() {
+	register(Info{OneEffectPerRequest,
+		"per thread, tool and clientRequestId at most one command runs (one child thread, task, message, schedule or interrupt), across restarts and credential re-issues",
+		"002_37023b8e7fbf41be (T3 Code #16184) restoration check",
+		func() sim.Checker { return newOneEffect() }})
+	register(Info{RetryReturnsOriginal,
+		"a retry with the same clientRequestId returns the first call's ids (taskId, childThreadId, threads, message, schedule)",
+		"002_37023b8e7fbf41be restoration check; FIDELITY OM-05, OM-10, OM-14",
+		func() sim.Checker { return &retryOriginal{first: map[string]string{}} }})
+	register(Info{RequestKeysScopedPerThread,
+		"the same clientRequestId in two threads is independent work, and a key new to a thread starts a new round: a receipt is only ever replayed to the thread that created it, for the same request",
+		"002_37023b8e7fbf41be controls; MODEL.md §13 N1 safety",
+		func() sim.Checker { return &keysScoped{owner: map[string]string{}} }})
+}
+
+var orchestratorTools = map[string]bool{"delegate_task": true, "create_threads": true, "schedule_task": true,
+	"t3_thread_send": true, "t3_thread_update": true, "t3_thread_interrupt": true, "task_cancel": true}
+
+// requestKey partitions requests: (caller thread, tool, clientRequestId),
+// plus target and action for t3_thread_update, whose command id includes
+// them. Calls without a clientRequestId are not idempotent by design and
+// have no key.
+func requestKey(ev *sim.Event) (string, bool) {
+	if !isToolEvent(ev) || !orchestratorTools[ev.Kind] {
+		return "", false
+	}
+	key := ev.Get("clientRequestId")
+	if key == "" || key == "-" {
+		return "", false
+	}
+	parts := []string{ev.Get("thread"), ev.Kind, key}
+	if ev.Kind == "t3_thread_update" {
+		parts = append(parts, ev.Get("target"), ev.Get("action"))
+	}
+	return strings.Join(parts, " "), true
+}
+
+type execution struct {
+	at      string
+	cred    string
+	command string
+}
+
+type oneEffect struct {
+	first map[string]execution
+	// lastReissue says, per thread, what last replaced its credential.
+	lastReissue map[string]string
+	// releaseReason maps a session incarnation to why it was released.
+	releaseReason map[string]string
+	restarts      int
+}
+
+func newOneEffect() *oneEffect {
+	return &oneEffect{first: map[string]execution{}, lastReissue: map[string]string{}, releaseReason: map[string]string{}}
+}
+
+func (*oneEffect) Name() string { return OneEffectPerRequest }
+
+// reissuePath names a credential re-issue cause the way the report does.
+func reissuePath(releaseReason string) string {
+	switch releaseReason {
+	case "idle_timeout":
+		return "idle release and resume"
+	case "runtime_error":
+		return "provider crash and restart"
+	case "manual_shutdown":
+		return "detach and re-attach (capability change)"
+	case "server_shutdown":
+		return "server restart"
+	}
+	return releaseReason
+}
+
+func (o *oneEffect) Observe(ev *sim.Event) *sim.Violation {
+	switch ev.Kind {
+	case "session.release":
+		o.releaseReason[ev.Get("incarnation")] = ev.Get("reason")
+	case "server.start":
+		// A restart re-issues every credential: it is now the last cause
+		// for every thread until a later revoke says otherwise.
+		if o.restarts++; o.restarts > 1 {
+			clear(o.lastReissue)
+		}
+	case "credential.revoke", "credential.expire":
+		thread := ev.Get("thread")
+		cause := ev.Get("cause")
+		switch {
+		case ev.Kind == "credential.expire":
+			o.lastReissue[thread] = "24 h liveness expiry"
+		case strings.HasPrefix(cause, "cleanup:"):
+			o.lastReissue[thread] = reissuePath(o.releaseReason[strings.TrimPrefix(cause, "cleanup:")])
+		case strings.HasPrefix(cause, "prepare:"):
+			o.lastReissue[thread] = "capability or instance change"
+		}
+	}
+	k, ok := requestKey(ev)
+	if !ok || ev.Outcome != "accepted" || ev.Get("effect") == "dispose" {
+		// Disposing a completion delivery creates nothing; a repeat is benign.
+		return nil
+	}
+	e := execution{at: at(ev.At), cred: ev.Get("cred"), command: ev.Get("command")}
+	prev, seen := o.first[k]
+	if !seen {
+		o.first[k] = e
+		return nil
+	}
+	path := o.lastReissue[ev.Get("thread")]
+	if path == "" && o.restarts > 1 {
+		path = "server restart"
+	}
+	if path == "" {
+		path = "no re-issue seen"
+	}
+	return violation(OneEffectPerRequest,
+		"thread %s ran %s with clientRequestId %q twice: first as %s with credential %s at %s, again as %s with credential %s at %s (credential re-issued by %s)",
+		ev.Get("thread"), ev.Kind, ev.Get("clientRequestId"), prev.command, prev.cred, prev.at, e.command, e.cred, e.at, path)
+}
+
+type retryOriginal struct {
+	first map[string]string // request key -> result of the first execution
+}
+
+func (*retryOriginal) Name() string { return RetryReturnsOriginal }
+
+func (r *retryOriginal) Observe(ev *sim.Event) *sim.Violation {
+	k, ok := requestKey(ev)
+	if !ok || (ev.Outcome != "accepted" && ev.Outcome != "replayed") {
+		return nil
+	}
+	res := ev.Get("result")
+	first, seen := r.first[k]
+	if !seen {
+		r.first[k] = res
+		return nil
+	}
+	if res == first {
+		return nil
+	}
+	return violation(RetryReturnsOriginal,
+		"thread %s retried %s with clientRequestId %q (credential %s) at %s and got %q; the first call returned %q",
+		ev.Get("thread"), ev.Kind, ev.Get("clientRequestId"), ev.Get("cred"), at(ev.At), res, first)
+}
+
+type keysScoped struct {
+	owner map[string]string // command -> request key that created it
+}
+
+func (*keysScoped) Name() string { return RequestKeysScopedPerThread }
+
+func (s *keysScoped) Observe(ev *sim.Event) *sim.Violation {
+	if !isToolEvent(ev) || !orchestratorTools[ev.Kind] {
+		return nil
+	}
+	cmd := ev.Get("command")
+	k, _ := requestKey(ev)
+	if k == "" {
+		k = ev.Get("thread") + " " + ev.Kind + " -"
+	}
+	switch ev.Outcome {
+	case "accepted":
+		if _, ok := s.owner[cmd]; !ok {
+			s.owner[cmd] = k
+		}
+	case "replayed":
+		orig, ok := s.owner[cmd]
+		if !ok || orig == k {
+			return nil
+		}
+		return violation(RequestKeysScopedPerThread,
+			"%s from thread %s with clientRequestId %q (credential %s) at %s replayed %s, which request [%s] created: keys leaked across callers",
+			ev.Kind, ev.Get("thread"), ev.Get("clientRequestId"), ev.Get("cred"), at(ev.At), cmd, orig)
+	}
+	return nil
+}

@@ -1,0 +1,436 @@
+// Package orchestrator models T3 Code's orchestrator MCP tools
+// (OrchestratorMcpService, ThreadMetadataMcpService) over the durable
+// store: the derived command, thread and message ids (MODEL.md §6), dispatch
+// with command receipts (§7), delegated tasks with completion and the wait
+// mode, and delegated-task recovery after a restart.
+package orchestrator
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"orchsim/model"
+	"orchsim/model/mcp"
+	"orchsim/model/store"
+	"orchsim/sim"
+)
+
+// Constants from OrchestratorMcpService.
+const (
+	// DefaultWaitTimeout is DEFAULT_WAIT_TIMEOUT_MS: delegate_task wait's
+	// default budget, 10 min.
+	DefaultWaitTimeout = 10 * time.Minute
+	// MaxWaitTimeout is MAX_WAIT_TIMEOUT_MS: the cap, 60 min.
+	MaxWaitTimeout = 60 * time.Minute
+	// TaskPollInterval is TASK_POLL_INTERVAL_MS: the wait loop's poll, 50 ms.
+	TaskPollInterval = 50 * time.Millisecond
+	// MaxBatchThreads is create_threads' maxBatchThreads.
+	MaxBatchThreads = 20
+)
+
+// Switches and mutants of report 002 (T3 Code #16184).
+const (
+	// StableRequestNamespace derives requestNamespace from durable caller
+	// identity (thread:<environmentId>:<threadId>) instead of the
+	// credential's random providerSessionId. Fix N1.
+	StableRequestNamespace model.Switch = "stable-request-namespace"
+	// GlobalRequestNamespace uses one namespace for every caller, so keys
+	// collide across threads.
+	GlobalRequestNamespace model.Mutant = "global-request-namespace"
+)
+
+func init() {
+	model.RegisterSwitch(model.SwitchInfo{Name: StableRequestNamespace,
+		Reported: "requestNamespace = the credential's random providerSessionId",
+		Fixed:    "thread callers: thread:<environmentId>:<threadId>; OAuth clients keep client:<sessionId>",
+		Report:   "002_37023b8e7fbf41be (T3 Code #16184)"})
+	model.RegisterMutant(model.MutantInfo{Name: GlobalRequestNamespace,
+		Doc: "one requestNamespace for every caller, so clientRequestIds collide across threads"})
+}
+
+// RequestNamespace is the namespace the derived ids of a caller use.
+func RequestNamespace(p model.Profile, scope mcp.Scope) string {
+	switch {
+	case p.Has(GlobalRequestNamespace):
+		return "global"
+	case p.Fixed(StableRequestNamespace) && scope.Thread != nil:
+		return "thread:" + scope.EnvironmentID + ":" + scope.Thread.ThreadID
+	}
+	return scope.RequestNamespace
+}
+
+// Enc is JavaScript's encodeURIComponent, which the derived ids use.
+func Enc(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.!~*'()", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}
+
+// Outcome of a dispatch, as traced.
+const (
+	Accepted = "accepted" // a new command ran and stored its receipt
+	Replayed = "replayed" // an accepted receipt was replayed
+)
+
+// Error codes (OrchestratorMcpFailure.code and orchestrator errors).
+const (
+	ErrPreviouslyRejected = "OrchestratorCommandPreviouslyRejectedError"
+	ErrDispatch           = "orchestration_error"
+	ErrTaskNotFound       = "task_not_found"
+	ErrThreadNotFound     = "thread_not_found"
+	ErrInvalidRequest     = "invalid_request"
+	NoActiveRun           = "no_active_run"
+)
+
+// Call is one orchestrator tool call after the caller checks passed.
+type Call struct {
+	Scope mcp.Scope
+	model.ToolCall
+}
+
+// Answer is what a call produced: its outcome (Accepted, Replayed or an
+// error code), the command id it dispatched and the result.
+type Answer struct {
+	Outcome   string
+	CommandID string
+	Result    store.Result
+	// Effect names what an accepted command did: child (a delegated child
+	// thread and task), threads, message, schedule, interrupt, update, or
+	// dispose (a completion delivery disposed, which creates nothing).
+	Effect string
+}
+
+// Effects an accepted command can have.
+const (
+	EffectChild     = "child"
+	EffectThreads   = "threads"
+	EffectMessage   = "message"
+	EffectSchedule  = "schedule"
+	EffectInterrupt = "interrupt"
+	EffectUpdate    = "update"
+	EffectDispose   = "dispose"
+)
+
+// Orchestrator is the orchestrator of one server process. Its tables are in
+// the durable store; waits and child timers are in memory.
+type Orchestrator struct {
+	env   *model.Env
+	rand  *sim.Rand
+	st    *store.Store
+	waits []*wait
+	dead  bool
+	uuids int
+
+	// Interrupt interrupts the active run of a thread; it reports whether
+	// there was one.
+	Interrupt func(threadID string) bool
+	// ChildDuration draws how long a delegated child works.
+	ChildDuration func() time.Duration
+}
+
+const actor = "orchestrator"
+
+// New returns the orchestrator of a server process over st.
+func New(env *model.Env, st *store.Store) *Orchestrator {
+	o := &Orchestrator{env: env, rand: env.Rand(actor), st: st}
+	o.ChildDuration = func() time.Duration { return o.rand.Duration("child-duration", 30*time.Second, 90*time.Minute) }
+	return o
+}
+
+// Kill marks the orchestrator's process dead: waits and timers vanish.
+func (o *Orchestrator) Kill() { o.dead = true }
+
+// Recover is delegated-task recovery at startup: tasks whose children are
+// still running keep running; their completion is re-armed.
+func (o *Orchestrator) Recover() {
+	for _, t := range o.st.Tasks {
+		if t.Status == store.TaskRunning {
+			o.armChild(t)
+		}
+	}
+}
+
+func (o *Orchestrator) fresh() string {
+	o.uuids++
+	return fmt.Sprintf("%s-%d", o.rand.Hex("request-uuid", 8), o.uuids)
+}
+
+// Dispatch serves one call. dispatched is called once the call's command
+// has been dispatched (or refused); done is called with the tool result:
+// at once, or, for delegate_task in wait mode, when the wait ends.
+func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answer, model.ToolResult)) {
+	ns := Enc(RequestNamespace(o.env.Profile, c.Scope))
+	caller := c.Scope.Thread.ThreadID
+	key := c.ClientRequestID
+	if key == "" {
+		key = o.fresh() // without clientRequestId a call is never idempotent
+	}
+	k := Enc(key)
+	cmd := func(op string, rest ...string) string {
+		parts := append([]string{"command:mcp", ns, op}, rest...)
+		return strings.Join(parts, ":")
+	}
+	reply := func(a Answer) {
+		dispatched(a)
+		done(a, model.ToolResult{Outcome: a.Outcome, Result: a.Result})
+	}
+	switch c.Tool {
+	case model.ToolDelegateTask:
+		id := cmd("delegate-task", k)
+		a := o.dispatch(id, caller, EffectChild, c, func() (store.Result, bool) {
+			child := "thread:delegated-task:" + id
+			t := &store.Task{ID: "node:delegated-task:" + id, ParentThread: caller, ChildThreadID: child,
+				CommandID: id, Status: store.TaskRunning, Delivery: "pending"}
+			o.st.Threads = append(o.st.Threads, &store.Thread{ID: child, ProjectID: o.projectOf(caller),
+				Instance: c.Scope.Thread.ProviderInstanceID, ParentThread: caller, CreatedBy: "agent"})
+			o.st.Tasks = append(o.st.Tasks, t)
+			o.armChild(t)
+			return store.Result{TaskID: t.ID, ChildThreadID: child, Status: t.Status}, true
+		})
+		if a.Outcome != Accepted && a.Outcome != Replayed || c.Mode != "wait" {
+			reply(a)
+			return
+		}
+		dispatched(a)
+		o.wait(c, a, k, ns, done)
+	case model.ToolCreateThreads:
+		n := c.Count
+		if n < 1 || n > MaxBatchThreads {
+			reply(Answer{Outcome: ErrInvalidRequest})
+			return
+		}
+		var res store.Result
+		outcome := Replayed
+		first := ""
+		for i := 0; i < n; i++ {
+			id := cmd("create-thread", k, fmt.Sprint(i))
+			if first == "" {
+				first = id
+			}
+			a := o.dispatch(id, caller, EffectThreads, c, func() (store.Result, bool) {
+				tid := fmt.Sprintf("thread:mcp:%s:%s:%d", ns, k, i)
+				o.st.Threads = append(o.st.Threads, &store.Thread{ID: tid, ProjectID: o.projectOf(caller),
+					Instance: c.Scope.Thread.ProviderInstanceID, CreatedBy: "agent", Title: "created"})
+				return store.Result{ThreadIDs: []string{tid}}, true
+			})
+			if a.Outcome != Accepted && a.Outcome != Replayed {
+				reply(a)
+				return
+			}
+			if a.Outcome == Accepted {
+				outcome = Accepted
+			}
+			res.ThreadIDs = append(res.ThreadIDs, a.Result.ThreadIDs...)
+		}
+		effect := ""
+		if outcome == Accepted {
+			effect = EffectThreads
+		}
+		reply(Answer{Outcome: outcome, CommandID: first, Result: res, Effect: effect})
+	case model.ToolScheduleTask:
+		id := cmd("schedule-task", k)
+		reply(o.dispatch(id, caller, EffectSchedule, c, func() (store.Result, bool) {
+			s := &store.Schedule{ID: "scheduled-task:" + id, ThreadID: caller, CommandID: id}
+			o.st.Schedules = append(o.st.Schedules, s)
+			return store.Result{ScheduleID: s.ID}, true
+		}))
+	case model.ToolThreadSend:
+		if o.st.Thread(c.Target) == nil {
+			reply(Answer{Outcome: ErrThreadNotFound})
+			return
+		}
+		id := cmd("thread-send", k)
+		reply(o.dispatch(id, caller, EffectMessage, c, func() (store.Result, bool) {
+			m := &store.Message{ID: fmt.Sprintf("message:mcp:%s:thread-send:%s", ns, k), ThreadID: c.Target, CommandID: id,
+				Text: "message from " + caller}
+			o.st.Messages = append(o.st.Messages, m)
+			return store.Result{MessageID: m.ID, Status: "queued"}, true
+		}))
+	case model.ToolThreadUpdate:
+		t := o.st.Thread(c.Target)
+		if t == nil {
+			reply(Answer{Outcome: ErrThreadNotFound})
+			return
+		}
+		id := cmd("thread-update", Enc(c.Target), Enc(c.Action), k)
+		reply(o.dispatch(id, caller, EffectUpdate, c, func() (store.Result, bool) {
+			t.Title = "renamed by " + caller
+			return store.Result{Status: "updated"}, true
+		}))
+	case model.ToolThreadInterrupt:
+		if o.st.ActiveRun(c.Target) == nil {
+			reply(Answer{Outcome: NoActiveRun, Result: store.Result{Status: NoActiveRun}})
+			return
+		}
+		id := cmd("thread-interrupt", k)
+		reply(o.dispatch(id, caller, EffectInterrupt, c, func() (store.Result, bool) {
+			if o.Interrupt == nil || !o.Interrupt(c.Target) {
+				return store.Result{}, false
+			}
+			return store.Result{Status: "interrupt_requested"}, true
+		}))
+	case model.ToolTaskCancel:
+		t := o.st.Task(c.TaskID)
+		if t == nil || t.ParentThread != caller {
+			reply(Answer{Outcome: ErrTaskNotFound})
+			return
+		}
+		if t.Status != store.TaskRunning {
+			id := cmd("cancel-task-completion-delivery", k)
+			reply(o.dispatch(id, caller, EffectDispose, c, func() (store.Result, bool) {
+				t.Delivery = "disposed"
+				return store.Result{TaskID: t.ID, Status: t.Status}, true
+			}))
+			return
+		}
+		// Interrupt the child's run, then dispose its completion delivery
+		// (best effort) under the same command id a retry on the now
+		// terminal task dispatches, so a retry replays it.
+		id := cmd("cancel-task", k)
+		a := o.dispatch(id, caller, EffectInterrupt, c, func() (store.Result, bool) {
+			o.settle(t, store.TaskCancelled)
+			return store.Result{TaskID: t.ID, Status: "cancel_requested"}, true
+		})
+		o.dispatch(cmd("cancel-task-completion-delivery", k), caller, EffectDispose, c, func() (store.Result, bool) {
+			t.Delivery = "disposed"
+			return store.Result{TaskID: t.ID, Status: t.Status}, true
+		})
+		reply(a)
+	default:
+		reply(Answer{Outcome: ErrInvalidRequest})
+	}
+}
+
+// dispatch is dispatchWithReceipt: replay an accepted receipt, refuse a
+// rejected one, else execute and store the receipt (no effect = dispatch
+// error).
+func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec func() (store.Result, bool)) Answer {
+	if r := o.st.Receipt(commandID); r != nil {
+		if r.Status == store.ReceiptRejected {
+			return Answer{Outcome: ErrPreviouslyRejected, CommandID: commandID}
+		}
+		return Answer{Outcome: Replayed, CommandID: commandID, Result: r.Result}
+	}
+	res, ok := exec()
+	if !ok {
+		return Answer{Outcome: ErrDispatch, CommandID: commandID}
+	}
+	o.st.Receipts = append(o.st.Receipts, &store.Receipt{CommandID: commandID, ThreadID: caller, Tool: c.Tool,
+		Key: c.ClientRequestID, Status: store.ReceiptAccepted, Result: res})
+	return Answer{Outcome: Accepted, CommandID: commandID, Result: res, Effect: effect}
+}
+
+func (o *Orchestrator) projectOf(threadID string) string {
+	if t := o.st.Thread(threadID); t != nil {
+		return t.ProjectID
+	}
+	return ""
+}
+
+func (o *Orchestrator) armChild(t *store.Task) {
+	if t.CompletesAt == 0 {
+		t.CompletesAt = o.env.Now() + o.ChildDuration()
+	}
+	o.env.After(t.CompletesAt-o.env.Now(), func() {
+		if o.dead || t.Status != store.TaskRunning {
+			return
+		}
+		status := store.TaskCompleted
+		if o.rand.Chance("child-fails", sim.Per(1, 10)) {
+			status = store.TaskFailed
+		}
+		o.settle(t, status)
+	})
+}
+
+func (o *Orchestrator) settle(t *store.Task, status string) {
+	t.Status = status
+	o.env.Emit(actor, "task.settled", status, sim.A("task", t.ID), sim.A("parent", t.ParentThread))
+	for _, w := range o.waits {
+		if w.task == t.ID && !w.done {
+			// The wait loop polls every 50 ms: it sees the result on the
+			// first poll after the settle. One wake at that tick stands in
+			// for the polls before it.
+			elapsed := o.env.Now() - w.start
+			ticks := (elapsed + TaskPollInterval - 1) / TaskPollInterval
+			w := w
+			o.env.After(w.start+ticks*TaskPollInterval-o.env.Now(), func() { o.finishWait(w, false) })
+		}
+	}
+}
+
+type wait struct {
+	task     string
+	start    time.Duration
+	answer   Answer
+	key, ns  string
+	call     Call
+	done     bool
+	deadline sim.Timer
+	reply    func(Answer, model.ToolResult)
+}
+
+// wait blocks a delegate_task mode:"wait" call until its task settles or the
+// budget min(60 min, max(1 ms, timeout or 10 min)) runs out.
+func (o *Orchestrator) wait(c Call, a Answer, k, ns string, done func(Answer, model.ToolResult)) {
+	budget := c.Timeout
+	if budget <= 0 {
+		budget = DefaultWaitTimeout
+	}
+	budget = min(MaxWaitTimeout, max(time.Millisecond, budget))
+	w := &wait{task: a.Result.TaskID, start: o.env.Now(), answer: a, key: k, ns: ns, call: c, reply: done}
+	if t := o.st.Task(w.task); t != nil && t.Status != store.TaskRunning {
+		o.waits = append(o.waits, w)
+		o.finishWait(w, false)
+		return
+	}
+	o.waits = append(o.waits, w)
+	w.deadline = o.env.Clock.AfterFunc(budget, func() { o.finishWait(w, true) })
+}
+
+func (o *Orchestrator) finishWait(w *wait, timedOut bool) {
+	if o.dead || w.done {
+		return
+	}
+	w.done = true
+	if w.deadline != nil {
+		w.deadline.Stop()
+	}
+	for i, x := range o.waits {
+		if x == w {
+			o.waits = append(o.waits[:i], o.waits[i+1:]...)
+			break
+		}
+	}
+	res := model.ToolResult{Outcome: w.answer.Outcome, Result: w.answer.Result}
+	t := o.st.Task(w.task)
+	if t != nil {
+		res.Status = t.Status
+	}
+	outcome := "settled"
+	if timedOut {
+		// The timeout upgrade: the child keeps running and will wake the
+		// parent when it settles. Failures here are only logged upstream.
+		id := strings.Join([]string{"command:mcp", w.ns, "delegate-task-wake-policy", w.key}, ":")
+		o.dispatch(id, w.call.Scope.Thread.ThreadID, EffectUpdate, w.call, func() (store.Result, bool) {
+			return w.answer.Result, true
+		})
+		res.WaitTimedOut = true
+		outcome = "waitTimedOut"
+	} else if t != nil && t.Delivery == "pending" {
+		t.Delivery = "delivered"
+	}
+	o.env.Emit(actor, "delegate_task.wait", outcome, sim.A("thread", w.call.Scope.Thread.ThreadID), sim.A("task", w.task))
+	w.reply(w.answer, res)
+}

@@ -1,0 +1,66 @@
+package scenarios
+
+import (
+	"time"
+
+	"orchsim/invariants"
+	"orchsim/model"
+	"orchsim/model/agent"
+	"orchsim/sim"
+)
+
+// RequestRetry is the scenario of report 002 (T3 Code #16184): agents call
+// the orchestrator tools with clientRequestIds, lose answers (dropped
+// responses, client timeouts, turns cut by crashes, restarts and the stop
+// button) and retry with the same key, while credentials are re-issued by
+// server restarts (graceful or crash, with or without restart continuation),
+// idle release and resume, provider crashes and capability changes.
+const RequestRetry = "request-retry"
+
+func init() {
+	register(Scenario{
+		Name: RequestRetry,
+		Doc: "report 002 (#16184): clientRequestId retries across server restarts, idle release, " +
+			"provider crashes and capability changes",
+		Horizon:    48 * time.Hour,
+		Invariants: invariants.Requests,
+		Build: func(env *model.Env) {
+			w := NewT3World(env)
+			w.Repertoire = agent.Repertoire{Orchestrator: true}
+			r := env.Rand("world")
+			// The setting is off by default upstream; half of the runs turn it on.
+			w.Store.Settings.ContinueThreadsAfterServerUpdate = r.Chance("continue-after-update", sim.Per(1, 2))
+			w.ResponseLoss = sim.Per(1+r.Below("response-loss", 4), 20)
+			w.ImpatienceMin, w.ImpatienceMax = 20*time.Minute, 90*time.Minute
+			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,
+				Crash: 30, CapabilityChange: 20, ServerRestart: 20}
+			w.MaxRestarts = 3
+			env.Emit("world", "settings", "", sim.A("continueThreadsAfterServerUpdate",
+				boolString(w.Store.Settings.ContinueThreadsAfterServerUpdate)), sim.A("response-loss", ratioString(w.ResponseLoss)))
+			w.Start()
+		},
+	})
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func ratioString(r sim.Ratio) string {
+	return itoa(r.Numerator) + "/" + itoa(r.Denominator)
+}
+
+func itoa(v uint64) string {
+	if v == 0 {
+		return "0"
+	}
+	var b []byte
+	for v > 0 {
+		b = append([]byte{byte('0' + v%10)}, b...)
+		v /= 10
+	}
+	return string(b)
+}

@@ -1,0 +1,69 @@
+package scenarios
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"orchsim/invariants"
+	"orchsim/model"
+	"orchsim/model/orchestrator"
+)
+
+func TestRequestRetry_ReportedFindsTheBug(t *testing.T) {
+	got := outcomes(t, RequestRetry, model.MustProfile(model.PresetReported, nil, nil), 1, 100)
+	assert.GreaterOrEqual(t, got[invariants.OneEffectPerRequest], 10, "outcomes: %v", got)
+}
+
+var duplicateMessage = regexp.MustCompile(`ran (\S+) with clientRequestId .* \(credential re-issued by (.*)\)$`)
+
+// The failing seeds cover several re-issue paths and several tools: the
+// violation message names both.
+func TestRequestRetry_BugReachedThroughSeveralPathsAndTools(t *testing.T) {
+	paths, tools := map[string]int{}, map[string]int{}
+	prof := model.MustProfile(model.PresetReported, nil, nil)
+	for seed := uint64(1); seed <= 100; seed++ {
+		res := mustRun(t, Config{Scenario: RequestRetry, Seed: seed, Profile: prof})
+		if res.Violation == nil || res.Violation.Invariant != invariants.OneEffectPerRequest {
+			continue
+		}
+		m := duplicateMessage.FindStringSubmatch(res.Violation.Message)
+		if m == nil {
+			t.Fatalf("seed %d: message does not name tool and path: %s", seed, res.Violation.Message)
+		}
+		tools[m[1]]++
+		paths[m[2]]++
+	}
+	t.Logf("tools %v", tools)
+	t.Logf("re-issue paths %v", paths)
+	assert.GreaterOrEqual(t, len(tools), 3)
+	assert.GreaterOrEqual(t, len(paths), 3)
+	for _, p := range []string{"server restart", "idle release and resume", "provider crash and restart"} {
+		assert.Positive(t, paths[p], p)
+	}
+}
+
+func TestRequestRetry_FixedPasses(t *testing.T) {
+	got := outcomes(t, RequestRetry, model.MustProfile(model.PresetFixed, nil, nil), 1, 300)
+	assert.Equal(t, map[string]int{"ok": 300}, got)
+}
+
+func TestRequestRetry_GlobalNamespaceMutantIsCaught(t *testing.T) {
+	got := outcomes(t, RequestRetry, model.MustProfile(model.PresetFixed, nil, []string{string(orchestrator.GlobalRequestNamespace)}), 1, 200)
+	assert.Positive(t, got[invariants.RequestKeysScopedPerThread], "outcomes %v", got)
+}
+
+// The models compose in one server: the tab-ownership scenario keeps
+// passing its own checks under the request invariants' fix, and the
+// request fix alone does not fix tab ownership.
+func TestRequestRetry_FixesAreIndependent(t *testing.T) {
+	onlyRequests := model.MustProfile(model.PresetReported, []string{string(orchestrator.StableRequestNamespace)}, nil)
+	got := outcomes(t, TabOwnership, onlyRequests, 1, 50)
+	assert.Positive(t, got[invariants.ThreadKeepsItsTabs], "tab-ownership still fails without its own fix: %v", got)
+	onlyTabs := model.MustProfile(model.PresetReported, []string{string(model.StableTabOwner)}, nil)
+	got = outcomes(t, TabOwnership, onlyTabs, 1, 100)
+	assert.Equal(t, map[string]int{"ok": 100}, got)
+	got = outcomes(t, RequestRetry, onlyTabs, 1, 50)
+	assert.Positive(t, got[invariants.OneEffectPerRequest])
+}
