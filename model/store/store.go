@@ -10,9 +10,9 @@ import (
 
 // Run statuses used by the models.
 const (
-	RunRunning   = "running"
-	RunCompleted = "completed"
-	RunFailed    = "failed"
+	RunRunning     = "running"
+	RunCompleted   = "completed"
+	RunFailed      = "failed"
 	RunCancelled   = "cancelled"
 	RunInterrupted = "interrupted"
 )
