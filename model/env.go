@@ -15,6 +15,23 @@ type Env struct {
 	Source        sim.Source
 	Profile       Profile
 	EnvironmentID string
+	// Swarm asks the world to draw which fault kinds and actor behaviours
+	// are enabled, and their rates, from the seed (swarm testing); without
+	// it the scenario's fixed mix is used.
+	Swarm bool
+	// Off lists actors the shrinker switched off: a world does not start
+	// them (an agent, a user, the fault injector or one fault kind).
+	Off []string
+}
+
+// Enabled reports whether actor may act (it is not in Off).
+func (e *Env) Enabled(actor string) bool {
+	for _, a := range e.Off {
+		if a == actor {
+			return false
+		}
+	}
+	return true
 }
 
 // Rand returns the sub-stream of actor.

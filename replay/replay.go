@@ -30,10 +30,14 @@ type File struct {
 	Scenario string `json:"scenario"`
 	// Profile is the preset (reported or fixed); Fixes and Mutants are the
 	// single switches and mutants on top of it.
-	Profile     string         `json:"profile"`
-	Fixes       []string       `json:"fixes,omitempty"`
-	Mutants     []string       `json:"mutants,omitempty"`
-	Seed        uint64         `json:"seed"`
+	Profile string   `json:"profile"`
+	Fixes   []string `json:"fixes,omitempty"`
+	Mutants []string `json:"mutants,omitempty"`
+	Seed    uint64   `json:"seed"`
+	// Strategy is the exploration strategy (random, swarm or pct).
+	Strategy string `json:"strategy"`
+	// Off lists actors the shrinker switched off.
+	Off         []string       `json:"off,omitempty"`
 	Horizon     Duration       `json:"horizon"`
 	Violation   *sim.Violation `json:"violation,omitempty"`
 	Fingerprint string         `json:"fingerprint"`

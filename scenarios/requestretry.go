@@ -34,6 +34,7 @@ func init() {
 			w.ImpatienceMin, w.ImpatienceMax = 20*time.Minute, 90*time.Minute
 			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,
 				Crash: 30, CapabilityChange: 20, ServerRestart: 20}
+			w.Habits = agent.Habits{} // no preview tools in this scenario
 			w.MaxRestarts = 3
 			env.Emit("world", "settings", "", sim.A("continueThreadsAfterServerUpdate",
 				boolString(w.Store.Settings.ContinueThreadsAfterServerUpdate)), sim.A("response-loss", ratioString(w.ResponseLoss)))
@@ -50,6 +51,9 @@ func boolString(b bool) string {
 }
 
 func ratioString(r sim.Ratio) string {
+	if r.Numerator == 0 {
+		return "0"
+	}
 	return itoa(r.Numerator) + "/" + itoa(r.Denominator)
 }
 

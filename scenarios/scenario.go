@@ -57,11 +57,48 @@ const DefaultEventBudget = 5_000_000
 // EnvironmentID is the environment every T3 world runs in.
 const EnvironmentID = "env-1"
 
+// Strategy is how a run explores: which options the seed draws.
+type Strategy string
+
+// Strategies (--strategy).
+const (
+	// Random runs the scenario's fixed workload and fault mix; every
+	// individual decision is drawn from the seed.
+	Random Strategy = "random"
+	// Swarm also draws, per seed, which fault kinds and actor behaviours
+	// are enabled and at what rates (VOPR/FoundationDB style). The default.
+	Swarm Strategy = "swarm"
+	// PCT is Random plus a priority drawn for every scheduled event:
+	// events at the same virtual instant run in priority order instead of
+	// scheduling order (PCT-style), and the permutation replays.
+	PCT Strategy = "pct"
+)
+
+// DefaultStrategy is what run and fuzz use without --strategy.
+const DefaultStrategy = Swarm
+
+// Strategies lists every strategy.
+var Strategies = []Strategy{Random, Swarm, PCT}
+
+// ParseStrategy returns the strategy named s.
+func ParseStrategy(s string) (Strategy, error) {
+	for _, st := range Strategies {
+		if string(st) == s {
+			return st, nil
+		}
+	}
+	return "", fmt.Errorf("unknown strategy %q (want random, swarm or pct)", s)
+}
+
 // Config selects one run.
 type Config struct {
 	Scenario string
 	Seed     uint64
 	Profile  model.Profile
+	// Strategy defaults to DefaultStrategy when empty.
+	Strategy Strategy
+	// Off lists actors switched off (see model.Env.Off); the shrinker sets it.
+	Off []string
 	// Horizon overrides the scenario's default when > 0.
 	Horizon time.Duration
 	// Tape replays recorded choices instead of drawing from Seed.
@@ -81,6 +118,8 @@ type Result struct {
 	Scenario    string
 	Seed        uint64
 	Profile     model.Profile
+	Strategy    Strategy
+	Off         []string
 	Horizon     time.Duration
 	End         sim.EndReason
 	Violation   *sim.Violation
@@ -127,8 +166,20 @@ func Run(cfg Config) (Result, error) {
 	for _, c := range invariants.New(sc.Invariants...) {
 		tr.AddChecker(c)
 	}
-	env := &model.Env{Clock: k, Trace: tr, Source: src, Profile: cfg.Profile, EnvironmentID: EnvironmentID}
-	res := Result{Scenario: sc.Name, Seed: cfg.Seed, Profile: cfg.Profile, Horizon: horizon}
+	strategy := cfg.Strategy
+	if strategy == "" {
+		strategy = DefaultStrategy
+	}
+	if _, err := ParseStrategy(string(strategy)); err != nil {
+		return Result{}, err
+	}
+	if strategy == PCT {
+		r := sim.NewRand(src, "pct")
+		k.SetTieBreak(func() uint64 { return r.Below("priority", 1<<16) })
+	}
+	env := &model.Env{Clock: k, Trace: tr, Source: src, Profile: cfg.Profile, EnvironmentID: EnvironmentID,
+		Swarm: strategy == Swarm, Off: cfg.Off}
+	res := Result{Scenario: sc.Name, Seed: cfg.Seed, Profile: cfg.Profile, Strategy: strategy, Off: cfg.Off, Horizon: horizon}
 	if !buildSafely(sc, env) {
 		res.End = sim.EndViolation
 	} else {

@@ -41,6 +41,8 @@ type T3World struct {
 	// Impatience bounds how long a user lets a turn run before pressing
 	// stop (0: users never interrupt).
 	ImpatienceMin, ImpatienceMax time.Duration
+	// Habits are the users' optional behaviours.
+	Habits agent.Habits
 }
 
 type tabSeen struct{ tab, thread string }
@@ -58,7 +60,8 @@ type FaultMix struct {
 // NewT3World draws a world of 2-4 threads over 1-2 projects, each thread on
 // a random provider instance, with browser access on.
 func NewT3World(env *model.Env) *T3World {
-	w := &T3World{env: env, rand: env.Rand("world"), net: env.Rand("net"), faults: env.Rand("faults"), Store: &store.Store{}}
+	w := &T3World{env: env, rand: env.Rand("world"), net: env.Rand("net"), faults: env.Rand("faults"), Store: &store.Store{},
+		Habits: agent.DefaultHabits}
 	projects := 1 + w.rand.IntN("projects", 2)
 	for p := 0; p < projects; p++ {
 		w.Store.Projects = append(w.Store.Projects, &store.Project{ID: fmt.Sprintf("project-%d", p+1), BrowserAccess: true})
@@ -72,8 +75,79 @@ func NewT3World(env *model.Env) *T3World {
 	return w
 }
 
+// Fault kinds, as the fault injector and the shrinker name them
+// ("fault:<kind>" switches one kind off; "faults" switches the injector off).
+const (
+	FaultCrash            = "crash"
+	FaultCapabilityChange = "capability-change"
+	FaultStaleCredential  = "stale-credential"
+	FaultServerRestart    = "server-restart"
+	FaultProviderSwitch   = "provider-switch"
+	FaultResponseLoss     = "response-loss"
+)
+
+// swarm redraws the fault mix and the users' habits from the seed: each
+// fault kind is on or off with its own weight, the fault rate and the
+// habits vary, and the drawn options are traced as the run's banner.
+func (w *T3World) swarm() {
+	r := w.env.Rand("swarm")
+	weight := func(kind string, base uint64) uint64 {
+		if base == 0 || !r.Chance("enable-"+kind, sim.Per(2, 3)) {
+			return 0
+		}
+		return 1 + r.Below("weight-"+kind, 2*base)
+	}
+	m := &w.Faults
+	m.Crash = weight(FaultCrash, m.Crash)
+	m.CapabilityChange = weight(FaultCapabilityChange, m.CapabilityChange)
+	m.StaleCall = weight(FaultStaleCredential, m.StaleCall)
+	m.ServerRestart = weight(FaultServerRestart, m.ServerRestart)
+	m.ProviderSwitch = weight(FaultProviderSwitch, m.ProviderSwitch)
+	if m.GapMax > 0 {
+		m.GapMin = r.Duration("fault-gap-min", time.Minute, 30*time.Minute)
+		m.GapMax = m.GapMin + r.Duration("fault-gap-spread", time.Minute, 8*time.Hour)
+	}
+	if w.ResponseLoss.Numerator > 0 {
+		w.ResponseLoss = sim.Per(r.Below("response-loss", 6), 20)
+	}
+	per := func(label string) sim.Ratio { return sim.Per(r.Below(label, 5), 4) }
+	w.Habits = agent.Habits{Desktop: per("desktop"), Watch: per("watch"), TakeControl: per("take-control")}
+	w.env.Emit("world", "swarm", "",
+		sim.A(FaultCrash, itoa(m.Crash)), sim.A(FaultCapabilityChange, itoa(m.CapabilityChange)),
+		sim.A(FaultStaleCredential, itoa(m.StaleCall)), sim.A(FaultServerRestart, itoa(m.ServerRestart)),
+		sim.A(FaultProviderSwitch, itoa(m.ProviderSwitch)), sim.A(FaultResponseLoss, ratioString(w.ResponseLoss)),
+		sim.A("fault-gap", m.GapMin.String()+".."+m.GapMax.String()),
+		sim.A("desktop", ratioString(w.Habits.Desktop)), sim.A("watch", ratioString(w.Habits.Watch)),
+		sim.A("take-control", ratioString(w.Habits.TakeControl)))
+}
+
+// applyOff zeroes the fault kinds the shrinker switched off.
+func (w *T3World) applyOff() {
+	m := &w.Faults
+	off := func(kind string, weight *uint64) {
+		if !w.env.Enabled("fault:" + kind) {
+			*weight = 0
+		}
+	}
+	off(FaultCrash, &m.Crash)
+	off(FaultCapabilityChange, &m.CapabilityChange)
+	off(FaultStaleCredential, &m.StaleCall)
+	off(FaultServerRestart, &m.ServerRestart)
+	off(FaultProviderSwitch, &m.ProviderSwitch)
+	if !w.env.Enabled("fault:" + FaultResponseLoss) {
+		w.ResponseLoss = sim.Ratio{}
+	}
+	if !w.env.Enabled("faults") {
+		m.GapMax = 0
+	}
+}
+
 // Start boots the server, the actors and the fault loop.
 func (w *T3World) Start() {
+	if w.env.Swarm {
+		w.swarm()
+	}
+	w.applyOff()
 	var users []string
 	for _, t := range w.Store.Threads {
 		users = append(users, t.ID)
@@ -94,7 +168,7 @@ func (w *T3World) Start() {
 			return out
 		}
 		w.Agents = append(w.Agents, a)
-		u := agent.NewUser(w.env, t.ID, t.ProjectID, w.Server)
+		u := agent.NewUser(w.env, t.ID, t.ProjectID, w.Server, w.Habits)
 		u.ImpatienceMin, u.ImpatienceMax = w.ImpatienceMin, w.ImpatienceMax
 		w.Users = append(w.Users, u)
 		w.env.Emit("world", "thread", "", sim.A("thread", t.ID), sim.A("project", t.ProjectID),
@@ -236,6 +310,8 @@ func (w *T3World) fault() {
 	if m.Crash+m.CapabilityChange+m.StaleCall+restart+m.ProviderSwitch == 0 {
 		return
 	}
+	// Kinds in the order the trace names them; a zero draw gives the first
+	// enabled kind.
 	switch w.faults.Pick("fault-kind", m.Crash, m.CapabilityChange, m.StaleCall, restart, m.ProviderSwitch) {
 	case 0:
 		w.crash()

@@ -39,7 +39,11 @@ fingerprint differs, 0 (with a "fixed:" note) when the run no longer fails.`,
 			if _, err := scenarios.Lookup(f.Scenario); err != nil {
 				return usageErr("%s: %v", args[0], err)
 			}
-			cfg := scenarios.Config{Scenario: f.Scenario, Seed: f.Seed, Profile: prof,
+			strategy, err := scenarios.ParseStrategy(f.Strategy)
+			if err != nil {
+				return usageErr("%s: %v", args[0], err)
+			}
+			cfg := scenarios.Config{Scenario: f.Scenario, Seed: f.Seed, Profile: prof, Strategy: strategy, Off: f.Off,
 				Horizon: 0, KeepTrace: true, Tape: f.Tape}
 			cfg.Horizon = durationOf(f.Horizon)
 			res, err := scenarios.Run(cfg)

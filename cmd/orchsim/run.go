@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,7 @@ type runFlags struct {
 	trace    string
 	out      string
 	format   string
+	strategy string
 }
 
 func newRunCmd() *cobra.Command {
@@ -60,8 +62,12 @@ line is exactly one of
 			if _, err := scenarios.Lookup(f.scenario); err != nil {
 				return usageErr("%v", err)
 			}
+			strategy, err := scenarios.ParseStrategy(f.strategy)
+			if err != nil {
+				return usageErr("%v", err)
+			}
 			cfg := scenarios.Config{Scenario: f.scenario, Seed: f.seed, Profile: prof, Horizon: f.horizon,
-				KeepTrace: true, RecordTape: f.out != ""}
+				Strategy: strategy, KeepTrace: true, RecordTape: f.out != ""}
 			return execute(cmd.OutOrStdout(), cfg, f.format, f.trace, f.out)
 		},
 	}
@@ -75,6 +81,7 @@ line is exactly one of
 	fl.StringVar(&f.trace, "trace", "", "also write the trace as JSON lines to FILE")
 	fl.StringVar(&f.out, "out", "", "write a replay file to FILE")
 	fl.StringVar(&f.format, "format", "text", "timeline format: text or json")
+	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm or pct")
 	return cmd
 }
 
@@ -125,7 +132,11 @@ func printRun(out io.Writer, res *scenarios.Result, format string) error {
 		}
 		return w.Flush()
 	}
-	fmt.Fprintf(w, "SEED %d scenario=%s profile=%s horizon=%s\n", res.Seed, res.Scenario, res.Profile, res.Horizon)
+	fmt.Fprintf(w, "SEED %d scenario=%s profile=%s strategy=%s horizon=%s", res.Seed, res.Scenario, res.Profile, res.Strategy, res.Horizon)
+	if len(res.Off) > 0 {
+		fmt.Fprintf(w, " off=%s", strings.Join(res.Off, ","))
+	}
+	fmt.Fprintln(w)
 	for i := range res.Trace {
 		fmt.Fprintln(w, res.Trace[i].Describe())
 	}
@@ -144,7 +155,8 @@ func lastLine(res *scenarios.Result) string {
 }
 
 func replayFile(res *scenarios.Result) *replay.File {
-	return &replay.File{Scenario: res.Scenario, Profile: res.Profile.Preset(), Fixes: res.Profile.Fixes(),
+	return &replay.File{Scenario: res.Scenario, Strategy: string(res.Strategy), Off: res.Off,
+		Profile: res.Profile.Preset(), Fixes: res.Profile.Fixes(),
 		Mutants: res.Profile.MutantNames(), Seed: res.Seed, Horizon: replay.Duration(res.Horizon),
 		Violation: res.Violation, Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events,
 		Tape: res.Tape}

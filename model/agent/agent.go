@@ -113,6 +113,9 @@ func (a *Agent) StartTurn(cred provider.ThreadCred) {
 	a.active = true
 	a.turn++
 	a.steps = 1 + a.rand.IntN("turn-steps", 6)
+	if !a.env.Enabled("agent/" + a.Thread) {
+		a.steps = 0 // switched off by the shrinker: it only ends its turns
+	}
 	a.next(a.turn)
 }
 

@@ -20,6 +20,7 @@ type User struct {
 	srv     func() *server.Server
 	viewer  string
 	watched string
+	habits  Habits
 	// Desktop: the thread is open in the desktop app, which renders the
 	// thread's new tabs (desktop-backed tabs are exempt from the sweep).
 	Desktop bool
@@ -33,19 +34,40 @@ type User struct {
 	ImpatienceMin, ImpatienceMax time.Duration
 }
 
+// Habits are the rates of a user's optional behaviours; swarm testing
+// draws them per seed.
+type Habits struct {
+	// Desktop: the thread is open in the desktop app.
+	Desktop sim.Ratio
+	// Watch: at a look, the user opens one of the thread's tabs.
+	Watch sim.Ratio
+	// TakeControl: at a look at a watched tab, the user takes control.
+	TakeControl sim.Ratio
+}
+
+// DefaultHabits are the habits of the fixed (non-swarm) mix.
+var DefaultHabits = Habits{Desktop: sim.Per(1, 2), Watch: sim.Per(1, 3), TakeControl: sim.Per(1, 4)}
+
 // NewUser returns the user of threadID; srv returns the live server
 // process (nil while it is down).
-func NewUser(env *model.Env, threadID, projectID string, srv func() *server.Server) *User {
+func NewUser(env *model.Env, threadID, projectID string, srv func() *server.Server, h Habits) *User {
 	u := &User{env: env, rand: env.Rand("user/" + threadID), Thread: threadID, Project: projectID, srv: srv,
-		viewer: "viewer/" + threadID}
-	u.Desktop = u.rand.Chance("desktop", sim.Per(1, 2))
+		viewer: "viewer/" + threadID, habits: h}
+	u.Desktop = u.rand.Chance("desktop", h.Desktop)
 	return u
 }
 
-// Start schedules the first prompt and the watching habit.
+// Start schedules the first prompt and, unless its viewer is switched off,
+// the watching habit. A user switched off does nothing at all.
 func (u *User) Start() {
+	if !u.env.Enabled("user/" + u.Thread) {
+		u.stopped = true
+		return
+	}
 	u.promptAfter(u.rand.Duration("first-prompt", time.Second, 2*time.Minute))
-	u.env.After(u.rand.Duration("first-look", time.Minute, 20*time.Minute), u.look)
+	if u.env.Enabled(u.viewer) {
+		u.env.After(u.rand.Duration("first-look", time.Minute, 20*time.Minute), u.look)
+	}
 }
 
 // Stop ends the user's activity (the heal phase of later issues).
@@ -117,6 +139,9 @@ func (u *User) TurnEnded(failed bool) {
 
 // PromptSoon sends a prompt within seconds (after changing a setting).
 func (u *User) PromptSoon() {
+	if u.stopped {
+		return
+	}
 	u.promptAfter(u.rand.Duration("prompt-soon", time.Second, 10*time.Second))
 }
 
@@ -137,7 +162,7 @@ func (u *User) look() {
 			u.watched = ""
 			return
 		}
-		if u.rand.Chance("take-control", sim.Per(1, 4)) && s.Browser.TakeControl(t, u.viewer) {
+		if u.rand.Chance("take-control", u.habits.TakeControl) && s.Browser.TakeControl(t, u.viewer) {
 			hold := u.rand.Duration("control-hold", 10*time.Second, 10*time.Minute)
 			u.env.After(hold, func() {
 				if s.Dead() {
@@ -156,7 +181,7 @@ func (u *User) look() {
 			tabs = append(tabs, t)
 		}
 	}
-	if len(tabs) == 0 || !u.rand.Chance("watch", sim.Per(1, 3)) {
+	if len(tabs) == 0 || !u.rand.Chance("watch", u.habits.Watch) {
 		return
 	}
 	t := tabs[u.rand.IntN("watch-tab", len(tabs))]
