@@ -62,6 +62,9 @@ type ToolCall struct {
 	Action string
 	// Count is the number of create_threads entries (1-20).
 	Count int
+	// Retry marks a call the agent repeats because it never saw an answer
+	// (for the trace; the server treats it like any call).
+	Retry bool
 }
 
 // Outcomes other than the browser's reasons.

@@ -164,7 +164,7 @@ func (a *Agent) step(turn int) {
 	if len(a.pending) > 0 {
 		call := a.pending[0]
 		a.pending = a.pending[1:]
-		a.env.Emit("agent/"+a.Thread, "retry", "", sim.A("tool", call.Tool), sim.A("clientRequestId", orDash(call.ClientRequestID)))
+		call.Retry = true
 		a.send(turn, call)
 		return
 	}
@@ -218,7 +218,7 @@ func (a *Agent) clientTimeout() {
 	}
 	call := *a.inflight
 	a.inflight = nil
-	a.env.Emit("agent/"+a.Thread, "client-timeout", "", sim.A("tool", call.Tool), sim.A("clientRequestId", orDash(call.ClientRequestID)))
+	a.env.Emit("mcp-client/"+a.Thread, "timeout", "", sim.A("tool", call.Tool), sim.A("clientRequestId", orDash(call.ClientRequestID)))
 	a.pending = append([]model.ToolCall{call}, a.pending...)
 	a.next(a.turn)
 }

@@ -74,14 +74,18 @@ func (u *User) Start() {
 func (u *User) Stop() { u.stopped = true }
 
 // Gap draws the time until the next prompt after a turn: seconds to minutes,
-// under the idle timeout, past it, or past a day.
+// under the idle timeout, past it, or past a day; or 0 when the user leaves
+// for good (the first option, so a zeroed or shrunk tape ends the user's
+// activity instead of making it prompt every few seconds).
 func (u *User) Gap() time.Duration {
-	switch u.rand.Pick("gap-kind", 30, 25, 35, 10) {
+	switch u.rand.Pick("gap-kind", 3, 30, 25, 35, 10) {
 	case 0:
-		return u.rand.Duration("gap", 5*time.Second, 5*time.Minute)
+		return 0
 	case 1:
-		return u.rand.Duration("gap", 5*time.Minute, 29*time.Minute)
+		return u.rand.Duration("gap", 5*time.Second, 5*time.Minute)
 	case 2:
+		return u.rand.Duration("gap", 5*time.Minute, 29*time.Minute)
+	case 3:
 		return u.rand.Duration("gap", 31*time.Minute, 4*time.Hour)
 	default:
 		return u.rand.Duration("gap", 20*time.Hour, 30*time.Hour)
@@ -134,7 +138,12 @@ func (u *User) TurnEnded(failed bool) {
 		u.promptAfter(u.rand.Duration("retry-gap", 2*time.Second, time.Minute))
 		return
 	}
-	u.promptAfter(u.Gap())
+	if gap := u.Gap(); gap > 0 {
+		u.promptAfter(gap)
+		return
+	}
+	u.env.Emit("user/"+u.Thread, "leave", "", sim.A("thread", u.Thread))
+	u.stopped = true
 }
 
 // PromptSoon sends a prompt within seconds (after changing a setting).

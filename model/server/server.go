@@ -491,6 +491,9 @@ func (s *Server) callOrchestrator(scope mcp.Scope, call model.ToolCall, attrs []
 	if call.Mode == "wait" {
 		attrs = append(attrs, sim.A("mode", "wait"))
 	}
+	if call.Retry {
+		attrs = append(attrs, sim.A("retry", "true"))
+	}
 	refuse := func(code string) {
 		s.env.Emit("agent/"+scope.Thread.ThreadID, call.Tool, code, attrs...)
 		reply(model.ToolResult{Outcome: code})

@@ -71,16 +71,43 @@ type Store struct {
 	Schedules []*Schedule
 	Settings  Settings
 	runs      int
+	// Indexes for id lookups, extended lazily over rows appended since the
+	// last lookup (never ranged over).
+	threadIdx  index[*Thread]
+	runIdx     index[*Run]
+	receiptIdx index[*Receipt]
+	taskIdx    index[*Task]
+}
+
+// index maps ids to rows of a table that only grows by appending.
+type index[T any] struct {
+	byID    map[string]T
+	covered int
+}
+
+// lookup returns the row with id, first indexing rows[covered:].
+func (ix *index[T]) lookup(rows []T, id func(T) string, want string) (T, bool) {
+	if ix.byID == nil {
+		ix.byID = map[string]T{}
+	}
+	if ix.covered > len(rows) { // the table was replaced or truncated
+		clear(ix.byID)
+		ix.covered = 0
+	}
+	for ; ix.covered < len(rows); ix.covered++ {
+		r := rows[ix.covered]
+		if _, dup := ix.byID[id(r)]; !dup { // the first row with an id wins, as a scan would
+			ix.byID[id(r)] = r
+		}
+	}
+	r, ok := ix.byID[want]
+	return r, ok
 }
 
 // Thread returns the thread id, or nil.
 func (s *Store) Thread(id string) *Thread {
-	for _, t := range s.Threads {
-		if t.ID == id {
-			return t
-		}
-	}
-	return nil
+	t, _ := s.threadIdx.lookup(s.Threads, func(t *Thread) string { return t.ID }, id)
+	return t
 }
 
 // Project returns the project id, or nil.
@@ -95,12 +122,8 @@ func (s *Store) Project(id string) *Project {
 
 // Run returns the run id, or nil.
 func (s *Store) Run(id string) *Run {
-	for _, r := range s.Runs {
-		if r.ID == id {
-			return r
-		}
-	}
-	return nil
+	r, _ := s.runIdx.lookup(s.Runs, func(r *Run) string { return r.ID }, id)
+	return r
 }
 
 // ActiveRun returns the thread's active run, or nil.
@@ -205,22 +228,14 @@ type Schedule struct {
 
 // Receipt returns the receipt of commandID, or nil.
 func (s *Store) Receipt(commandID string) *Receipt {
-	for _, r := range s.Receipts {
-		if r.CommandID == commandID {
-			return r
-		}
-	}
-	return nil
+	r, _ := s.receiptIdx.lookup(s.Receipts, func(r *Receipt) string { return r.CommandID }, commandID)
+	return r
 }
 
 // Task returns the task id, or nil.
 func (s *Store) Task(id string) *Task {
-	for _, t := range s.Tasks {
-		if t.ID == id {
-			return t
-		}
-	}
-	return nil
+	t, _ := s.taskIdx.lookup(s.Tasks, func(t *Task) string { return t.ID }, id)
+	return t
 }
 
 // Message returns the message id, or nil.

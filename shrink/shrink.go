@@ -1,0 +1,305 @@
+// Package shrink reduces a failing run to a minimal one that still violates
+// the same invariant: it switches off whole actors (users, agents, viewer
+// habits, fault kinds, the fault injector), then minimises the choice tape
+// (deletes choices and lowers them towards the simplest value, which
+// shortens gaps and drops optional behaviour). A candidate is kept when the
+// same invariant fails, whatever the stack, and the story got smaller.
+package shrink
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"orchsim/scenarios"
+	"orchsim/sim"
+)
+
+// Options bound a shrink.
+type Options struct {
+	// Budget is the wall-clock time the shrinker may spend (0: 10 s). The
+	// shrinker itself is outside the simulated path; the runs it makes are
+	// deterministic, so a larger budget only finds a smaller story.
+	Budget time.Duration
+	// MaxRuns bounds the candidate runs (0: unbounded within Budget). Tests
+	// use it to make a shrink independent of machine speed.
+	MaxRuns int
+	// Now reads the wall clock (time.Now by default); tests may stub it.
+	Now func() time.Time
+}
+
+// Stats says what a shrink did.
+type Stats struct {
+	Runs     int
+	Accepted int
+	// Before and After are the story sizes (actions and faults).
+	Before, After int
+	// TapeBefore and TapeAfter are the tape lengths.
+	TapeBefore, TapeAfter int
+	// Exhausted reports that the budget ran out before a fixpoint.
+	Exhausted bool
+}
+
+// Score orders candidates: fewer story actions first, then a shorter tape,
+// then smaller choices.
+type Score struct {
+	Actions int
+	Tape    int
+	Sum     uint64
+}
+
+func (a Score) less(b Score) bool {
+	if a.Actions != b.Actions {
+		return a.Actions < b.Actions
+	}
+	if a.Tape != b.Tape {
+		return a.Tape < b.Tape
+	}
+	return a.Sum < b.Sum
+}
+
+// IsAction reports whether a trace event is an action of the story: a step
+// by a user, an agent, a viewer, a pane or the fault injector, as opposed
+// to what the system did in response.
+func IsAction(ev *sim.Event) bool {
+	a := ev.Actor
+	return a == "fault" || strings.HasPrefix(a, "user") || strings.HasPrefix(a, "agent/") ||
+		strings.HasPrefix(a, "viewer/") || strings.HasPrefix(a, "pane/")
+}
+
+// Actions counts the story's actions in a trace.
+func Actions(trace []sim.Event) int {
+	n := 0
+	for i := range trace {
+		if IsAction(&trace[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+type shrinker struct {
+	inv   string
+	opt   Options
+	start time.Time
+	stats Stats
+	best  scenarios.Config
+	res   scenarios.Result
+	score Score
+}
+
+// Shrink minimises cfg, a run that violates inv. It returns the smallest
+// failing configuration found (with its recorded tape and switched-off
+// actors), that run's result (trace kept), and what it did. If cfg does
+// not fail with inv, it is returned unchanged with ok false.
+func Shrink(cfg scenarios.Config, inv string, opt Options) (scenarios.Config, scenarios.Result, Stats, bool) {
+	if opt.Budget <= 0 {
+		opt.Budget = 10 * time.Second
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	s := &shrinker{inv: inv, opt: opt, start: opt.Now()}
+	cfg.KeepTrace, cfg.RecordTape, cfg.OnEvent = true, true, nil
+	res, err := scenarios.Run(cfg)
+	if err != nil || res.Violation == nil || res.Violation.Invariant != inv {
+		return cfg, res, s.stats, false
+	}
+	cfg.Tape = res.Tape
+	// A candidate may wander into a much busier run; bound its events so one
+	// candidate cannot eat the budget (running out is a different failure,
+	// so such a candidate is simply not kept).
+	cfg.EventBudget = max(200_000, 4*res.Executed)
+	s.best, s.res, s.score = cfg, res, score(&res)
+	s.stats.Before, s.stats.TapeBefore = s.score.Actions, s.score.Tape
+	for progress := true; progress && !s.out(); {
+		progress = false
+		progress = s.switchOff() || progress
+		progress = s.groups() || progress
+		progress = s.deleteChoices() || progress
+		progress = s.lowerChoices() || progress
+	}
+	s.stats.After, s.stats.TapeAfter = s.score.Actions, s.score.Tape
+	s.stats.Exhausted = s.out()
+	return s.best, s.res, s.stats, true
+}
+
+func score(r *scenarios.Result) Score {
+	var sum uint64
+	for _, c := range r.Tape {
+		sum += c.Value
+	}
+	return Score{Actions: Actions(r.Trace), Tape: len(r.Tape), Sum: sum}
+}
+
+func (s *shrinker) out() bool {
+	if s.opt.MaxRuns > 0 && s.stats.Runs >= s.opt.MaxRuns {
+		return true
+	}
+	return s.opt.Now().Sub(s.start) > s.opt.Budget
+}
+
+// try runs a candidate and keeps it when it still fails with the same
+// invariant and scores lower.
+func (s *shrinker) try(c scenarios.Config) bool {
+	if s.out() {
+		return false
+	}
+	s.stats.Runs++
+	res, err := scenarios.Run(c)
+	if err != nil || res.Violation == nil || res.Violation.Invariant != s.inv {
+		return false
+	}
+	sc := score(&res)
+	if !sc.less(s.score) {
+		return false
+	}
+	c.Tape = res.Tape // only the draws the run made
+	s.best, s.res, s.score = c, res, sc
+	s.stats.Accepted++
+	return true
+}
+
+// switchOff tries switching off, one at a time, the fault injector, each
+// fault kind seen, and each actor that acted.
+func (s *shrinker) switchOff() bool {
+	progress := false
+	for _, actor := range s.candidatesOff() {
+		c := s.best
+		c.Off = append(append([]string{}, c.Off...), actor)
+		sort.Strings(c.Off)
+		if s.try(c) {
+			progress = true
+		}
+	}
+	return progress
+}
+
+func (s *shrinker) candidatesOff() []string {
+	seen := map[string]bool{}
+	for _, a := range s.best.Off {
+		seen[a] = true
+	}
+	var out []string
+	add := func(a string) {
+		if !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	for i := range s.res.Trace {
+		ev := &s.res.Trace[i]
+		if ev.Actor == "fault" {
+			add("faults")
+		}
+	}
+	for i := range s.res.Trace {
+		ev := &s.res.Trace[i]
+		switch {
+		case ev.Actor == "fault":
+			add("fault:" + ev.Kind)
+		case IsAction(ev):
+			add(ev.Actor)
+		}
+	}
+	return out
+}
+
+// groups tries, for each draw site (actor, label), deleting all its
+// recorded choices and zeroing them all: whole behaviours go at once
+// ("this user's gaps are minimal", "this agent never picks a second tool").
+func (s *shrinker) groups() bool {
+	progress := false
+	var sites []string
+	seen := map[string]bool{}
+	for _, c := range s.best.Tape {
+		k := c.Actor + "\x00" + c.Label
+		if !seen[k] {
+			seen[k] = true
+			sites = append(sites, k)
+		}
+	}
+	for _, site := range sites {
+		for _, op := range []string{"delete", "zero"} {
+			var tape []sim.Choice
+			changed := false
+			for _, c := range s.best.Tape {
+				if c.Actor+"\x00"+c.Label != site {
+					tape = append(tape, c)
+					continue
+				}
+				changed = true
+				if op == "zero" {
+					if c.Value == 0 {
+						continue
+					}
+					c.Value = 0
+					tape = append(tape, c)
+				}
+			}
+			if !changed {
+				continue
+			}
+			c := s.best
+			c.Tape = tape
+			if s.try(c) {
+				progress = true
+				break
+			}
+		}
+	}
+	return progress
+}
+
+// deleteChoices tries removing runs of recorded choices, largest first
+// (halves, quarters, ... single choices), from the end of the tape.
+func (s *shrinker) deleteChoices() bool {
+	progress := false
+	for size := len(s.best.Tape) / 2; size >= 1; size /= 2 {
+		for end := len(s.best.Tape); end-size >= 0 && !s.out(); end -= size {
+			tape := s.best.Tape
+			if end > len(tape) {
+				end = len(tape)
+			}
+			cand := append(append([]sim.Choice{}, tape[:end-size]...), tape[end:]...)
+			c := s.best
+			c.Tape = cand
+			if s.try(c) {
+				progress = true
+			}
+		}
+	}
+	return progress
+}
+
+// lowerChoices tries each choice at 0, then halves it, keeping what still
+// fails.
+func (s *shrinker) lowerChoices() bool {
+	progress := false
+	for i := 0; i < len(s.best.Tape) && !s.out(); i++ {
+		for {
+			v := s.best.Tape[i].Value
+			if v == 0 {
+				break
+			}
+			lowered := false
+			for _, cand := range []uint64{0, v / 2, v - 1} {
+				if cand >= v {
+					continue
+				}
+				tape := append([]sim.Choice{}, s.best.Tape...)
+				tape[i].Value = cand
+				c := s.best
+				c.Tape = tape
+				if s.try(c) {
+					progress, lowered = true, true
+					break
+				}
+			}
+			if !lowered || i >= len(s.best.Tape) {
+				break
+			}
+		}
+	}
+	return progress
+}
