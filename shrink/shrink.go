@@ -272,32 +272,35 @@ func (s *shrinker) deleteChoices() bool {
 	return progress
 }
 
-// lowerChoices tries each choice at 0, then halves it, keeping what still
-// fails.
+// lowerChoices lowers each choice to the smallest value that still fails:
+// 0 first, then a binary search between the last value that passed and the
+// one that fails (a run is not monotone in a choice, so this finds a small
+// value, not always the smallest).
 func (s *shrinker) lowerChoices() bool {
 	progress := false
 	for i := 0; i < len(s.best.Tape) && !s.out(); i++ {
-		for {
-			v := s.best.Tape[i].Value
-			if v == 0 {
-				break
-			}
-			lowered := false
-			for _, cand := range []uint64{0, v / 2, v - 1} {
-				if cand >= v {
-					continue
-				}
-				tape := append([]sim.Choice{}, s.best.Tape...)
-				tape[i].Value = cand
-				c := s.best
-				c.Tape = tape
-				if s.try(c) {
-					progress, lowered = true, true
-					break
-				}
-			}
-			if !lowered || i >= len(s.best.Tape) {
-				break
+		at := func(v uint64) bool {
+			tape := append([]sim.Choice{}, s.best.Tape...)
+			tape[i].Value = v
+			c := s.best
+			c.Tape = tape
+			return s.try(c)
+		}
+		v := s.best.Tape[i].Value
+		if v == 0 {
+			continue
+		}
+		if at(0) {
+			progress = true
+			continue
+		}
+		lo, hi := uint64(0), v // lo passed (or is untried), hi fails
+		for hi-lo > 1 && !s.out() && i < len(s.best.Tape) {
+			mid := lo + (hi-lo)/2
+			if at(mid) {
+				hi, progress = mid, true
+			} else {
+				lo = mid
 			}
 		}
 	}

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
-	"orchsim/model"
 	"orchsim/replay"
 	"orchsim/scenarios"
 )
@@ -25,27 +22,11 @@ fingerprint differs, 0 (with a "fixed:" note) when the run no longer fails.`,
 			if format != "text" && format != "json" {
 				return usageErr("unknown --format %q (want text or json)", format)
 			}
-			f, err := replay.Read(args[0])
+			f, cfg, err := loadReplay(args[0])
 			if err != nil {
-				if errors.Is(err, os.ErrNotExist) {
-					return usageErr("cannot read replay file: %v", err)
-				}
-				return usageErr("%s: %v", args[0], err)
+				return err
 			}
-			prof, err := model.NewProfile(f.Profile, f.Fixes, f.Mutants)
-			if err != nil {
-				return usageErr("%s: %v", args[0], err)
-			}
-			if _, err := scenarios.Lookup(f.Scenario); err != nil {
-				return usageErr("%s: %v", args[0], err)
-			}
-			strategy, err := scenarios.ParseStrategy(f.Strategy)
-			if err != nil {
-				return usageErr("%s: %v", args[0], err)
-			}
-			cfg := scenarios.Config{Scenario: f.Scenario, Seed: f.Seed, Profile: prof, Strategy: strategy, Off: f.Off,
-				Horizon: 0, KeepTrace: true, Tape: f.Tape}
-			cfg.Horizon = durationOf(f.Horizon)
+			cfg.KeepTrace = true
 			res, err := scenarios.Run(cfg)
 			if err != nil {
 				return usageErr("%v", err)

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"orchsim/model"
+	"orchsim/scenarios"
+)
+
+func newExplainCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "explain FILE",
+		Short: "Which fix switches make a failure pass",
+		Long: `Replay a failure under each single fix switch added to its profile (is the fix
+sufficient?) and under the fixed preset with each switch removed (is the fix
+necessary?), and print which fixes are necessary and sufficient.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, cfg, err := loadReplay(args[0])
+			if err != nil {
+				return err
+			}
+			fails := func(fixes []string, preset string) (bool, string, error) {
+				c := cfg
+				c.Profile, err = model.NewProfile(preset, fixes, f.Mutants)
+				if err != nil {
+					return false, "", err
+				}
+				res, err := scenarios.Run(c)
+				if err != nil {
+					return false, "", err
+				}
+				if res.Violation == nil {
+					return false, "ok", nil
+				}
+				return true, res.Violation.Invariant, nil
+			}
+			base, what, err := fails(f.Fixes, f.Profile)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%s: scenario %s seed %d under %s: %s\n", args[0], f.Scenario, f.Seed, cfg.Profile, what)
+			if !base {
+				fmt.Fprintln(w, "it does not fail: nothing to explain")
+				return nil
+			}
+			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SWITCH\tADDED ALONE\tREMOVED FROM FIXED\tVERDICT")
+			var sufficient, necessary []string
+			for _, s := range model.Switches() {
+				name := string(s.Name)
+				aloneFails, aloneWhat, err := fails(append(append([]string{}, f.Fixes...), name), f.Profile)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				withoutFails, withoutWhat, err := fails(nil, model.PresetReported)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				// The fixed preset minus this switch.
+				var others []string
+				for _, o := range model.Switches() {
+					if o.Name != s.Name {
+						others = append(others, string(o.Name))
+					}
+				}
+				withoutFails, withoutWhat, err = fails(others, model.PresetReported)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				verdict := "irrelevant"
+				switch {
+				case !aloneFails && withoutFails:
+					verdict = "necessary and sufficient"
+				case !aloneFails:
+					verdict = "sufficient"
+				case withoutFails:
+					verdict = "necessary"
+				}
+				if !aloneFails {
+					sufficient = append(sufficient, name)
+				}
+				if withoutFails {
+					necessary = append(necessary, name)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, aloneWhat, withoutWhat, verdict)
+			}
+			tw.Flush()
+			fmt.Fprintf(w, "sufficient: %v\nnecessary: %v\n", orNone(sufficient), orNone(necessary))
+			return nil
+		},
+	}
+}

@@ -1,0 +1,352 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"orchsim/fuzz"
+	"orchsim/model"
+	"orchsim/replay"
+	"orchsim/scenarios"
+)
+
+// exitInterrupted is fuzz's status when a signal stopped a campaign that
+// found no failure (128 + SIGINT).
+const exitInterrupted = 130
+
+type fuzzFlags struct {
+	scenario     string
+	seeds        uint64
+	budget       time.Duration
+	start        uint64
+	shard        string
+	workers      int
+	strategy     string
+	profile      string
+	fixes        []string
+	mutants      []string
+	corpus       string
+	jsonOut      string
+	junitOut     string
+	shrinkBudget time.Duration
+}
+
+func newFuzzCmd() *cobra.Command {
+	var f fuzzFlags
+	cmd := &cobra.Command{
+		Use:   "fuzz --scenario S|all (--seeds N | --budget D)",
+		Short: "Run many seeds in parallel; shrink, dedup and keep every distinct failure",
+		Long: `Run a seed campaign. Seeds run in parallel workers; each failure is grouped with
+the failures that tell the same story, the first of each group is shrunk (within
+--shrink-budget) and written to --corpus as a replay file. The summary table lists,
+per scenario and invariant, the failures, the first seed and the distinct stories.
+
+--shard i/n runs the seeds whose offset from --start is i modulo n, so n machines
+together run exactly the unsharded range; "--shard /n" takes i from
+JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs).
+
+Exit status: 0 no failure; 1 failures found; 2 bad usage; 130 interrupted by
+SIGINT/SIGTERM with no failure (failures found before the signal are still written,
+with the summary, and give 1).`,
+		Example: `  orchsim fuzz --scenario all --seeds 10000 --corpus failures/
+  orchsim fuzz --scenario tab-ownership --profile fixed --budget 10m --shard 3/16`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runFuzz(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.scenario, "scenario", "", "scenario name, or all")
+	fl.Uint64Var(&f.seeds, "seeds", 0, "number of seeds (before sharding)")
+	fl.DurationVar(&f.budget, "budget", 0, "run seeds for this long instead of a fixed number")
+	fl.Uint64Var(&f.start, "start", 1, "first seed")
+	fl.StringVar(&f.shard, "shard", "", "i/n: run shard i of n (i may come from JOB_COMPLETION_INDEX: /n)")
+	fl.IntVar(&f.workers, "workers", 0, "parallel workers (default: number of CPUs)")
+	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm or pct")
+	fl.StringVar(&f.profile, "profile", model.PresetReported, "preset: reported or fixed")
+	fl.StringSliceVar(&f.fixes, "fix", nil, "fix switches to turn on")
+	fl.StringSliceVar(&f.mutants, "mutant", nil, "mutants to turn on")
+	fl.StringVar(&f.corpus, "corpus", "", "directory for one replay file per distinct failure")
+	fl.StringVar(&f.jsonOut, "json", "", "write a machine-readable summary to FILE")
+	fl.StringVar(&f.junitOut, "junit", "", "write a JUnit XML report to FILE")
+	fl.DurationVar(&f.shrinkBudget, "shrink-budget", 2*time.Second, "time to shrink each distinct failure (0: no shrinking)")
+	return cmd
+}
+
+// parseShard reads "i/n" or "/n" (i from JOB_COMPLETION_INDEX).
+func parseShard(s string) (uint64, uint64, error) {
+	if s == "" {
+		return 0, 1, nil
+	}
+	is, ns, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, 0, fmt.Errorf("--shard %q: want i/n", s)
+	}
+	n, err := strconv.ParseUint(ns, 10, 64)
+	if err != nil || n == 0 {
+		return 0, 0, fmt.Errorf("--shard %q: the shard count must be a positive integer", s)
+	}
+	if is == "" {
+		is = os.Getenv("JOB_COMPLETION_INDEX")
+		if is == "" {
+			return 0, 0, fmt.Errorf("--shard %q: no index given and JOB_COMPLETION_INDEX is not set", s)
+		}
+	}
+	i, err := strconv.ParseUint(is, 10, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("--shard %q: the index must be a non-negative integer", s)
+	}
+	if i >= n {
+		return 0, 0, fmt.Errorf("--shard %q: the index must be below %d", s, n)
+	}
+	return i, n, nil
+}
+
+func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
+	if f.scenario == "" {
+		return usageErr("fuzz needs --scenario (a name or all)")
+	}
+	if (f.seeds == 0) == (f.budget <= 0) {
+		return usageErr("fuzz needs exactly one of --seeds N (N > 0) or --budget D")
+	}
+	names := []string{f.scenario}
+	if f.scenario == "all" {
+		names = nil
+		for _, s := range scenarios.All() {
+			names = append(names, s.Name)
+		}
+	} else if _, err := scenarios.Lookup(f.scenario); err != nil {
+		return usageErr("%v", err)
+	}
+	prof, err := model.NewProfile(f.profile, f.fixes, f.mutants)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	strategy, err := scenarios.ParseStrategy(f.strategy)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	shard, shards, err := parseShard(f.shard)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if f.workers < 0 {
+		return usageErr("--workers must be positive")
+	}
+	if f.workers == 0 {
+		f.workers = defaultWorkers()
+	}
+	if f.corpus != "" {
+		if err := os.MkdirAll(f.corpus, 0o755); err != nil {
+			return usageErr("--corpus: %v", err)
+		}
+	}
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c := &fuzz.Campaign{Scenarios: names, Profile: prof, Strategy: strategy, Start: f.start, Seeds: f.seeds,
+		Budget: f.budget, Shard: shard, Shards: shards, Workers: f.workers, ShrinkBudget: f.shrinkBudget, Corpus: f.corpus}
+	total := int64(-1)
+	if f.seeds > 0 {
+		total = int64(len(fuzz.ShardSeeds(f.start, f.seeds, shard, shards)) * len(names))
+	}
+	c.Progress = progress(errOut, total)
+	fmt.Fprintf(out, "fuzz: scenarios=%s profile=%s strategy=%s shard=%d/%d workers=%d\n",
+		strings.Join(names, ","), prof, strategy, shard, shards, f.workers)
+	sum, err := c.Run(ctx, false)
+	if err != nil {
+		return &exitError{code: exitHarness, msg: err.Error()}
+	}
+	printSummary(out, names, sum)
+	if f.jsonOut != "" {
+		if err := writeJSONSummary(f.jsonOut, names, c, sum); err != nil {
+			return &exitError{code: exitUsage, msg: fmt.Sprintf("--json: %v", err)}
+		}
+	}
+	if f.junitOut != "" {
+		if err := writeJUnit(f.junitOut, names, c, sum); err != nil {
+			return &exitError{code: exitUsage, msg: fmt.Sprintf("--junit: %v", err)}
+		}
+	}
+	annotate(out, sum)
+	switch {
+	case len(sum.Failures) > 0:
+		return &exitError{code: exitViolation}
+	case sum.Interrupted:
+		return &exitError{code: exitInterrupted, msg: "interrupted"}
+	}
+	return nil
+}
+
+// progress shows a bar on a terminal and a line every 5 s otherwise.
+func progress(w io.Writer, total int64) func(uint64, int) {
+	start := time.Now()
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		bar := progressbar.NewOptions64(total, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(), progressbar.OptionSetItsString("seeds"), progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish())
+		return func(done uint64, failures int) {
+			bar.Describe(fmt.Sprintf("%d failures", failures))
+			bar.Set64(int64(done))
+		}
+	}
+	last := start
+	return func(done uint64, failures int) {
+		if now := time.Now(); now.Sub(last) >= 5*time.Second {
+			last = now
+			rate := float64(done) / now.Sub(start).Seconds()
+			fmt.Fprintf(w, "fuzz: %d seeds, %.0f seeds/s, %d failures\n", done, rate, failures)
+		}
+	}
+}
+
+type row struct {
+	scenario, invariant string
+	failures            int
+	first               uint64
+	stories             int
+}
+
+func summaryRows(names []string, sum *fuzz.Summary) []row {
+	idx := map[string]*row{}
+	var rows []*row
+	for _, f := range sum.Failures {
+		k := f.Scenario + "\x00" + f.Invariant
+		r := idx[k]
+		if r == nil {
+			r = &row{scenario: f.Scenario, invariant: f.Invariant, first: f.Seed}
+			idx[k] = r
+			rows = append(rows, r)
+		}
+		r.failures++
+		r.first = min(r.first, f.Seed)
+	}
+	for _, st := range sum.Stories {
+		if r := idx[st.Scenario+"\x00"+st.Invariant]; r != nil {
+			r.stories++
+		}
+	}
+	out := make([]row, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].scenario != out[j].scenario {
+			return out[i].scenario < out[j].scenario
+		}
+		return out[i].invariant < out[j].invariant
+	})
+	return out
+}
+
+func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
+	rate := float64(sum.SeedsRun) / max(sum.Elapsed.Seconds(), 1e-9)
+	fmt.Fprintf(w, "fuzz: %d seeds in %s (%.0f seeds/s), %d failures, %d distinct stories",
+		sum.SeedsRun, sum.Elapsed.Round(time.Millisecond), rate, len(sum.Failures), len(sum.Stories))
+	if sum.Interrupted {
+		fmt.Fprint(w, " (interrupted)")
+	}
+	fmt.Fprintln(w)
+	rows := summaryRows(names, sum)
+	if len(rows) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tINVARIANT\tFAILURES\tFIRST SEED\tSTORIES")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", r.scenario, r.invariant, r.failures, r.first, r.stories)
+	}
+	tw.Flush()
+	for _, st := range sum.Stories {
+		fmt.Fprintf(w, "\nstory %s / %s: seed %d, %d failing seeds, %d actions", st.Scenario, st.Invariant, st.Seed, st.Count, st.Actions)
+		if st.ReplayFile != "" {
+			fmt.Fprintf(w, ", replay: orchsim replay %s", st.ReplayFile)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// annotate emits GitHub Actions annotations for each story.
+func annotate(w io.Writer, sum *fuzz.Summary) {
+	if os.Getenv("GITHUB_ACTIONS") != "true" {
+		return
+	}
+	for _, st := range sum.Stories {
+		msg := fmt.Sprintf("%s violated in %s (seed %d, %d failing seeds)", st.Invariant, st.Scenario, st.Seed, st.Count)
+		if st.ReplayFile != "" {
+			msg += "; replay: orchsim replay " + st.ReplayFile
+		}
+		fmt.Fprintf(w, "::error title=orchsim %s::%s\n", st.Invariant, msg)
+	}
+}
+
+type jsonSummary struct {
+	Scenarios   []string     `json:"scenarios"`
+	Profile     string       `json:"profile"`
+	Strategy    string       `json:"strategy"`
+	Shard       string       `json:"shard"`
+	SeedsRun    uint64       `json:"seeds_run"`
+	Failures    int          `json:"failures"`
+	Interrupted bool         `json:"interrupted"`
+	ElapsedMs   int64        `json:"elapsed_ms"`
+	Invariants  []jsonRow    `json:"invariants"`
+	Stories     []jsonStory  `json:"stories"`
+	FailedSeeds []jsonFailed `json:"failed_seeds"`
+}
+
+type jsonRow struct {
+	Scenario  string `json:"scenario"`
+	Invariant string `json:"invariant"`
+	Failures  int    `json:"failures"`
+	FirstSeed uint64 `json:"first_seed"`
+	Stories   int    `json:"stories"`
+}
+
+type jsonStory struct {
+	Scenario    string   `json:"scenario"`
+	Invariant   string   `json:"invariant"`
+	Seed        uint64   `json:"seed"`
+	Count       int      `json:"count"`
+	Actions     int      `json:"actions"`
+	Fingerprint string   `json:"story_fingerprint"`
+	ReplayFile  string   `json:"replay_file,omitempty"`
+	Timeline    []string `json:"timeline"`
+}
+
+type jsonFailed struct {
+	Scenario  string `json:"scenario"`
+	Seed      uint64 `json:"seed"`
+	Invariant string `json:"invariant"`
+}
+
+func writeJSONSummary(path string, names []string, c *fuzz.Campaign, sum *fuzz.Summary) error {
+	js := jsonSummary{Scenarios: names, Profile: c.Profile.String(), Strategy: string(c.Strategy),
+		Shard: fmt.Sprintf("%d/%d", c.Shard, c.Shards), SeedsRun: sum.SeedsRun, Failures: len(sum.Failures),
+		Interrupted: sum.Interrupted, ElapsedMs: sum.Elapsed.Milliseconds(),
+		Invariants: []jsonRow{}, Stories: []jsonStory{}, FailedSeeds: []jsonFailed{}}
+	for _, r := range summaryRows(names, sum) {
+		js.Invariants = append(js.Invariants, jsonRow{r.scenario, r.invariant, r.failures, r.first, r.stories})
+	}
+	for _, st := range sum.Stories {
+		js.Stories = append(js.Stories, jsonStory{st.Scenario, st.Invariant, st.Seed, st.Count, st.Actions, st.Fingerprint, st.ReplayFile, st.Timeline})
+	}
+	for _, f := range sum.Failures {
+		js.FailedSeeds = append(js.FailedSeeds, jsonFailed{f.Scenario, f.Seed, f.Invariant})
+	}
+	b, err := json.MarshalIndent(js, "", "  ")
+	if err != nil {
+		return err
+	}
+	return replay.WriteFileAtomic(path, append(b, '\n'))
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/xml"
+	"fmt"
+	"strings"
+
+	"orchsim/fuzz"
+	"orchsim/invariants"
+	"orchsim/replay"
+	"orchsim/scenarios"
+)
+
+// JUnit XML, in the common shape CI systems read: one testsuite per
+// scenario, one testcase per (scenario, invariant), a failure element per
+// failing invariant carrying the seed, the shrunk story and the replay
+// command.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Body    string `xml:",chardata"`
+}
+
+func writeJUnit(path string, names []string, c *fuzz.Campaign, sum *fuzz.Summary) error {
+	out := junitSuites{Name: "orchsim fuzz"}
+	for _, name := range names {
+		sc, err := scenarios.Lookup(name)
+		if err != nil {
+			return err
+		}
+		suite := junitSuite{Name: name}
+		invs := append([]string{}, sc.Invariants...)
+		// Failures of pseudo-invariants (model panics, budgets) get a case too.
+		for _, f := range sum.Failures {
+			if f.Scenario == name && !contains(invs, f.Invariant) {
+				invs = append(invs, f.Invariant)
+			}
+		}
+		for _, inv := range invs {
+			tc := junitCase{Name: inv, Classname: "orchsim." + name}
+			var seeds []string
+			for _, f := range sum.Failures {
+				if f.Scenario == name && f.Invariant == inv {
+					seeds = append(seeds, fmt.Sprint(f.Seed))
+				}
+			}
+			if len(seeds) > 0 {
+				var b strings.Builder
+				fmt.Fprintf(&b, "failing seeds: %s\n", strings.Join(seeds, " "))
+				for _, st := range sum.Stories {
+					if st.Scenario != name || st.Invariant != inv {
+						continue
+					}
+					fmt.Fprintf(&b, "\nstory (seed %d, %d failing seeds):\n", st.Seed, st.Count)
+					for _, l := range st.Timeline {
+						b.WriteString(l + "\n")
+					}
+					if st.ReplayFile != "" {
+						fmt.Fprintf(&b, "replay: orchsim replay %s\n", st.ReplayFile)
+					} else {
+						fmt.Fprintf(&b, "replay: orchsim run --scenario %s --seed %d --profile %s --strategy %s\n",
+							name, st.Seed, c.Profile.Preset(), c.Strategy)
+					}
+				}
+				info, _ := invariants.Lookup(inv)
+				tc.Failure = &junitFailure{Message: fmt.Sprintf("%s violated in %d seeds (first %s)", inv, len(seeds), seeds[0]),
+					Type: "violation", Body: b.String() + info.Property}
+				suite.Failures++
+			}
+			suite.Cases = append(suite.Cases, tc)
+			suite.Tests++
+		}
+		out.Tests += suite.Tests
+		out.Failures += suite.Failures
+		out.Suites = append(out.Suites, suite)
+	}
+	b, err := xml.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return replay.WriteFileAtomic(path, append([]byte(xml.Header), append(b, '\n')...))
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

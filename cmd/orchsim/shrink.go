@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"orchsim/fuzz"
+	"orchsim/replay"
+	"orchsim/shrink"
+)
+
+func newShrinkCmd() *cobra.Command {
+	var budget time.Duration
+	cmd := &cobra.Command{
+		Use:   "shrink FILE",
+		Short: "Minimise a failing replay file; writes FILE with .min.json",
+		Long: `Shrink a failing run to a minimal one that still violates the same invariant:
+switch off whole actors and fault kinds, then delete and lower recorded choices.
+Writes the result next to FILE as <name>.min.json and prints its story (the timeline
+of the minimal run). Exit 0 when a minimal file was written, 2 when FILE does not
+fail.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, cfg, err := loadReplay(args[0])
+			if err != nil {
+				return err
+			}
+			if f.Violation == nil {
+				return usageErr("%s records no violation: nothing to shrink", args[0])
+			}
+			if budget <= 0 {
+				return usageErr("--budget must be positive")
+			}
+			small, res, st, ok := shrink.Shrink(cfg, f.Violation.Invariant, shrink.Options{Budget: budget})
+			if !ok {
+				return usageErr("%s no longer fails with %s: nothing to shrink", args[0], f.Violation.Invariant)
+			}
+			out := strings.TrimSuffix(args[0], ".json") + ".min.json"
+			if err := replay.Write(out, fuzz.ReplayFile(small, &res)); err != nil {
+				return &exitError{code: exitUsage, msg: fmt.Sprintf("writing %s: %v", out, err)}
+			}
+			w := cmd.OutOrStdout()
+			if err := printRun(w, &res, "text"); err != nil {
+				return &exitError{code: exitHarness, msg: err.Error()}
+			}
+			fmt.Fprintf(w, "shrunk: %d runs, actions %d -> %d, tape %d -> %d choices, switched off: %s\n",
+				st.Runs, st.Before, st.After, st.TapeBefore, st.TapeAfter, strings.Join(orNone(small.Off), ","))
+			fmt.Fprintf(w, "wrote %s (replay: orchsim replay %s)\n", out, out)
+			fmt.Fprintln(w, lastLine(&res))
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&budget, "budget", 10*time.Second, "wall-clock time to spend shrinking")
+	return cmd
+}
+
+func orNone(xs []string) []string {
+	if len(xs) == 0 {
+		return []string{"nothing"}
+	}
+	return xs
+}

@@ -1,0 +1,5 @@
+package main
+
+import "runtime"
+
+func defaultWorkers() int { return runtime.NumCPU() }

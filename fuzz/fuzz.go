@@ -1,0 +1,334 @@
+// Package fuzz runs seed campaigns: many seeds of one or more scenarios in
+// parallel workers (each worker owns its runs; every run stays
+// single-threaded and deterministic), with sharding across machines,
+// deduplication of failures by story, shrinking under a time budget and one
+// replay file per distinct failure.
+package fuzz
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"orchsim/model"
+	"orchsim/replay"
+	"orchsim/scenarios"
+	"orchsim/shrink"
+	"orchsim/sim"
+)
+
+// Campaign describes a fuzz campaign.
+type Campaign struct {
+	Scenarios []string
+	Profile   model.Profile
+	Strategy  scenarios.Strategy
+	// Start is the first seed; Seeds the number of seeds (before sharding).
+	// With Seeds == 0 the campaign runs until Budget of wall time.
+	Start, Seeds uint64
+	Budget       time.Duration
+	// Shard and Shards split the seed range: this campaign runs the seeds
+	// whose offset from Start is Shard modulo Shards.
+	Shard, Shards uint64
+	Workers       int
+	// ShrinkBudget bounds shrinking each distinct failure (0: no shrinking).
+	ShrinkBudget time.Duration
+	// Corpus, when set, is the directory replay files are written to.
+	Corpus string
+	// Progress is called after every finished seed (from one goroutine at
+	// a time).
+	Progress func(done uint64, failures int)
+}
+
+// Failure is one failing seed.
+type Failure struct {
+	Scenario  string
+	Seed      uint64
+	Invariant string
+	Message   string
+	At        time.Duration
+	// Signature groups failures that tell the same story before shrinking
+	// (the violation message with ids, times and counts blanked).
+	Signature string
+}
+
+// Story is a distinct failure: its first seed, how many seeds failed the
+// same way, and its shrunk replay.
+type Story struct {
+	Scenario    string
+	Invariant   string
+	Seed        uint64
+	Count       int
+	Fingerprint string // of the shrunk story's actions
+	Actions     int
+	Timeline    []string
+	ReplayFile  string
+	Replay      *replay.File
+}
+
+// Summary is what a campaign found.
+type Summary struct {
+	SeedsRun    uint64
+	Failures    []Failure
+	Stories     []*Story
+	Interrupted bool
+	Elapsed     time.Duration
+	// Seeds lists every (scenario, seed) run, sorted, when RecordSeeds is set.
+	Seeds []string
+}
+
+// ShardSeeds returns the seeds a shard runs out of start..start+n-1.
+func ShardSeeds(start, n, shard, shards uint64) []uint64 {
+	if shards == 0 {
+		shards = 1
+	}
+	var out []uint64
+	for off := shard; off < n; off += shards {
+		out = append(out, start+off)
+	}
+	return out
+}
+
+type job struct {
+	scenario string
+	seed     uint64
+}
+
+// Run executes the campaign until its seeds are done, its budget is spent
+// or ctx is cancelled (then running seeds finish and no new one starts).
+// recordSeeds lists every seed run in the summary (for tests of sharding).
+func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) {
+	if c.Workers < 1 {
+		c.Workers = 1
+	}
+	if c.Shards == 0 {
+		c.Shards = 1
+	}
+	if c.Shard >= c.Shards {
+		return nil, fmt.Errorf("shard %d/%d: index must be below the count", c.Shard, c.Shards)
+	}
+	for _, s := range c.Scenarios {
+		if _, err := scenarios.Lookup(s); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	jobs := make(chan job)
+	results := make(chan result)
+	var wg sync.WaitGroup
+	for w := 0; w < c.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				results <- c.runOne(j)
+			}
+		}()
+	}
+	// Feed seeds in order; stop on cancel or budget.
+	go func() {
+		defer close(jobs)
+		feed := func(seed uint64) bool {
+			for _, s := range c.Scenarios {
+				select {
+				case <-ctx.Done():
+					return false
+				case jobs <- job{s, seed}:
+				}
+			}
+			return true
+		}
+		if c.Seeds > 0 {
+			for _, seed := range ShardSeeds(c.Start, c.Seeds, c.Shard, c.Shards) {
+				if !feed(seed) {
+					return
+				}
+			}
+			return
+		}
+		for off := c.Shard; ; off += c.Shards {
+			if time.Since(start) >= c.Budget || !feed(c.Start+off) {
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	sum := &Summary{}
+	for r := range results {
+		sum.SeedsRun++
+		if recordSeeds {
+			sum.Seeds = append(sum.Seeds, fmt.Sprintf("%s/%d", r.scenario, r.seed))
+		}
+		if r.failure != nil {
+			sum.Failures = append(sum.Failures, *r.failure)
+		}
+		if c.Progress != nil {
+			c.Progress(sum.SeedsRun, len(sum.Failures))
+		}
+	}
+	sum.Interrupted = ctx.Err() != nil
+	sort.Slice(sum.Failures, func(i, j int) bool {
+		a, b := sum.Failures[i], sum.Failures[j]
+		if a.Scenario != b.Scenario {
+			return a.Scenario < b.Scenario
+		}
+		return a.Seed < b.Seed
+	})
+	sort.Strings(sum.Seeds)
+	if err := c.stories(ctx, sum); err != nil {
+		return sum, err
+	}
+	sum.Elapsed = time.Since(start)
+	return sum, nil
+}
+
+type result struct {
+	scenario string
+	seed     uint64
+	failure  *Failure
+}
+
+func (c *Campaign) runOne(j job) result {
+	res, err := scenarios.Run(scenarios.Config{Scenario: j.scenario, Seed: j.seed, Profile: c.Profile, Strategy: c.Strategy})
+	r := result{scenario: j.scenario, seed: j.seed}
+	if err != nil {
+		r.failure = &Failure{Scenario: j.scenario, Seed: j.seed, Invariant: "harness-error", Message: err.Error()}
+		return r
+	}
+	if v := res.Violation; v != nil {
+		r.failure = &Failure{Scenario: j.scenario, Seed: j.seed, Invariant: v.Invariant, Message: v.Message, At: v.At,
+			Signature: Signature(v.Invariant, v.Message)}
+	}
+	return r
+}
+
+var (
+	quoted  = regexp.MustCompile(`"[^"]*"`)
+	idLike  = regexp.MustCompile(`[A-Za-z0-9_:%.@/#-]*[0-9][A-Za-z0-9_:%.@/#-]*`)
+	threads = regexp.MustCompile(`thread-[a-z]`)
+)
+
+// Signature blanks the ids, times and keys of a violation message, so that
+// failures telling the same story (same invariant, same tool, same
+// re-issue path) share it.
+func Signature(invariant, message string) string {
+	m := quoted.ReplaceAllString(message, `"_"`)
+	m = threads.ReplaceAllString(m, "T")
+	m = idLike.ReplaceAllString(m, "_")
+	return invariant + ": " + m
+}
+
+// stories groups failures by signature, shrinks the first seed of each
+// group (within ShrinkBudget), dedups the shrunk stories by (invariant,
+// story fingerprint) and writes one replay file per story.
+func (c *Campaign) stories(ctx context.Context, sum *Summary) error {
+	type group struct {
+		first *Failure
+		count int
+	}
+	var order []string
+	groups := map[string]*group{}
+	for i := range sum.Failures {
+		f := &sum.Failures[i]
+		key := f.Scenario + "\x00" + f.Signature
+		g := groups[key]
+		if g == nil {
+			g = &group{first: f}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.count++
+	}
+	byStory := map[string]*Story{}
+	for _, key := range order {
+		g := groups[key]
+		f := g.first
+		cfg := scenarios.Config{Scenario: f.Scenario, Seed: f.Seed, Profile: c.Profile, Strategy: c.Strategy,
+			KeepTrace: true, RecordTape: true}
+		var res scenarios.Result
+		if c.ShrinkBudget > 0 && ctx.Err() == nil && f.Invariant != "harness-error" {
+			small, r, _, ok := shrink.Shrink(cfg, f.Invariant, shrink.Options{Budget: c.ShrinkBudget})
+			if ok {
+				cfg, res = small, r
+			}
+		}
+		if res.Trace == nil {
+			var err error
+			if res, err = scenarios.Run(cfg); err != nil {
+				return err
+			}
+		}
+		fp := StoryFingerprint(res.Trace)
+		id := f.Invariant + "\x00" + fp
+		if st := byStory[id]; st != nil {
+			st.Count += g.count
+			continue
+		}
+		st := &Story{Scenario: f.Scenario, Invariant: f.Invariant, Seed: f.Seed, Count: g.count, Fingerprint: fp,
+			Actions: shrink.Actions(res.Trace)}
+		for i := range res.Trace {
+			st.Timeline = append(st.Timeline, res.Trace[i].Describe())
+		}
+		st.Replay = ReplayFile(cfg, &res)
+		if c.Corpus != "" {
+			st.ReplayFile = filepath.Join(c.Corpus, fmt.Sprintf("%s-%s-seed%d.json", f.Scenario, f.Invariant, f.Seed))
+			if err := replay.Write(st.ReplayFile, st.Replay); err != nil {
+				return fmt.Errorf("writing %s: %w", st.ReplayFile, err)
+			}
+		}
+		byStory[id] = st
+		sum.Stories = append(sum.Stories, st)
+	}
+	return nil
+}
+
+// ReplayFile builds the replay file of a run made from cfg.
+func ReplayFile(cfg scenarios.Config, res *scenarios.Result) *replay.File {
+	var v *sim.Violation
+	if res.Violation != nil {
+		vv := *res.Violation
+		v = &vv
+	}
+	return &replay.File{Scenario: res.Scenario, Strategy: string(res.Strategy), Off: res.Off,
+		Profile: res.Profile.Preset(), Fixes: res.Profile.Fixes(), Mutants: res.Profile.MutantNames(),
+		Seed: res.Seed, Horizon: replay.Duration(res.Horizon), Violation: v,
+		Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events, Tape: cfg.Tape}
+}
+
+// StoryFingerprint hashes the story's actions (who did what, with what
+// outcome), with thread names renamed in order of appearance, so that the
+// same story with other ids and times has the same fingerprint.
+func StoryFingerprint(trace []sim.Event) string {
+	h := fnv.New64a()
+	names := map[string]string{}
+	norm := func(s string) string {
+		return threads.ReplaceAllStringFunc(s, func(t string) string {
+			if n, ok := names[t]; ok {
+				return n
+			}
+			n := fmt.Sprintf("T%d", len(names)+1)
+			names[t] = n
+			return n
+		})
+	}
+	for i := range trace {
+		ev := &trace[i]
+		if !shrink.IsAction(ev) && ev.Actor != "invariant" {
+			continue
+		}
+		outcome := ev.Outcome
+		if ev.Actor == "invariant" {
+			outcome = ""
+		}
+		fmt.Fprintf(h, "%s|%s|%s\n", norm(ev.Actor), ev.Kind, strings.SplitN(outcome, " ", 2)[0])
+	}
+	return fmt.Sprintf("%016x", h.Sum64())
+}

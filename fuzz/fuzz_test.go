@@ -1,0 +1,99 @@
+package fuzz
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"orchsim/model"
+	"orchsim/replay"
+	"orchsim/scenarios"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestShardsPartitionTheSeedRange(t *testing.T) {
+	base := Campaign{Scenarios: []string{scenarios.TabOwnership}, Profile: model.MustProfile(model.PresetFixed, nil, nil),
+		Strategy: scenarios.Swarm, Start: 5, Seeds: 37, Workers: 2}
+	whole, err := base.Run(context.Background(), true)
+	require.NoError(t, err)
+	require.Len(t, whole.Seeds, 37)
+	var union []string
+	for i := uint64(0); i < 4; i++ {
+		c := base
+		c.Shard, c.Shards = i, 4
+		part, err := c.Run(context.Background(), true)
+		require.NoError(t, err)
+		union = append(union, part.Seeds...)
+	}
+	sort.Strings(union)
+	assert.Equal(t, whole.Seeds, union, "the four shards together run exactly the unsharded seeds, once each")
+}
+
+func TestShardSeeds(t *testing.T) {
+	assert.Equal(t, []uint64{11, 14, 17}, ShardSeeds(10, 9, 1, 3))
+	assert.Empty(t, ShardSeeds(10, 2, 3, 4))
+}
+
+// Failures become shrunk stories with replay files that reproduce.
+func TestFailuresAreShrunkDedupedAndWritten(t *testing.T) {
+	dir := t.TempDir()
+	c := Campaign{Scenarios: []string{scenarios.TabOwnership}, Profile: model.MustProfile(model.PresetReported, nil, nil),
+		Strategy: scenarios.Swarm, Start: 1, Seeds: 12, Workers: 2, ShrinkBudget: 5 * time.Second, Corpus: dir}
+	sum, err := c.Run(context.Background(), false)
+	require.NoError(t, err)
+	require.NotEmpty(t, sum.Failures)
+	require.NotEmpty(t, sum.Stories)
+	total := 0
+	for _, st := range sum.Stories {
+		total += st.Count
+		f, err := replay.Read(st.ReplayFile)
+		require.NoError(t, err)
+		res, err := scenarios.Run(scenarios.Config{Scenario: f.Scenario, Seed: f.Seed, Profile: c.Profile,
+			Strategy: scenarios.Strategy(f.Strategy), Off: f.Off, Tape: f.Tape})
+		require.NoError(t, err)
+		require.NotNil(t, res.Violation)
+		assert.Equal(t, st.Invariant, res.Violation.Invariant)
+		assert.Equal(t, f.Fingerprint, replay.FormatFingerprint(res.Fingerprint))
+	}
+	assert.Equal(t, len(sum.Failures), total, "every failure belongs to one story")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	assert.Len(t, files, len(sum.Stories))
+}
+
+// A cancelled campaign stops starting seeds but still reports and writes
+// every failure it found.
+func TestCancelKeepsFailuresFound(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := Campaign{Scenarios: []string{scenarios.TabOwnership}, Profile: model.MustProfile(model.PresetReported, nil, nil),
+		Strategy: scenarios.Swarm, Start: 1, Seeds: 1_000_000, Workers: 2, ShrinkBudget: time.Second, Corpus: dir}
+	c.Progress = func(done uint64, failures int) {
+		if failures >= 3 {
+			cancel()
+		}
+	}
+	sum, err := c.Run(ctx, false)
+	require.NoError(t, err)
+	assert.True(t, sum.Interrupted)
+	assert.Less(t, sum.SeedsRun, uint64(1_000_000))
+	assert.GreaterOrEqual(t, len(sum.Failures), 3)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.NotEmpty(t, entries)
+}
+
+func TestSignatureBlanksIds(t *testing.T) {
+	a := Signature("thread-keeps-its-tabs", "thread thread-b lost its own tab tab_1_1f90: preview_navigate with credential 3959f619 refused at T+01:19:38.033")
+	b := Signature("thread-keeps-its-tabs", "thread thread-c lost its own tab tab_7_2aa0: preview_navigate with credential 00000000.2 refused at T+00:31:07.604")
+	c := Signature("thread-keeps-its-tabs", "thread thread-c lost its own tab tab_7_2aa0: t3_preview_close with credential 00000000.2 refused at T+00:31:07.604")
+	assert.Equal(t, a, b)
+	assert.NotEqual(t, a, c)
+}
