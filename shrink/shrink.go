@@ -119,9 +119,43 @@ func Shrink(cfg scenarios.Config, inv string, opt Options) (scenarios.Config, sc
 		progress = s.deleteChoices() || progress
 		progress = s.lowerChoices() || progress
 	}
-	s.stats.After, s.stats.TapeAfter = s.score.Actions, s.score.Tape
 	s.stats.Exhausted = s.out()
+	s.compact()
+	s.stats.After, s.stats.TapeAfter = s.score.Actions, len(s.best.Tape)
 	return s.best, s.res, s.stats, true
+}
+
+// compact drops the choices a replay does not need: a site's trailing
+// zeros (a draw with no recorded choice left gets 0 anyway). The run is
+// checked to be identical.
+func (s *shrinker) compact() {
+	tape := s.best.Tape
+	keep := make([]bool, len(tape))
+	last := map[string]int{}
+	for i, c := range tape {
+		k := c.Actor + "\x00" + c.Label
+		if c.Value != 0 {
+			last[k] = i
+		}
+	}
+	var out []sim.Choice
+	for i, c := range tape {
+		k := c.Actor + "\x00" + c.Label
+		if j, ok := last[k]; ok && i <= j {
+			keep[i] = true
+		}
+		if keep[i] {
+			out = append(out, c)
+		}
+	}
+	c := s.best
+	c.Tape = out
+	c.RecordTape = false
+	res, err := scenarios.Run(c)
+	if err != nil || res.Fingerprint != s.res.Fingerprint {
+		return
+	}
+	s.best.Tape = out
 }
 
 func score(r *scenarios.Result) Score {
