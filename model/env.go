@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"time"
 
 	"orchsim/sim"
@@ -22,6 +23,24 @@ type Env struct {
 	// Off lists actors the shrinker switched off: a world does not start
 	// them (an agent, a user, the fault injector or one fault kind).
 	Off []string
+
+	taken map[string]bool
+}
+
+// Unique returns id, or id with a ".N" suffix if it was already handed out
+// in this run. Upstream ids drawn as random UUIDs never collide, across
+// server restarts included; drawn ids can (a replayed or shrunk tape draws
+// the same value again), so every random id goes through here.
+func (e *Env) Unique(id string) string {
+	if e.taken == nil {
+		e.taken = map[string]bool{}
+	}
+	out := id
+	for n := 2; e.taken[out]; n++ {
+		out = fmt.Sprintf("%s.%d", id, n)
+	}
+	e.taken[out] = true
+	return out
 }
 
 // Enabled reports whether actor may act (it is not in Off).

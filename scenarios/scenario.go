@@ -103,6 +103,9 @@ type Config struct {
 	Horizon time.Duration
 	// Tape replays recorded choices instead of drawing from Seed.
 	Tape []sim.Choice
+	// Source, when set, supplies every choice instead (rapid, fuzz bytes);
+	// Seed and Tape are then only labels.
+	Source sim.Source
 	// RecordTape keeps the choices made, for a replay file.
 	RecordTape bool
 	// KeepTrace keeps every event, for timelines and trace files.
@@ -152,10 +155,13 @@ func Run(cfg Config) (Result, error) {
 	k := sim.NewKernel(cfg.KeepTrace)
 	var src sim.Source
 	var tape func() []sim.Choice
-	if cfg.Tape != nil {
+	switch {
+	case cfg.Source != nil:
+		src, tape = cfg.Source, func() []sim.Choice { return nil }
+	case cfg.Tape != nil:
 		t := sim.NewTapeSource(cfg.Tape, cfg.RecordTape)
 		src, tape = t, t.Tape
-	} else {
+	default:
 		s := sim.NewSeededSource(cfg.Seed, cfg.RecordTape)
 		src, tape = s, s.Tape
 	}

@@ -5,7 +5,6 @@
 package mcp
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -78,7 +77,6 @@ type Registry struct {
 	env     *model.Env
 	rand    *sim.Rand
 	records []*Credential
-	issued  map[string]bool // every id ever issued, to keep ids unique
 	// LivenessWindow is the time after the last sign of life at which a
 	// credential dies (DefaultLivenessWindow).
 	LivenessWindow time.Duration
@@ -91,7 +89,7 @@ const actor = "mcp-registry"
 
 // NewRegistry returns an empty registry.
 func NewRegistry(env *model.Env) *Registry {
-	return &Registry{env: env, rand: env.Rand(actor), issued: map[string]bool{}, LivenessWindow: DefaultLivenessWindow}
+	return &Registry{env: env, rand: env.Rand(actor), LivenessWindow: DefaultLivenessWindow}
 }
 
 // Issue mints a credential for a thread caller: a random providerSessionId,
@@ -99,14 +97,8 @@ func NewRegistry(env *model.Env) *Registry {
 // the provider session being prepared (for the trace).
 func (r *Registry) Issue(threadID, instanceID string, caps Caps, incarnation string) *Credential {
 	r.prune()
-	// Upstream ids are random UUIDs, which never collide. Drawn ids can (a
-	// shrunk or zeroed tape draws the same value every time), so a repeat
-	// gets a suffix: ids stay unique whatever the source.
-	id := r.rand.Hex("credential-id", 8)
-	for n := 2; r.issued[id]; n++ {
-		id = fmt.Sprintf("%s.%d", id[:8], n)
-	}
-	r.issued[id] = true
+	// A random UUID upstream; unique across the run whatever the source.
+	id := r.env.Unique(r.rand.Hex("credential-id", 8))
 	now := r.env.Now()
 	c := &Credential{
 		ID:    id,
