@@ -23,7 +23,7 @@ type RapidSource struct {
 	// aborted holds a panic rapid raised inside a draw (its own control
 	// flow, e.g. when it replays a shorter input): the kernel would report
 	// it as a model panic, so it is kept and re-raised by Check.
-	aborted any
+	aborted  any
 	hasAbort bool
 }
 
