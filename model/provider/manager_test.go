@@ -1,0 +1,176 @@
+package provider
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"pgregory.net/rapid"
+
+	"orchsim/invariants"
+	"orchsim/model"
+	"orchsim/model/mcp"
+	"orchsim/sim"
+	"orchsim/sim/simtest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type psm struct {
+	k      *sim.Kernel
+	env    *model.Env
+	reg    *mcp.Registry
+	slots  *mcp.Slots
+	m      *Manager
+	turns  map[string]*Entry // thread -> entry of its running turn
+	thread []string
+	inst   map[string]string
+}
+
+func newPSM(src sim.Source, p model.Profile) *psm {
+	k := sim.NewKernel(true)
+	env := &model.Env{Clock: k, Trace: k.Trace(), Source: src, Profile: p, EnvironmentID: "env-1"}
+	for _, c := range invariants.New(invariants.StaleCleanupSparesReplacement) {
+		k.Trace().AddChecker(c)
+	}
+	reg := mcp.NewRegistry(env)
+	slots := &mcp.Slots{}
+	s := &psm{k: k, env: env, reg: reg, slots: slots, m: NewManager(env, reg, slots, 1), turns: map[string]*Entry{},
+		thread: []string{"t1", "t2", "t3"}, inst: map[string]string{"t1": "claudeAgent", "t2": "codex", "t3": "codex"}}
+	s.m.OnRelease = func(e *Entry, reason string) {
+		for th, te := range s.turns {
+			if te == e {
+				delete(s.turns, th)
+			}
+		}
+	}
+	return s
+}
+
+// The provider session manager as a rapid state machine: its inputs are
+// turns starting and ending, time passing (idle release, pins), provider
+// crashes and detaches; the "" action checks I1 (one live entry per
+// ProviderSessionId), I2 (an idle release only of an idle entry) and, via
+// the trace, I3/I4 (stale clean-up spares the replacement).
+func (s *psm) StartTurn(t *rapid.T) {
+	th := rapid.SampledFrom(s.thread).Draw(t, "thread")
+	if s.turns[th] != nil {
+		t.Skip("turn already running")
+	}
+	s.m.StartTurn(th, s.inst[th], time.Duration(rapid.IntRange(0, 5).Draw(t, "open-s"))*time.Second, func(e *Entry, err error) {
+		if err == nil {
+			s.turns[th] = e
+		}
+	})
+}
+
+func (s *psm) EndTurn(t *rapid.T) {
+	th := rapid.SampledFrom(s.thread).Draw(t, "thread")
+	e := s.turns[th]
+	if e == nil {
+		t.Skip("no turn")
+	}
+	delete(s.turns, th)
+	if rapid.Bool().Draw(t, "background") {
+		s.m.SetBackgroundWork(e, s.env.Now()+time.Duration(rapid.IntRange(1, 300).Draw(t, "bg-min"))*time.Minute)
+	}
+	s.m.TurnTerminal(e, th)
+}
+
+func (s *psm) Advance(t *rapid.T) {
+	d := time.Duration(rapid.IntRange(1, 7200).Draw(t, "seconds")) * time.Second
+	s.k.RunUntil(s.k.Elapsed() + d)
+}
+
+func (s *psm) Crash(t *rapid.T) {
+	es := s.m.Entries()
+	if len(es) == 0 {
+		t.Skip("no session")
+	}
+	s.m.Crash(es[rapid.IntRange(0, len(es)-1).Draw(t, "entry")])
+}
+
+func (s *psm) Detach(t *rapid.T) {
+	th := rapid.SampledFrom(s.thread).Draw(t, "thread")
+	e := s.m.EntryForThread(th)
+	if e == nil || s.turns[th] != nil {
+		t.Skip("not attached or busy")
+	}
+	s.m.Detach(e, th, rapid.Bool().Draw(t, "terminal"))
+}
+
+func (s *psm) Check(t *rapid.T) {
+	seen := map[string]bool{}
+	for _, e := range s.m.Entries() {
+		if seen[e.ID] {
+			t.Fatalf("two live entries for %s", e.ID)
+		}
+		seen[e.ID] = true
+	}
+	for _, ev := range s.k.Trace().Events() {
+		if ev.Kind == "session.release" && ev.Get("reason") == ReasonIdleTimeout {
+			for _, e := range s.turns {
+				if e.Incarnation == ev.Get("incarnation") {
+					t.Fatalf("%s released for idleness during a turn", e.Incarnation)
+				}
+			}
+		}
+	}
+	if v := s.k.Trace().Violation(); v != nil {
+		t.Fatalf("%s: %s", v.Invariant, v.Message)
+	}
+}
+
+func TestManager_StateMachine(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := newPSM(simtest.NewRapidSource(t), model.MustProfile(model.PresetFixed, nil, nil))
+		t.Repeat(rapid.StateMachineActions(s))
+	})
+}
+
+// The revoke-by-thread mutant breaks I4: a stale session's clean-up
+// revokes the credential minted for the session replacing it.
+func TestManager_RevokeByThreadRevokesTheReplacement(t *testing.T) {
+	s := newPSM(sim.NewTapeSource(nil, false), model.MustProfile(model.PresetFixed, nil, []string{string(model.RevokeByThread)}))
+	s.m.CapsFor = func(string, string) mcp.Caps { return mcp.CapOrchestration }
+	s.m.StartTurn("t1", "claudeAgent", time.Second, func(e *Entry, err error) { s.turns["t1"] = e })
+	s.k.RunUntil(2 * time.Second)
+	e := s.turns["t1"]
+	require.NotNil(t, e)
+	s.m.TurnTerminal(e, "t1")
+	s.m.Detach(e, "t1", false) // single-thread runtime: released; clean-up after the scope closes
+	// The replacement opens at once with new capabilities, so it mints a new
+	// credential, and takes 10 s to start: the stale clean-up lands meanwhile.
+	s.m.CapsFor = func(string, string) mcp.Caps { return mcp.CapOrchestration | mcp.CapPreview }
+	s.m.StartTurn("t1", "claudeAgent", 10*time.Second, func(*Entry, error) {})
+	s.k.RunUntil(20 * time.Second)
+	v := s.k.Trace().Violation()
+	require.NotNil(t, v)
+	assert.Equal(t, invariants.StaleCleanupSparesReplacement, v.Invariant)
+}
+
+func TestManager_IdleReleaseRespectsGenerationAndPin(t *testing.T) {
+	s := newPSM(sim.NewTapeSource(nil, false), model.MustProfile(model.PresetReported, nil, nil))
+	s.m.StartTurn("t1", "claudeAgent", 0, func(e *Entry, err error) { s.turns["t1"] = e })
+	s.k.RunUntil(time.Second)
+	e := s.turns["t1"]
+	s.m.SetBackgroundWork(e, 5*time.Hour)
+	s.m.TurnTerminal(e, "t1")
+	s.k.RunUntil(3 * time.Hour)
+	assert.False(t, e.Released(), "pinned for pending background work")
+	s.k.RunUntil(5 * time.Hour)
+	assert.True(t, e.Released(), "the pin is capped at 4 h")
+	var deferred, expired int
+	for _, ev := range s.k.Trace().Events() {
+		switch ev.Kind {
+		case "idle-release-deferred":
+			deferred++
+		case "idle-release-pin-expired":
+			expired++
+		}
+	}
+	assert.Positive(t, deferred)
+	assert.Equal(t, 1, expired)
+}
