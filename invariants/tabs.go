@@ -17,9 +17,10 @@ const (
 	StaleCleanupSparesReplacement = "stale-cleanup-spares-replacement"
 )
 
-// TabOwnership lists the tab-ownership invariants.
+// TabOwnership lists the tab-ownership invariants (the five of report 000
+// first, then the preview and credential hygiene ones).
 var TabOwnership = []string{NoCrossThreadTabAction, HumanControlExclusive, ThreadKeepsItsTabs,
-	RevokedCredentialDenied, StaleCleanupSparesReplacement}
+	RevokedCredentialDenied, StaleCleanupSparesReplacement, SweepSparesWatchedTabs, CredentialCapabilitiesCurrent}
 
 func init() {
 	register(Info{NoCrossThreadTabAction,

@@ -172,7 +172,8 @@ func (w *T3World) Start() {
 		u.ImpatienceMin, u.ImpatienceMax = w.ImpatienceMin, w.ImpatienceMax
 		w.Users = append(w.Users, u)
 		w.env.Emit("world", "thread", "", sim.A("thread", t.ID), sim.A("project", t.ProjectID),
-			sim.A("instance", t.Instance), sim.A("desktop", fmt.Sprint(u.Desktop)))
+			sim.A("instance", t.Instance), sim.A("desktop", fmt.Sprint(u.Desktop)),
+			sim.A("browser-access", fmt.Sprint(w.Store.Project(t.ProjectID).BrowserAccess)))
 	}
 	w.boot()
 	for _, u := range w.Users {

@@ -25,6 +25,23 @@ const (
 	DesktopAttachTimeout = 10 * time.Second
 )
 
+// Mutants of the preview host: deliberately wrong "fixes" the invariants
+// must catch.
+const (
+	// HumanControlIgnored lets agent work run while a human controls the tab.
+	HumanControlIgnored model.Mutant = "human-control-ignored"
+	// SweepIgnoresViewers lets the idle sweep close watched and
+	// desktop-rendered tabs.
+	SweepIgnoresViewers model.Mutant = "sweep-ignores-viewers"
+)
+
+func init() {
+	model.RegisterMutant(model.MutantInfo{Name: HumanControlIgnored,
+		Doc: "agent work runs on a tab while a human viewer controls it"})
+	model.RegisterMutant(model.MutantInfo{Name: SweepIgnoresViewers,
+		Doc: "the idle sweep also closes watched and desktop-rendered agent tabs"})
+}
+
 // Preview operations the tools send.
 const (
 	OpOpen     = "open"
@@ -146,7 +163,8 @@ func (b *ServerBrowser) sweepIdle() {
 	now := b.env.Now()
 	for i := 0; i < len(b.tabs); {
 		t := b.tabs[i]
-		if t.Control.AgentID != "" && !t.Watched() && !t.Desktop && now-t.UsedAt > AgentTabIdle {
+		exempt := (t.Watched() || t.Desktop) && !b.env.Profile.Has(SweepIgnoresViewers)
+		if t.Control.AgentID != "" && !exempt && now-t.UsedAt > AgentTabIdle {
 			b.removeAt(i)
 			b.env.Emit(actor, "tab.swept", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID),
 				sim.A("idle", (now-t.UsedAt).Round(time.Second).String()))
@@ -237,6 +255,7 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		finish(res)
 		return
 	}
+	tab.Control.IgnoreHuman = b.env.Profile.Has(HumanControlIgnored)
 	tab.Control.Agent(req.AgentSessionID, ignore, run, func(outcome string) {
 		res.Outcome = outcome
 		finish(res)

@@ -33,6 +33,9 @@ type Control struct {
 	busy    bool
 	queue   []*queued
 	after   func(time.Duration, func())
+	// IgnoreHuman is the human-control-ignored mutant: human control no
+	// longer refuses or interrupts agent work.
+	IgnoreHuman bool
 }
 
 type queued struct {
@@ -64,7 +67,7 @@ func (c *Control) Agent(a string, ignoreOwner bool, run func() (string, time.Dur
 	case !ignoreOwner && !c.MayAct(a):
 		done(ReasonAgentMismatch)
 		return
-	case c.Owner != "":
+	case c.Owner != "" && !c.IgnoreHuman:
 		done(ReasonHumanControl)
 		return
 	}
@@ -80,7 +83,7 @@ func (c *Control) pump(ignoreOwner bool) {
 		case c.Closed:
 			q.done(ReasonClosed)
 			continue
-		case q.epoch != c.Epoch || c.Owner != "" || (!ignoreOwner && !c.MayAct(q.agent)):
+		case !c.IgnoreHuman && (q.epoch != c.Epoch || c.Owner != "") || (!ignoreOwner && !c.MayAct(q.agent)):
 			q.done(ReasonInterrupted)
 			continue
 		}

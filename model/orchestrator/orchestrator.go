@@ -38,6 +38,10 @@ const (
 	// GlobalRequestNamespace uses one namespace for every caller, so keys
 	// collide across threads.
 	GlobalRequestNamespace model.Mutant = "global-request-namespace"
+	// ReceiptKeyedByClientRequestID keys command receipts by the
+	// clientRequestId alone: no namespace and no operation, so a key reused
+	// by another thread or another tool replays the wrong receipt.
+	ReceiptKeyedByClientRequestID model.Mutant = "receipt-keyed-by-client-request-id"
 )
 
 func init() {
@@ -47,6 +51,8 @@ func init() {
 		Report:   "002_37023b8e7fbf41be (T3 Code #16184)"})
 	model.RegisterMutant(model.MutantInfo{Name: GlobalRequestNamespace,
 		Doc: "one requestNamespace for every caller, so clientRequestIds collide across threads"})
+	model.RegisterMutant(model.MutantInfo{Name: ReceiptKeyedByClientRequestID,
+		Doc: "command receipts keyed by the clientRequestId alone (no namespace, no operation)"})
 }
 
 // RequestNamespace is the namespace the derived ids of a caller use.
@@ -178,6 +184,9 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 	}
 	k := Enc(key)
 	cmd := func(op string, rest ...string) string {
+		if o.env.Profile.Has(ReceiptKeyedByClientRequestID) && c.ClientRequestID != "" {
+			return "command:" + strings.Join(rest, ":")
+		}
 		parts := append([]string{"command:mcp", ns, op}, rest...)
 		return strings.Join(parts, ":")
 	}

@@ -38,6 +38,16 @@ const (
 	ReasonServerShutdown = "server_shutdown"
 )
 
+// ReuseIgnoresCapabilities is a mutant of prepareMcpSession: a credential
+// in the slot is reused even when the capability set it was issued with no
+// longer matches the settings (browser access turned off keeps preview).
+const ReuseIgnoresCapabilities model.Mutant = "reuse-ignores-capabilities"
+
+func init() {
+	model.RegisterMutant(model.MutantInfo{Name: ReuseIgnoresCapabilities,
+		Doc: "a credential is reused after its capability set changed, so toggled browser access does not take effect"})
+}
+
 // Adapter is a provider instance and the adapter differences that matter:
 // codex shares one provider session per instance across threads; claudeAgent
 // and ACP providers (Bob) open one session per thread.
@@ -225,8 +235,10 @@ func (m *Manager) prepareMcpSession(threadID, instance, incarnation string) prep
 		m.reserve[reservationKey(threadID, sl.CredID)]++
 		c := m.reg.Resolve(sl.Token)
 		if c != nil && c.Scope.Thread != nil && c.Scope.Thread.ThreadID == threadID &&
-			c.Scope.Thread.ProviderInstanceID == instance && c.Scope.Capabilities == caps {
-			m.env.Emit(actor, "credential.reuse", "", sim.A("thread", threadID), sim.A("cred", c.ID), sim.A("for", incarnation))
+			c.Scope.Thread.ProviderInstanceID == instance &&
+			(c.Scope.Capabilities == caps || m.env.Profile.Has(ReuseIgnoresCapabilities)) {
+			m.env.Emit(actor, "credential.reuse", "", sim.A("thread", threadID), sim.A("cred", c.ID), sim.A("for", incarnation),
+				sim.A("caps", c.Scope.Capabilities.String()))
 			return prepared{credID: c.ID, token: c.Token}
 		}
 		m.unreserve(threadID, sl.CredID)

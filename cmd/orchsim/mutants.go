@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"orchsim/model"
+	"orchsim/scenarios"
+)
+
+// mutantKill is what one (mutant, scenario) pair found.
+type mutantKill struct {
+	mutant, scenario, invariant string
+	seed                        uint64
+}
+
+func newMutantsCmd() *cobra.Command {
+	var seeds uint64
+	var workers int
+	cmd := &cobra.Command{
+		Use:   "mutants [--seeds N]",
+		Short: "Run every mutant against every scenario; which invariants kill it",
+		Long: `Run every mutant (a deliberately wrong fix) on top of the fixed profile against
+every scenario, seeds 1..N, stopping a scenario at its first violation. Prints, per
+mutant, the invariants that killed it and the first seed. Exit 1 if a mutant survives
+every scenario (the invariant suite missed a wrong fix), 0 if all are killed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if seeds == 0 {
+				return usageErr("--seeds must be positive")
+			}
+			if workers <= 0 {
+				workers = defaultWorkers()
+			}
+			type pair struct{ mutant, scenario string }
+			var pairs []pair
+			for _, m := range model.Mutants() {
+				for _, s := range scenarios.All() {
+					pairs = append(pairs, pair{string(m.Name), s.Name})
+				}
+			}
+			kills := make([]mutantKill, len(pairs))
+			var wg sync.WaitGroup
+			next := make(chan int)
+			var failure error
+			var mu sync.Mutex
+			for w := 0; w < workers; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range next {
+						p := pairs[i]
+						kills[i] = mutantKill{mutant: p.mutant, scenario: p.scenario}
+						prof := model.MustProfile(model.PresetFixed, nil, []string{p.mutant})
+						for seed := uint64(1); seed <= seeds; seed++ {
+							res, err := scenarios.Run(scenarios.Config{Scenario: p.scenario, Seed: seed, Profile: prof})
+							if err != nil {
+								mu.Lock()
+								failure = err
+								mu.Unlock()
+								break
+							}
+							if res.Violation != nil {
+								kills[i].invariant, kills[i].seed = res.Violation.Invariant, seed
+								break
+							}
+						}
+					}
+				}()
+			}
+			for i := range pairs {
+				next <- i
+			}
+			close(next)
+			wg.Wait()
+			if failure != nil {
+				return &exitError{code: exitHarness, msg: failure.Error()}
+			}
+			survivors := printMutants(cmd, kills, seeds)
+			if len(survivors) > 0 {
+				return &exitError{code: exitViolation, msg: fmt.Sprintf("mutants survived: %s", strings.Join(survivors, ", "))}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Uint64Var(&seeds, "seeds", 200, "seeds per scenario and mutant")
+	cmd.Flags().IntVar(&workers, "workers", 0, "parallel workers (default: number of CPUs)")
+	return cmd
+}
+
+func printMutants(cmd *cobra.Command, kills []mutantKill, seeds uint64) []string {
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "MUTANT\tKILLED BY\tFIRST SEED")
+	var survivors []string
+	for _, m := range model.Mutants() {
+		var by []string
+		first := ""
+		for _, k := range kills {
+			if k.mutant != string(m.Name) || k.invariant == "" {
+				continue
+			}
+			by = append(by, k.invariant+" ("+k.scenario+")")
+			if first == "" {
+				first = fmt.Sprintf("%d (%s)", k.seed, k.scenario)
+			}
+		}
+		sort.Strings(by)
+		if len(by) == 0 {
+			survivors = append(survivors, string(m.Name))
+			fmt.Fprintf(w, "%s\tSURVIVED %d seeds of every scenario\t-\n", m.Name, seeds)
+			continue
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", m.Name, strings.Join(by, ", "), first)
+	}
+	w.Flush()
+	return survivors
+}
