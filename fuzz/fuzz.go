@@ -78,6 +78,8 @@ type Summary struct {
 	Stories     []*Story
 	Interrupted bool
 	Elapsed     time.Duration
+	// Probes are the campaign's hit counts of invariants.Probes, in order.
+	Probes []int
 	// Seeds lists every (scenario, seed) run, sorted, when RecordSeeds is set.
 	Seeds []string
 }
@@ -170,6 +172,12 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 		if r.failure != nil {
 			sum.Failures = append(sum.Failures, *r.failure)
 		}
+		if sum.Probes == nil {
+			sum.Probes = make([]int, len(r.probes))
+		}
+		for i, n := range r.probes {
+			sum.Probes[i] += n
+		}
 		if c.Progress != nil {
 			c.Progress(sum.SeedsRun, len(sum.Failures))
 		}
@@ -194,11 +202,12 @@ type result struct {
 	scenario string
 	seed     uint64
 	failure  *Failure
+	probes   []int
 }
 
 func (c *Campaign) runOne(j job) result {
 	res, err := scenarios.Run(scenarios.Config{Scenario: j.scenario, Seed: j.seed, Profile: c.Profile, Strategy: c.Strategy})
-	r := result{scenario: j.scenario, seed: j.seed}
+	r := result{scenario: j.scenario, seed: j.seed, probes: res.Probes}
 	if err != nil {
 		r.failure = &Failure{Scenario: j.scenario, Seed: j.seed, Invariant: "harness-error", Message: err.Error()}
 		return r

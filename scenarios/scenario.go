@@ -132,6 +132,8 @@ type Result struct {
 	Fingerprint uint64
 	Trace       []sim.Event
 	Tape        []sim.Choice
+	// Probes are the hit counts of invariants.Probes, in that order.
+	Probes []int
 }
 
 // Failed reports whether an invariant was violated.
@@ -172,6 +174,8 @@ func Run(cfg Config) (Result, error) {
 	for _, c := range invariants.New(sc.Invariants...) {
 		tr.AddChecker(c)
 	}
+	probes := invariants.NewProbeCounter()
+	tr.AddChecker(probes)
 	strategy := cfg.Strategy
 	if strategy == "" {
 		strategy = DefaultStrategy
@@ -198,6 +202,7 @@ func Run(cfg Config) (Result, error) {
 	res.Fingerprint = tr.Fingerprint()
 	res.Trace = tr.Events()
 	res.Tape = tape()
+	res.Probes = probes.Hits()
 	return res, nil
 }
 

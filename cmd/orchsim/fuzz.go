@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"orchsim/fuzz"
+	"orchsim/invariants"
 	"orchsim/model"
 	"orchsim/replay"
 	"orchsim/scenarios"
@@ -258,6 +259,7 @@ func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
 		fmt.Fprint(w, " (interrupted)")
 	}
 	fmt.Fprintln(w)
+	printProbes(w, sum)
 	rows := summaryRows(names, sum)
 	if len(rows) == 0 {
 		return
@@ -274,6 +276,27 @@ func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
 			fmt.Fprintf(w, ", replay: orchsim replay %s", st.ReplayFile)
 		}
 		fmt.Fprintln(w)
+	}
+}
+
+// printProbes lists the coverage probes' hit counts and, loudly, the
+// probes the campaign never hit.
+func printProbes(w io.Writer, sum *fuzz.Summary) {
+	if len(sum.Probes) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROBE\tHITS")
+	var never []string
+	for i, p := range invariants.Probes {
+		fmt.Fprintf(tw, "%s\t%d\n", p.Name, sum.Probes[i])
+		if sum.Probes[i] == 0 {
+			never = append(never, p.Name)
+		}
+	}
+	tw.Flush()
+	if len(never) > 0 {
+		fmt.Fprintf(w, "probes never hit: %s\n", strings.Join(never, ", "))
 	}
 }
 
@@ -301,6 +324,7 @@ type jsonSummary struct {
 	Interrupted bool         `json:"interrupted"`
 	ElapsedMs   int64        `json:"elapsed_ms"`
 	Invariants  []jsonRow    `json:"invariants"`
+	Probes      []jsonProbe  `json:"probes"`
 	Stories     []jsonStory  `json:"stories"`
 	FailedSeeds []jsonFailed `json:"failed_seeds"`
 }
@@ -311,6 +335,11 @@ type jsonRow struct {
 	Failures  int    `json:"failures"`
 	FirstSeed uint64 `json:"first_seed"`
 	Stories   int    `json:"stories"`
+}
+
+type jsonProbe struct {
+	Name string `json:"name"`
+	Hits int    `json:"hits"`
 }
 
 type jsonStory struct {
@@ -334,7 +363,12 @@ func writeJSONSummary(path string, names []string, c *fuzz.Campaign, sum *fuzz.S
 	js := jsonSummary{Scenarios: names, Profile: c.Profile.String(), Strategy: string(c.Strategy),
 		Shard: fmt.Sprintf("%d/%d", c.Shard, c.Shards), SeedsRun: sum.SeedsRun, Failures: len(sum.Failures),
 		Interrupted: sum.Interrupted, ElapsedMs: sum.Elapsed.Milliseconds(),
-		Invariants: []jsonRow{}, Stories: []jsonStory{}, FailedSeeds: []jsonFailed{}}
+		Invariants: []jsonRow{}, Stories: []jsonStory{}, FailedSeeds: []jsonFailed{}, Probes: []jsonProbe{}}
+	for i, p := range invariants.Probes {
+		if i < len(sum.Probes) {
+			js.Probes = append(js.Probes, jsonProbe{p.Name, sum.Probes[i]})
+		}
+	}
 	for _, r := range summaryRows(names, sum) {
 		js.Invariants = append(js.Invariants, jsonRow{r.scenario, r.invariant, r.failures, r.first, r.stories})
 	}
