@@ -84,7 +84,19 @@ type Summary struct {
 	Seeds []string
 }
 
-// ShardSeeds returns the seeds a shard runs out of start..start+n-1.
+// ShardCount returns how many of n seeds a shard runs.
+func ShardCount(n, shard, shards uint64) uint64 {
+	if shards == 0 {
+		shards = 1
+	}
+	if shard >= n {
+		return 0
+	}
+	return (n - shard + shards - 1) / shards
+}
+
+// ShardSeeds returns the seeds a shard runs out of start..start+n-1 (for
+// tests and small ranges; campaigns iterate without building the list).
 func ShardSeeds(start, n, shard, shards uint64) []uint64 {
 	if shards == 0 {
 		shards = 1
@@ -146,8 +158,8 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 			return true
 		}
 		if c.Seeds > 0 {
-			for _, seed := range ShardSeeds(c.Start, c.Seeds, c.Shard, c.Shards) {
-				if !feed(seed) {
+			for off := c.Shard; off < c.Seeds; off += c.Shards {
+				if !feed(c.Start + off) {
 					return
 				}
 			}

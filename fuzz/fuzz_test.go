@@ -40,6 +40,13 @@ func TestShardsPartitionTheSeedRange(t *testing.T) {
 func TestShardSeeds(t *testing.T) {
 	assert.Equal(t, []uint64{11, 14, 17}, ShardSeeds(10, 9, 1, 3))
 	assert.Empty(t, ShardSeeds(10, 2, 3, 4))
+	for n := uint64(0); n < 20; n++ {
+		for shards := uint64(1); shards < 6; shards++ {
+			for i := uint64(0); i < shards; i++ {
+				assert.Equal(t, uint64(len(ShardSeeds(1, n, i, shards))), ShardCount(n, i, shards), "n=%d %d/%d", n, i, shards)
+			}
+		}
+	}
 }
 
 // Failures become shrunk stories with replay files that reproduce.

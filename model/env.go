@@ -24,6 +24,13 @@ type Env struct {
 	// them (an agent, a user, the fault injector or one fault kind).
 	Off []string
 
+	// Obligations is the run's liveness ledger (nil: obligations are not
+	// tracked).
+	Obligations *sim.Ledger
+	// Healing is set for the heal phase after the horizon: fault injectors
+	// stop, actors and timers run on so that obligations can be kept.
+	Healing bool
+
 	taken map[string]bool
 }
 

@@ -22,6 +22,10 @@ type Scenario struct {
 	Horizon time.Duration
 	// Invariants are the checkers that judge the run.
 	Invariants []string
+	// HealWindow is the heal phase after the horizon (DefaultHealWindow
+	// when 0): faults stop, actors and timers run on, and every liveness
+	// obligation still open at its end is a violation.
+	HealWindow time.Duration
 	// Build sets the world up on env; the kernel then runs it.
 	Build func(env *model.Env)
 }
@@ -49,6 +53,11 @@ func Lookup(name string) (Scenario, error) {
 	}
 	return Scenario{}, fmt.Errorf("unknown scenario %q (known: %v)", name, names)
 }
+
+// DefaultHealWindow is the heal phase of a scenario that names none: long
+// enough for an idle release (30 min), a delegated child (90 min at most)
+// and a wait (60 min cap) to complete.
+const DefaultHealWindow = 2 * time.Hour
 
 // DefaultEventBudget bounds a run's events (livelock guard): far above any
 // healthy run (a 48 h tab-ownership run takes a few thousand).
@@ -188,12 +197,15 @@ func Run(cfg Config) (Result, error) {
 		k.SetTieBreak(func() uint64 { return r.Below("priority", 1<<16) })
 	}
 	env := &model.Env{Clock: k, Trace: tr, Source: src, Profile: cfg.Profile, EnvironmentID: EnvironmentID,
-		Swarm: strategy == Swarm, Off: cfg.Off}
+		Swarm: strategy == Swarm, Off: cfg.Off, Obligations: sim.NewLedger(k)}
 	res := Result{Scenario: sc.Name, Seed: cfg.Seed, Profile: cfg.Profile, Strategy: strategy, Off: cfg.Off, Horizon: horizon}
 	if !buildSafely(sc, env) {
 		res.End = sim.EndViolation
 	} else {
 		res.End = k.Run(sim.Limits{Horizon: horizon, EventBudget: budget})
+		if res.End == sim.EndHorizon || res.End == sim.EndQuiescent {
+			res.End = heal(k, env, sc, horizon)
+		}
 	}
 	res.Violation = tr.Violation()
 	res.Events = tr.Len()
@@ -204,6 +216,26 @@ func Run(cfg Config) (Result, error) {
 	res.Tape = tape()
 	res.Probes = probes.Hits()
 	return res, nil
+}
+
+// heal runs the heal phase: no more faults, a bounded stretch of virtual
+// time for timers and actors, then every liveness obligation opened before
+// the phase and still open is a violation (the oldest is reported).
+func heal(k *sim.Kernel, env *model.Env, sc Scenario, horizon time.Duration) sim.EndReason {
+	window := sc.HealWindow
+	if window <= 0 {
+		window = DefaultHealWindow
+	}
+	env.Healing = true
+	env.Emit("harness", "heal", "", sim.A("until", sim.FormatT(horizon+window)))
+	if !k.RunUntil(horizon + window) {
+		return sim.EndViolation
+	}
+	if v := env.Obligations.Violation(k.Elapsed(), horizon); v != nil {
+		k.Trace().Fail(*v)
+		return sim.EndViolation
+	}
+	return sim.EndHorizon
 }
 
 // buildSafely runs the scenario's set-up, turning a panic into the

@@ -253,7 +253,7 @@ func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.Too
 			if call.Tool == model.ToolPreviewOpen && r.Outcome == browser.OK {
 				w.noteTab(r.TabID, threadID)
 			}
-			if model.IsOrchestratorTool(call.Tool) && w.net.Chance("response-loss", w.ResponseLoss) {
+			if model.IsOrchestratorTool(call.Tool) && !w.env.Healing && w.net.Chance("response-loss", w.ResponseLoss) {
 				w.env.Emit("fault", "response-lost", "", sim.A("thread", threadID), sim.A("tool", call.Tool))
 				return
 			}
@@ -300,8 +300,12 @@ func (w *T3World) foreignTab(threadID string) func(r *sim.Rand) string {
 	}
 }
 
-// fault injects one fault drawn from the mix, then schedules the next.
+// fault injects one fault drawn from the mix, then schedules the next;
+// in the heal phase it injects nothing more.
 func (w *T3World) fault() {
+	if w.env.Healing {
+		return
+	}
 	defer w.env.After(w.faults.Duration("fault-gap", w.Faults.GapMin, w.Faults.GapMax), w.fault)
 	m := w.Faults
 	restart := m.ServerRestart
@@ -377,7 +381,11 @@ func (w *T3World) setAccess(projectID string, on bool) {
 		s.SetBrowserAccess(projectID, on)
 		return
 	}
-	w.Store.Project(projectID).BrowserAccess = on
+	// The server is down: the setting is written to the store directly.
+	if p := w.Store.Project(projectID); p.BrowserAccess != on {
+		p.BrowserAccess = on
+		w.env.Emit("user", "settings.browser-access", fmt.Sprint(on), sim.A("project", projectID))
+	}
 }
 
 // restart kills the server process (memory lost, store kept) and boots a

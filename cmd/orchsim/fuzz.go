@@ -160,7 +160,7 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 		Budget: f.budget, Shard: shard, Shards: shards, Workers: f.workers, ShrinkBudget: f.shrinkBudget, Corpus: f.corpus}
 	total := int64(-1)
 	if f.seeds > 0 {
-		total = int64(len(fuzz.ShardSeeds(f.start, f.seeds, shard, shards)) * len(names))
+		total = int64(fuzz.ShardCount(f.seeds, shard, shards)) * int64(len(names))
 	}
 	c.Progress = progress(errOut, total)
 	fmt.Fprintf(out, "fuzz: scenarios=%s profile=%s strategy=%s shard=%d/%d workers=%d\n",

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"orchsim/scenarios"
 )
 
 func TestFuzz_FindsShrinksAndReports(t *testing.T) {
@@ -43,7 +45,9 @@ func TestFuzz_FindsShrinksAndReports(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, xml.Unmarshal(b, &ju2))
 	require.Len(t, ju2.Suites, 1)
-	assert.Equal(t, 5, ju2.Suites[0].Tests, "one case per invariant of the scenario")
+	sc, err := scenarios.Lookup("tab-ownership")
+	require.NoError(t, err)
+	assert.Equal(t, len(sc.Invariants), ju2.Suites[0].Tests, "one case per invariant of the scenario")
 	assert.Equal(t, 1, ju2.Suites[0].Failures)
 	for _, c := range ju2.Suites[0].Cases {
 		if c.Failure != nil {

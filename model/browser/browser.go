@@ -42,6 +42,14 @@ func init() {
 		Doc: "the idle sweep also closes watched and desktop-rendered agent tabs"})
 }
 
+// RegainTab is the liveness obligation a thread opens when it is refused on
+// its own agent tab: it must be able to act on that tab again (or the tab
+// closes) before the heal phase ends.
+const RegainTab = "thread-regains-its-tabs"
+
+// TabEntity names a tab in the obligation ledger.
+func TabEntity(threadID, tabID string) string { return "thread " + threadID + " tab " + tabID }
+
 // Preview operations the tools send.
 const (
 	OpOpen     = "open"
@@ -123,6 +131,7 @@ func (b *ServerBrowser) Kill() {
 	b.sweep.Stop()
 	for _, t := range b.tabs {
 		t.Control.Close()
+		b.env.Obligations.Discharge(RegainTab, TabEntity(t.ThreadID, t.TabID))
 	}
 	b.tabs = nil
 }
@@ -178,6 +187,7 @@ func (b *ServerBrowser) removeAt(i int) {
 	t := b.tabs[i]
 	b.tabs = append(b.tabs[:i], b.tabs[i+1:]...)
 	t.Control.Close()
+	b.env.Obligations.Discharge(RegainTab, TabEntity(t.ThreadID, t.TabID))
 }
 
 func (b *ServerBrowser) remove(t *Tab) {

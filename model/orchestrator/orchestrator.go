@@ -55,6 +55,15 @@ func init() {
 		Doc: "command receipts keyed by the clientRequestId alone (no namespace, no operation)"})
 }
 
+// Liveness obligations of the orchestrator.
+const (
+	// TaskSettles: a delegated task reaches a terminal state.
+	TaskSettles = "delegated-task-settles"
+	// WaitReturns: a delegate_task wait returns (settled or timed out)
+	// before its budget, unless its server process died.
+	WaitReturns = "wait-returns-within-budget"
+)
+
 // RequestNamespace is the namespace the derived ids of a caller use.
 func RequestNamespace(p model.Profile, scope mcp.Scope) string {
 	switch {
@@ -154,8 +163,14 @@ func New(env *model.Env, st *store.Store) *Orchestrator {
 	return o
 }
 
-// Kill marks the orchestrator's process dead: waits and timers vanish.
-func (o *Orchestrator) Kill() { o.dead = true }
+// Kill marks the orchestrator's process dead: waits and timers vanish
+// (and with them their obligations: the calls died with the process).
+func (o *Orchestrator) Kill() {
+	o.dead = true
+	for _, w := range o.waits {
+		o.env.Obligations.Discharge(WaitReturns, w.entity)
+	}
+}
 
 // Recover is delegated-task recovery at startup: tasks whose children are
 // still running keep running; their completion is re-armed.
@@ -204,6 +219,7 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			o.st.Threads = append(o.st.Threads, &store.Thread{ID: child, ProjectID: o.projectOf(caller),
 				Instance: c.Scope.Thread.ProviderInstanceID, ParentThread: caller, CreatedBy: "agent"})
 			o.st.Tasks = append(o.st.Tasks, t)
+			o.env.Obligations.Open(TaskSettles, t.ID, "delegate_task accepted")
 			o.armChild(t)
 			return store.Result{TaskID: t.ID, ChildThreadID: child, Status: t.Status}, true
 		})
@@ -365,6 +381,7 @@ func (o *Orchestrator) armChild(t *store.Task) {
 
 func (o *Orchestrator) settle(t *store.Task, status string) {
 	t.Status = status
+	o.env.Obligations.Discharge(TaskSettles, t.ID)
 	o.env.Emit(actor, "task.settled", status, sim.A("task", t.ID), sim.A("parent", t.ParentThread))
 	for _, w := range o.waits {
 		if w.task == t.ID && !w.done {
@@ -380,6 +397,7 @@ func (o *Orchestrator) settle(t *store.Task, status string) {
 }
 
 type wait struct {
+	entity   string
 	task     string
 	start    time.Duration
 	answer   Answer
@@ -398,7 +416,10 @@ func (o *Orchestrator) wait(c Call, a Answer, k, ns string, done func(Answer, mo
 		budget = DefaultWaitTimeout
 	}
 	budget = min(MaxWaitTimeout, max(time.Millisecond, budget))
-	w := &wait{task: a.Result.TaskID, start: o.env.Now(), answer: a, key: k, ns: ns, call: c, reply: done}
+	o.uuids++
+	w := &wait{task: a.Result.TaskID, start: o.env.Now(), answer: a, key: k, ns: ns, call: c, reply: done,
+		entity: fmt.Sprintf("wait #%d of %s on %s", o.uuids, c.Scope.Thread.ThreadID, a.Result.TaskID)}
+	o.env.Obligations.Open(WaitReturns, w.entity, "delegate_task mode wait")
 	if t := o.st.Task(w.task); t != nil && t.Status != store.TaskRunning {
 		o.waits = append(o.waits, w)
 		o.finishWait(w, false)
@@ -413,6 +434,7 @@ func (o *Orchestrator) finishWait(w *wait, timedOut bool) {
 		return
 	}
 	w.done = true
+	o.env.Obligations.Discharge(WaitReturns, w.entity)
 	if w.deadline != nil {
 		w.deadline.Stop()
 	}

@@ -83,6 +83,12 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 	return s
 }
 
+// RunSettles is the liveness obligation of a running run: it gets a live
+// provider turn, or it is settled (completed, failed, interrupted, or
+// cancelled after a restart). A run left running with no live provider
+// is the violation.
+const RunSettles = "running-thread-settles"
+
 // ContinuationDelay is how long after startup the effect worker runs the
 // restart continuations (a modelling choice: the worker starts last).
 const ContinuationDelay = 500 * time.Millisecond
@@ -96,6 +102,7 @@ func (s *Server) reconcile(trigger string) {
 	for _, r := range s.Store.Runs {
 		if r.Status == store.RunRunning {
 			s.Store.EndRun(r.ID, store.RunCancelled)
+			s.env.Obligations.Discharge(RunSettles, r.ID+" of "+r.ThreadID)
 			r.CancelledByRestart = true
 			s.env.Emit(actor, "reconcile", store.RunCancelled, sim.A("trigger", trigger), sim.A("thread", r.ThreadID), sim.A("run", r.ID))
 		}
@@ -200,6 +207,7 @@ func (s *Server) SendPrompt(threadID string) bool {
 func (s *Server) startRun(threadID, continuationOf string) {
 	run := s.Store.StartRun(threadID)
 	run.ContinuationOf = continuationOf
+	s.env.Obligations.Open(RunSettles, run.ID+" of "+threadID, "run.start")
 	attrs := []sim.Attr{sim.A("thread", threadID), sim.A("run", run.ID), sim.A("instance", run.Instance)}
 	if continuationOf != "" {
 		attrs = append(attrs, sim.A("continuation-of", continuationOf))
@@ -223,6 +231,7 @@ func (s *Server) startRun(threadID, continuationOf string) {
 			return
 		}
 		ref.entry = e
+		s.env.Obligations.Discharge(RunSettles, run.ID+" of "+threadID)
 		tc, _ := e.Cred(threadID)
 		if s.hooks.TurnStarted != nil {
 			s.hooks.TurnStarted(threadID, e, tc)
@@ -282,6 +291,7 @@ func (s *Server) endTurn(threadID, status, why string) {
 		return
 	}
 	s.Store.EndRun(ref.runID, status)
+	s.env.Obligations.Discharge(RunSettles, ref.runID+" of "+threadID)
 	s.env.Emit(actor, "run.end", status, sim.A("thread", threadID), sim.A("run", ref.runID))
 	s.turns = append(s.turns[:i], s.turns[i+1:]...)
 	if status != store.RunCompleted && s.hooks.TurnAborted != nil {
@@ -455,6 +465,15 @@ func (s *Server) CallTool(caller, token, credID string, call model.ToolCall, rep
 			extra = append(extra, sim.A("owner", browser.ShowKey(r.Owner)))
 		}
 		trace(r.Outcome, extra...)
+		if r.TabThread == threadID && r.Owner != "" {
+			entity := browser.TabEntity(threadID, r.TabID)
+			switch {
+			case r.Outcome == browser.ReasonAgentMismatch:
+				s.env.Obligations.Open(browser.RegainTab, entity, call.Tool+" refused agentMismatch with credential "+credID)
+			case r.Outcome == browser.OK && req.Op != browser.OpSnapshot && req.Op != browser.OpOpen:
+				s.env.Obligations.Discharge(browser.RegainTab, entity)
+			}
+		}
 		reply(model.ToolResult{Outcome: r.Outcome, TabID: r.TabID})
 	})
 }

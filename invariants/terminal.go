@@ -1,0 +1,544 @@
+package invariants
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"orchsim/sim"
+)
+
+// Terminal-session invariants (report 003_9aa3504d0982c1a7, agent-code #596;
+// MODEL.md C6-C7 and P1-P5). They read the trace vocabulary of
+// orchsim/model/terminal (docs/terminal.md): main's start, kill, exit and
+// pty.* events, the renderer's wake events, the panes' events and the
+// agents' screen and prompt events.
+const (
+	LiveAgentSurvivesRemount = "live-agent-survives-remount"
+	RemountAttachesPromptly  = "remount-attaches-promptly"
+	PTYAttachBalanced        = "pty-attach-balanced"
+	PTYSizeKept              = "pty-size-kept"
+	NoInputLost              = "no-input-lost"
+	WedgedSpawnReplaced      = "wedged-spawn-replaced"
+)
+
+// Terminal lists the terminal-session invariants.
+var Terminal = []string{LiveAgentSurvivesRemount, RemountAttachesPromptly, PTYAttachBalanced, PTYSizeKept,
+	NoInputLost, WedgedSpawnReplaced}
+
+// Bounds of the terminal invariants.
+const (
+	// PromptAttach is how soon a remounted pane of a live session must
+	// attach (issue 4: 1 s of virtual time).
+	PromptAttach = time.Second
+	// AttachSettle is how long main's attach count may differ from the
+	// number of attached panes: far above an IPC round trip.
+	AttachSettle = time.Second
+	// WedgeReplaceBy is how long a spawned backend that never paints its
+	// composer or a prompt may stay alive once it is live and shown in a
+	// pane: the 30 s readiness wait plus 1 s for the poll, IPC and kill.
+	WedgeReplaceBy = 31 * time.Second
+	// InputHeldMax is how long keystrokes typed before attach may wait at
+	// the end of a run before they count as lost.
+	InputHeldMax = 35 * time.Second
+)
+
+func init() {
+	register(Info{LiveAgentSurvivesRemount,
+		"no kill follows a wake whose recovery disposition was adopted, when the backend had reached its composer or a prompt",
+		"003_9aa3504d0982c1a7 (agent-code #596); MODEL.md C6, C7",
+		func() sim.Checker {
+			return &liveAgent{started: map[string]string{}, adopted: map[string]adoption{}, interactive: map[string]time.Duration{}}
+		}})
+	register(Info{RemountAttachesPromptly,
+		"a terminal pane mounted for a live backend attaches within 1 s (judged when it attaches, unmounts, shows a failure, or the run ends)",
+		"003_9aa3504d0982c1a7 secondary effects (blank pane); MODEL.md C5, C7",
+		func() sim.Checker { return &promptAttach{live: map[string]string{}} }})
+	register(Info{PTYAttachBalanced,
+		"main's agent PTY attach count is never negative and, within 1 s of any change, equals the number of attached panes (zero with none; forwarding on while one is)",
+		"003_9aa3504d0982c1a7 refcount leak; MODEL.md C6, C7 P4",
+		func() sim.Checker { return &attachBalance{} }})
+	register(Info{PTYSizeKept,
+		"a detach never resizes a session's PTY away from the size of a terminal pane still showing it",
+		"003_9aa3504d0982c1a7 (120x40 snap, left open by #597); MODEL.md C5",
+		func() sim.Checker { return &sizeKept{} }})
+	register(Info{NoInputLost,
+		"keystrokes typed into a pane before it attached are delivered in order, or reported dropped past the 256-chunk cap",
+		"003_9aa3504d0982c1a7 secondary effects; MODEL.md C7 P5",
+		func() sim.Checker { return &inputLost{} }})
+	register(Info{WedgedSpawnReplaced,
+		"a spawned backend that never paints its composer or a prompt is stopped within 31 s of being live and shown in a pane (liveness)",
+		"MODEL.md C7 P2 and accepted cost; issue 4 beyond upstream",
+		func() sim.Checker { return &wedgedReplaced{} }})
+}
+
+// The liveness checkers also judge the end of a run.
+var (
+	_ sim.Finisher = (*promptAttach)(nil)
+	_ sim.Finisher = (*attachBalance)(nil)
+	_ sim.Finisher = (*inputLost)(nil)
+	_ sim.Finisher = (*wedgedReplaced)(nil)
+)
+
+func isAgent(ev *sim.Event) bool { return strings.HasPrefix(ev.Actor, "agent/") }
+
+// becameInteractive reports whether ev shows a backend's TUI painting its
+// composer or a prompt.
+func becameInteractive(ev *sim.Event) bool {
+	return isAgent(ev) && (ev.Kind == "screen" && ev.Outcome == "composer" || ev.Kind == "prompt" && ev.Outcome == "shown")
+}
+
+// backendGone reports whether ev stops a backend.
+func backendGone(ev *sim.Event) bool {
+	return ev.Actor == "main" && (ev.Kind == "kill" && ev.Outcome == "killed" || ev.Kind == "exit")
+}
+
+func isTerminalMount(ev *sim.Event) bool {
+	return ev.Kind == "pane.mount" && ev.Get("view") == "terminal"
+}
+
+func paneID(ev *sim.Event) string { return strings.TrimPrefix(ev.Actor, "pane/") }
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1 << 31
+	}
+	return n
+}
+
+// --- live-agent-survives-remount ---
+
+type adoption struct {
+	session, backend, by string
+	at                   time.Duration
+}
+
+type liveAgent struct {
+	started     map[string]string // wake -> pane that started it
+	adopted     map[string]adoption
+	interactive map[string]time.Duration
+}
+
+func (*liveAgent) Name() string { return LiveAgentSurvivesRemount }
+
+func (l *liveAgent) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case becameInteractive(ev):
+		if _, ok := l.interactive[ev.Get("backend")]; !ok {
+			l.interactive[ev.Get("backend")] = ev.At
+		}
+	case ev.Actor == "renderer" && ev.Kind == "wake" && ev.Outcome == "":
+		l.started[ev.Get("wake")] = ev.Get("caller") + " by " + orNone(ev.Get("by"))
+	case ev.Actor == "renderer" && ev.Kind == "wake.recover" && ev.Get("disposition") == "adopted":
+		l.adopted[ev.Get("wake")] = adoption{session: ev.Get("session"), backend: ev.Get("backend"),
+			by: l.started[ev.Get("wake")], at: ev.At}
+	case ev.Actor == "main" && ev.Kind == "kill" && ev.Outcome == "killed" && ev.Get("wake") != "":
+		a, ok := l.adopted[ev.Get("wake")]
+		if !ok {
+			return nil
+		}
+		killed := ev.Get("backend")
+		since, live := l.interactive[killed]
+		if !live {
+			return nil
+		}
+		return violation(LiveAgentSurvivesRemount,
+			"wake %s of session %s (%s) adopted live backend %s at %s; the same wake's %s killed backend %s at %s, a live agent (interactive since %s)",
+			ev.Get("wake"), a.session, a.by, a.backend, at(a.at), ev.Get("cause"), killed, at(ev.At), at(since))
+	}
+	return nil
+}
+
+// --- remount-attaches-promptly ---
+
+type paneWait struct {
+	pane, session, backend, surface string
+	at                              time.Duration
+}
+
+type promptAttach struct {
+	live    map[string]string // session -> live backend
+	waiting []paneWait
+}
+
+func (*promptAttach) Name() string { return RemountAttachesPromptly }
+
+func (p *promptAttach) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case ev.Actor == "main" && ev.Kind == "start" && ev.Outcome == "live":
+		p.live[ev.Get("session")] = ev.Get("backend")
+	case backendGone(ev):
+		if p.live[ev.Get("session")] == ev.Get("backend") {
+			delete(p.live, ev.Get("session"))
+		}
+	case isTerminalMount(ev):
+		if b := p.live[ev.Get("session")]; b != "" {
+			p.waiting = append(p.waiting, paneWait{pane: paneID(ev), session: ev.Get("session"), backend: b,
+				surface: ev.Get("surface"), at: ev.At})
+		}
+	case ev.Kind == "pane.attach" && ev.Outcome == "attached", ev.Kind == "pane.unmount", ev.Kind == "pane.toast":
+		id := paneID(ev)
+		for i, w := range p.waiting {
+			if w.pane != id {
+				continue
+			}
+			p.waiting = append(p.waiting[:i], p.waiting[i+1:]...)
+			if blank := ev.At - w.at; blank > PromptAttach {
+				how := map[string]string{"pane.attach": "attached only", "pane.unmount": "unmounted without attaching",
+					"pane.toast": "showed " + strconv.Quote(ev.Outcome) + " without attaching"}[ev.Kind]
+				return violation(RemountAttachesPromptly,
+					"pane %s (%s) of session %s mounted at %s while backend %s was live; it %s at %s: blank for %s (limit %s)",
+					w.pane, w.surface, w.session, at(w.at), w.backend, how, at(ev.At), blank, PromptAttach)
+			}
+			break
+		}
+	}
+	return nil
+}
+
+func (p *promptAttach) Finish(end time.Duration) *sim.Violation {
+	for _, w := range p.waiting {
+		if end-w.at > PromptAttach {
+			return violation(RemountAttachesPromptly,
+				"pane %s (%s) of session %s mounted at %s while backend %s was live and had not attached when the run ended at %s",
+				w.pane, w.surface, w.session, at(w.at), w.backend, at(end))
+		}
+	}
+	return nil
+}
+
+// --- pty-attach-balanced ---
+
+type ptyBalance struct {
+	session   string
+	count     int
+	consumers []string
+	since     time.Duration // start of the current mismatch, -1 when balanced
+	notes     []string      // recent attach/detach steps, for messages
+}
+
+type attachBalance struct {
+	sessions []*ptyBalance
+}
+
+func (*attachBalance) Name() string { return PTYAttachBalanced }
+
+func (a *attachBalance) get(session string) *ptyBalance {
+	for _, s := range a.sessions {
+		if s.session == session {
+			return s
+		}
+	}
+	s := &ptyBalance{session: session, since: -1}
+	a.sessions = append(a.sessions, s)
+	return s
+}
+
+func (s *ptyBalance) note(ev *sim.Event, what string) {
+	s.notes = append(s.notes, fmt.Sprintf("%s %s at %s", what, ev.Get("pane"), at(ev.At)))
+	if ev.Get("pane") == "" {
+		s.notes[len(s.notes)-1] = fmt.Sprintf("%s %s at %s", what, paneID(ev), at(ev.At))
+	}
+	if len(s.notes) > 4 {
+		s.notes = s.notes[len(s.notes)-4:]
+	}
+}
+
+func (a *attachBalance) Observe(ev *sim.Event) *sim.Violation {
+	var s *ptyBalance
+	switch {
+	case ev.Actor == "main" && (ev.Kind == "pty.attach" && ev.Outcome == "attached" || ev.Kind == "pty.detach"):
+		s = a.get(ev.Get("session"))
+		s.count = atoi(ev.Get("count"))
+		s.note(ev, "main "+ev.Kind+" ("+ev.Outcome+", count "+ev.Get("count")+") for pane")
+		if s.count < 0 {
+			return violation(PTYAttachBalanced, "session %s: attach count went negative (%d) at %s", s.session, s.count, at(ev.At))
+		}
+	case ev.Kind == "pane.attach" && ev.Outcome == "attached":
+		s = a.get(ev.Get("session"))
+		s.consumers = append(s.consumers, paneID(ev))
+		s.note(ev, "attached pane")
+	case ev.Kind == "pane.attach" && ev.Outcome == "late-ignored":
+		s = a.get(ev.Get("session"))
+		s.note(ev, "late attach ignored by unmounted pane")
+	case ev.Kind == "pane.unmount":
+		s = a.get(ev.Get("session"))
+		for i, c := range s.consumers {
+			if c == paneID(ev) {
+				s.consumers = append(s.consumers[:i], s.consumers[i+1:]...)
+				s.note(ev, "unmounted attached pane")
+				break
+			}
+		}
+	}
+	if s != nil {
+		if s.count != len(s.consumers) {
+			if s.since < 0 {
+				s.since = ev.At
+			}
+		} else {
+			s.since = -1
+		}
+	}
+	return a.overdue(ev.At, false)
+}
+
+func (a *attachBalance) overdue(now time.Duration, end bool) *sim.Violation {
+	for _, s := range a.sessions {
+		if s.since < 0 || now-s.since <= AttachSettle {
+			continue
+		}
+		panes := "none"
+		if len(s.consumers) > 0 {
+			panes = strings.Join(s.consumers, ",")
+		}
+		what := "holds"
+		if s.count == 0 {
+			what = "forwards nothing with"
+		}
+		suffix := ""
+		if end {
+			suffix = " (run ended)"
+		}
+		return violation(PTYAttachBalanced,
+			"session %s: main %s %d PTY reference(s) but attached panes are [%s] since %s, still at %s%s; recent: %s",
+			s.session, what, s.count, panes, at(s.since), at(now), suffix, strings.Join(s.notes, "; "))
+	}
+	return nil
+}
+
+func (a *attachBalance) Finish(end time.Duration) *sim.Violation { return a.overdue(end, true) }
+
+// --- pty-size-kept ---
+
+type shownPane struct {
+	pane, session, surface string
+	size                   string
+	at                     time.Duration
+}
+
+type sizeKept struct {
+	panes []shownPane
+}
+
+func (*sizeKept) Name() string { return PTYSizeKept }
+
+func (k *sizeKept) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case isTerminalMount(ev):
+		k.panes = append(k.panes, shownPane{pane: paneID(ev), session: ev.Get("session"), surface: ev.Get("surface"),
+			size: ev.Get("cols") + "x" + ev.Get("rows"), at: ev.At})
+	case ev.Kind == "pane.unmount":
+		for i, p := range k.panes {
+			if p.pane == paneID(ev) {
+				k.panes = append(k.panes[:i], k.panes[i+1:]...)
+				break
+			}
+		}
+	case ev.Actor == "main" && ev.Kind == "pty.resize" && ev.Get("cause") == "restore":
+		size := ev.Get("cols") + "x" + ev.Get("rows")
+		for _, p := range k.panes {
+			if p.session == ev.Get("session") && p.size != size {
+				return violation(PTYSizeKept,
+					"detach by pane %s resized session %s's PTY to %s at %s while pane %s (%s, %s, mounted at %s) shows it",
+					ev.Get("pane"), p.session, size, at(ev.At), p.pane, p.surface, p.size, at(p.at))
+			}
+		}
+	}
+	return nil
+}
+
+// --- no-input-lost ---
+
+type typedInput struct {
+	pane, session string
+	next          int // first queued seq not yet delivered or dropped
+	queuedTo      int // last seq typed while unattached (0 none)
+	firstAt       time.Duration
+}
+
+type inputLost struct {
+	panes []*typedInput
+}
+
+func (*inputLost) Name() string { return NoInputLost }
+
+func (l *inputLost) get(pane, session string) *typedInput {
+	for _, t := range l.panes {
+		if t.pane == pane {
+			return t
+		}
+	}
+	t := &typedInput{pane: pane, session: session}
+	l.panes = append(l.panes, t)
+	return t
+}
+
+func parseSeq(s string) (int, int) {
+	a, b, ok := strings.Cut(s, "-")
+	if !ok {
+		return atoi(a), atoi(a)
+	}
+	return atoi(a), atoi(b)
+}
+
+func (t *typedInput) held() bool { return t.queuedTo > 0 && t.next <= t.queuedTo }
+
+func (l *inputLost) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case ev.Actor == "user" && ev.Kind == "type" && ev.Outcome == "queued":
+		t := l.get(ev.Get("pane"), ev.Get("session"))
+		from, to := parseSeq(ev.Get("seq"))
+		if !t.held() {
+			t.next, t.firstAt = from, ev.At
+		}
+		t.queuedTo = to
+	case ev.Kind == "input.drop":
+		t := l.get(paneID(ev), ev.Get("session"))
+		from, to := parseSeq(ev.Get("seq"))
+		if from != t.next {
+			return violation(NoInputLost, "pane %s of session %s dropped keystrokes %s at %s but the oldest held was %d",
+				t.pane, t.session, ev.Get("seq"), at(ev.At), t.next)
+		}
+		t.next = to + 1
+	case ev.Actor == "main" && ev.Kind == "pty.write":
+		t := l.get(ev.Get("pane"), ev.Get("session"))
+		if !t.held() {
+			return nil
+		}
+		from, to := parseSeq(ev.Get("seq"))
+		if from != t.next || ev.Outcome != "delivered" {
+			return violation(NoInputLost,
+				"pane %s of session %s held keystrokes %d-%d typed before attach (from %s); main's write of %s at %s was %s",
+				t.pane, t.session, t.next, t.queuedTo, at(t.firstAt), ev.Get("seq"), at(ev.At),
+				map[bool]string{true: "out of order", false: ev.Outcome}[ev.Outcome == "delivered"])
+		}
+		t.next = to + 1
+	case ev.Kind == "pane.unmount":
+		for i, t := range l.panes {
+			if t.pane != paneID(ev) {
+				continue
+			}
+			l.panes = append(l.panes[:i], l.panes[i+1:]...)
+			if t.held() {
+				return violation(NoInputLost,
+					"pane %s of session %s unmounted at %s holding keystrokes %d-%d typed before attach (from %s), neither delivered nor reported dropped",
+					t.pane, t.session, at(ev.At), t.next, t.queuedTo, at(t.firstAt))
+			}
+			break
+		}
+	}
+	return nil
+}
+
+func (l *inputLost) Finish(end time.Duration) *sim.Violation {
+	for _, t := range l.panes {
+		if t.held() && end-t.firstAt > InputHeldMax {
+			return violation(NoInputLost,
+				"pane %s of session %s still held keystrokes %d-%d typed before attach (from %s) when the run ended at %s",
+				t.pane, t.session, t.next, t.queuedTo, at(t.firstAt), at(end))
+		}
+	}
+	return nil
+}
+
+// --- wedged-spawn-replaced ---
+
+type spawnWatch struct {
+	session, backend string
+	live             time.Duration
+	shown            time.Duration // -1 until a pane shows the session
+	shownBy          string
+}
+
+func (w *spawnWatch) deadline() time.Duration {
+	if w.shown > w.live {
+		return w.shown + WedgeReplaceBy
+	}
+	return w.live + WedgeReplaceBy
+}
+
+type wedgedReplaced struct {
+	mounted []string // "pane session" of mounted panes
+	watch   []*spawnWatch
+}
+
+func (*wedgedReplaced) Name() string { return WedgedSpawnReplaced }
+
+func (w *wedgedReplaced) shownBy(session string) string {
+	for _, m := range w.mounted {
+		p, s, _ := strings.Cut(m, " ")
+		if s == session {
+			return p
+		}
+	}
+	return ""
+}
+
+func (w *wedgedReplaced) drop(backend string) {
+	for i, s := range w.watch {
+		if s.backend == backend {
+			w.watch = append(w.watch[:i], w.watch[i+1:]...)
+			return
+		}
+	}
+}
+
+func (w *wedgedReplaced) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case ev.Actor == "main" && ev.Kind == "start" && ev.Outcome == "live":
+		s := &spawnWatch{session: ev.Get("session"), backend: ev.Get("backend"), live: ev.At, shown: -1}
+		if p := w.shownBy(s.session); p != "" {
+			s.shown, s.shownBy = ev.At, p
+		}
+		w.watch = append(w.watch, s)
+	case becameInteractive(ev), backendGone(ev):
+		w.drop(ev.Get("backend"))
+	case ev.Kind == "pane.mount":
+		w.mounted = append(w.mounted, paneID(ev)+" "+ev.Get("session"))
+		for _, s := range w.watch {
+			if s.session == ev.Get("session") && s.shown < 0 {
+				s.shown, s.shownBy = ev.At, paneID(ev)
+			}
+		}
+	case ev.Kind == "pane.unmount":
+		for i, m := range w.mounted {
+			if m == paneID(ev)+" "+ev.Get("session") {
+				w.mounted = append(w.mounted[:i], w.mounted[i+1:]...)
+				break
+			}
+		}
+	}
+	for _, s := range w.watch {
+		if s.shown >= 0 && ev.At > s.deadline() {
+			return w.fail(s, ev.At, false)
+		}
+	}
+	return nil
+}
+
+func (w *wedgedReplaced) fail(s *spawnWatch, now time.Duration, end bool) *sim.Violation {
+	shown := "no pane showed it"
+	if s.shown >= 0 {
+		shown = fmt.Sprintf("pane %s showed it from %s", s.shownBy, at(s.shown))
+	}
+	when := "still alive at"
+	if end {
+		when = "still alive when the run ended at"
+	}
+	due := s.deadline()
+	return violation(WedgedSpawnReplaced,
+		"backend %s of session %s went live at %s and never painted its composer or a prompt; %s; it was due to be stopped by %s (%s after live and shown) and was %s %s",
+		s.backend, s.session, at(s.live), shown, at(due), WedgeReplaceBy, when, at(now))
+}
+
+func (w *wedgedReplaced) Finish(end time.Duration) *sim.Violation {
+	for _, s := range w.watch {
+		if s.shown >= 0 && end > s.deadline() || s.shown < 0 && end > s.live+WedgeReplaceBy {
+			return w.fail(s, end, true)
+		}
+	}
+	return nil
+}

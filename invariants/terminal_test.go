@@ -1,0 +1,213 @@
+package invariants
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"orchsim/sim"
+)
+
+// tev is ev at sec seconds (millisecond precision).
+func tev(sec float64, actor, kind, outcome string, kv ...string) sim.Event {
+	e := ev(0, actor, kind, outcome, kv...)
+	e.At = time.Duration(math.Round(sec*1000)) * time.Millisecond
+	return e
+}
+
+// checkEnd is check, then the checker's end-of-run judgement at end.
+func checkEnd(t *testing.T, name string, history []sim.Event, end time.Duration) *sim.Violation {
+	t.Helper()
+	c := New(name)[0]
+	for i := range history {
+		history[i].Seq = uint64(i)
+		if v := c.Observe(&history[i]); v != nil {
+			v.At = history[i].At
+			return v
+		}
+	}
+	f, ok := c.(sim.Finisher)
+	if !ok {
+		return nil
+	}
+	return f.Finish(end)
+}
+
+func requireMessage(t *testing.T, v *sim.Violation, name string, want ...string) {
+	t.Helper()
+	require.NotNil(t, v)
+	assert.Equal(t, name, v.Invariant)
+	for _, w := range want {
+		assert.Contains(t, v.Message, w)
+	}
+}
+
+// The report's sequence: Claude agent s1 live with a draft; Spotlight
+// remounts its pane; the wake adopts it, waits 30 s and kills it.
+func remountKill(disposition string) []sim.Event {
+	return []sim.Event{
+		tev(1, "main", "start", "live", "session=s1", "backend=s1#1"),
+		tev(3, "agent/s1", "screen", "composer", "session=s1", "backend=s1#1"),
+		tev(60, "renderer", "wake", "", "session=s1", "wake=w4", "caller=terminal-leaf.mount", "by=p5"),
+		tev(60.01, "renderer", "wake.recover", "ok", "session=s1", "wake=w4", "backend=s1#1", "disposition="+disposition, "lifecycle=live"),
+		tev(90.02, "main", "kill", "killed", "session=s1", "backend=s1#1", "cause=readiness-timeout", "wake=w4"),
+	}
+}
+
+func TestLiveAgentSurvivesRemount(t *testing.T) {
+	assert.Nil(t, check(t, LiveAgentSurvivesRemount, remountKill("spawned")), "a wake may kill what it spawned")
+	v := check(t, LiveAgentSurvivesRemount, remountKill("adopted"))
+	requireMessage(t, v, LiveAgentSurvivesRemount, "w4", "s1#1", "p5", "T+00:01:00.010", "T+00:01:30.020", "T+00:00:03.000")
+}
+
+func TestLiveAgentSurvivesRemount_WedgedBackendMayBeReplaced(t *testing.T) {
+	h := remountKill("adopted")
+	h = append(h[:1], h[2:]...) // it never painted its composer
+	assert.Nil(t, check(t, LiveAgentSurvivesRemount, h))
+	h = remountKill("adopted")
+	h[4] = tev(90.02, "main", "kill", "killed", "session=s1", "backend=s1#1", "cause=spawn-deadline")
+	assert.Nil(t, check(t, LiveAgentSurvivesRemount, h), "a kill that no wake asked for is not the wake's")
+}
+
+func mountThen(then sim.Event) []sim.Event {
+	return []sim.Event{
+		tev(1, "main", "start", "live", "session=s1", "backend=s1#1"),
+		tev(60, "pane/p5", "pane.mount", "", "session=s1", "surface=spotlight", "view=terminal", "cols=200", "rows=50"),
+		then,
+	}
+}
+
+func TestRemountAttachesPromptly(t *testing.T) {
+	ok := mountThen(tev(60.03, "pane/p5", "pane.attach", "attached", "session=s1"))
+	assert.Nil(t, checkEnd(t, RemountAttachesPromptly, ok, 2*time.Minute))
+	v := check(t, RemountAttachesPromptly, mountThen(tev(65, "pane/p5", "pane.unmount", "", "session=s1")))
+	requireMessage(t, v, RemountAttachesPromptly, "p5", "spotlight", "s1", "s1#1", "T+00:01:00.000", "T+00:01:05.000", "unmounted without attaching")
+	v = checkEnd(t, RemountAttachesPromptly, mountThen(tev(60.5, "user", "type", "queued", "session=s1", "pane=p5")), 2*time.Minute)
+	requireMessage(t, v, RemountAttachesPromptly, "p5", "had not attached when the run ended at T+00:02:00.000")
+}
+
+func TestRemountAttachesPromptly_NotLiveIsExempt(t *testing.T) {
+	h := mountThen(tev(90, "pane/p5", "pane.attach", "attached", "session=s1"))
+	h = append([]sim.Event{}, h[0], tev(30, "main", "kill", "killed", "session=s1", "backend=s1#1"), h[1], h[2])
+	assert.Nil(t, check(t, RemountAttachesPromptly, h), "a pane of a dead session waits for the respawn")
+	feed := mountThen(tev(90, "pane/p5", "pane.unmount", "", "session=s1"))
+	feed[1] = tev(60, "pane/p5", "pane.mount", "", "session=s1", "surface=spotlight", "view=feed")
+	assert.Nil(t, check(t, RemountAttachesPromptly, feed))
+}
+
+// StrictMode: mount p7, unmount p7 before its attach (count stays 0),
+// mount p8; both chained attaches land.
+func strictMode(late string) []sim.Event {
+	return []sim.Event{
+		tev(10, "pane/p7", "pane.mount", "", "session=s1", "view=terminal"),
+		tev(10, "pane/p7", "pane.unmount", "", "session=s1"),
+		tev(10, "pane/p8", "pane.mount", "", "session=s1", "view=terminal"),
+		tev(10.01, "main", "pty.detach", "unmatched", "session=s1", "pane=p7", "count=0"),
+		tev(10.05, "main", "pty.attach", "attached", "session=s1", "pane=p7", "count=1"),
+		tev(10.06, "pane/p7", "pane.attach", late, "session=s1"),
+		tev(10.06, "main", "pty.attach", "attached", "session=s1", "pane=p8", "count=2"),
+		tev(10.07, "pane/p8", "pane.attach", "attached", "session=s1"),
+	}
+}
+
+func TestPTYAttachBalanced(t *testing.T) {
+	fixed := strictMode("released")
+	fixed = append(fixed, tev(10.08, "main", "pty.detach", "decremented", "session=s1", "pane=p7", "count=1"),
+		tev(40, "agent/s1", "output", "", "session=s1"))
+	assert.Nil(t, checkEnd(t, PTYAttachBalanced, fixed, time.Minute))
+
+	leak := append(strictMode("late-ignored"), tev(40, "agent/s1", "output", "", "session=s1"))
+	v := check(t, PTYAttachBalanced, leak)
+	requireMessage(t, v, PTYAttachBalanced, "session s1", "holds 2", "[p8]", "T+00:00:10.060", "T+00:00:40.000", "late attach ignored by unmounted pane p7")
+}
+
+func TestPTYAttachBalanced_StolenReference(t *testing.T) {
+	h := []sim.Event{
+		tev(1, "main", "pty.attach", "attached", "session=s1", "pane=p2", "count=1"),
+		tev(1.01, "pane/p2", "pane.attach", "attached", "session=s1"),
+		tev(5, "pane/p3", "pane.mount", "", "session=s1", "view=terminal"),
+		tev(6, "pane/p3", "pane.unmount", "", "session=s1"),
+		tev(6.01, "main", "pty.detach", "released", "session=s1", "pane=p3", "count=0"),
+	}
+	assert.Nil(t, check(t, PTYAttachBalanced, h), "within the settle time")
+	v := checkEnd(t, PTYAttachBalanced, h, 10*time.Second)
+	requireMessage(t, v, PTYAttachBalanced, "forwards nothing with 0", "[p2]", "T+00:00:06.010", "run ended")
+}
+
+func TestPTYSizeKept(t *testing.T) {
+	h := []sim.Event{
+		tev(1, "pane/p2", "pane.mount", "", "session=s1", "surface=editor", "view=terminal", "cols=89", "rows=48"),
+		tev(60, "pane/p2", "pane.unmount", "", "session=s1"),
+		tev(60.01, "main", "pty.resize", "resized", "session=s1", "pane=p2", "cols=120", "rows=40", "cause=restore"),
+	}
+	assert.Nil(t, check(t, PTYSizeKept, h), "no pane shows the session: Reader, another tab")
+	h = []sim.Event{h[0], h[1],
+		tev(60, "pane/p5", "pane.mount", "", "session=s1", "surface=spotlight", "view=terminal", "cols=200", "rows=50"),
+		h[2],
+		tev(60.02, "main", "pty.resize", "resized", "session=s1", "pane=p5", "cols=200", "rows=50", "cause=pane")}
+	v := check(t, PTYSizeKept, h)
+	requireMessage(t, v, PTYSizeKept, "pane p2", "s1", "120x40", "p5", "spotlight", "200x50", "T+00:01:00.010")
+}
+
+func typedBlind() []sim.Event {
+	return []sim.Event{
+		tev(60, "pane/p5", "pane.mount", "", "session=s1", "view=terminal"),
+		tev(62, "user", "type", "queued", "session=s1", "pane=p5", "key=text", "seq=1-200"),
+		tev(70, "user", "type", "queued", "session=s1", "pane=p5", "key=text", "seq=201-300"),
+		tev(70, "pane/p5", "input.drop", "dropped", "session=s1", "seq=1-44"),
+	}
+}
+
+func TestNoInputLost(t *testing.T) {
+	ok := append(typedBlind(),
+		tev(70.1, "main", "pty.write", "delivered", "session=s1", "pane=p5", "seq=45-300"),
+		tev(80, "user", "type", "sent", "session=s1", "pane=p5", "seq=301"),
+		tev(80.1, "main", "pty.write", "delivered", "session=s1", "pane=p5", "seq=301"),
+		tev(99, "pane/p5", "pane.unmount", "", "session=s1"))
+	assert.Nil(t, checkEnd(t, NoInputLost, ok, 2*time.Minute))
+
+	v := check(t, NoInputLost, append(typedBlind(), tev(90, "pane/p5", "pane.unmount", "", "session=s1", "pending=45-300")))
+	requireMessage(t, v, NoInputLost, "pane p5", "s1", "45-300", "T+00:01:02.000", "T+00:01:30.000")
+
+	v = check(t, NoInputLost, append(typedBlind(), tev(70.1, "main", "pty.write", "delivered", "session=s1", "pane=p5", "seq=46-300")))
+	requireMessage(t, v, NoInputLost, "45-300", "out of order")
+
+	v = checkEnd(t, NoInputLost, typedBlind(), 2*time.Minute)
+	requireMessage(t, v, NoInputLost, "still held keystrokes 45-300", "T+00:02:00.000")
+}
+
+func wedgedSpawn(then ...sim.Event) []sim.Event {
+	return append([]sim.Event{
+		tev(0, "pane/p1", "pane.mount", "", "session=s1", "view=terminal"),
+		tev(2, "main", "start", "live", "session=s1", "backend=s1#1"),
+		tev(4, "agent/s1", "boot", "wedged", "session=s1", "backend=s1#1"),
+	}, then...)
+}
+
+func TestWedgedSpawnReplaced(t *testing.T) {
+	killed := wedgedSpawn(tev(32, "main", "kill", "killed", "session=s1", "backend=s1#1", "cause=readiness-timeout"),
+		tev(300, "user", "retry", "", "session=s1"))
+	assert.Nil(t, checkEnd(t, WedgedSpawnReplaced, killed, time.Hour))
+	healthy := []sim.Event{tev(2, "main", "start", "live", "session=s1", "backend=s1#1"),
+		tev(5, "agent/s1", "screen", "composer", "session=s1", "backend=s1#1"), tev(300, "user", "retry", "")}
+	assert.Nil(t, checkEnd(t, WedgedSpawnReplaced, healthy, time.Hour))
+
+	v := check(t, WedgedSpawnReplaced, wedgedSpawn(tev(40, "user", "spotlight.enter", "", "session=s2")))
+	requireMessage(t, v, WedgedSpawnReplaced, "s1#1", "s1", "T+00:00:02.000", "pane p1", "T+00:00:33.000", "T+00:00:40.000")
+}
+
+// A wedged backend nobody shows is still due: at the end of the run, or
+// 31 s after a pane first shows it.
+func TestWedgedSpawnReplaced_Unshown(t *testing.T) {
+	h := []sim.Event{tev(2, "main", "start", "live", "session=s3", "backend=s3#1")}
+	assert.Nil(t, checkEnd(t, WedgedSpawnReplaced, h, 30*time.Second))
+	requireMessage(t, checkEnd(t, WedgedSpawnReplaced, h, time.Hour), WedgedSpawnReplaced, "s3#1", "no pane showed it", "run ended")
+	h = append(h, tev(600, "pane/p9", "pane.mount", "", "session=s3", "view=terminal"),
+		tev(620, "user", "type", "queued", "session=s3"))
+	assert.Nil(t, check(t, WedgedSpawnReplaced, h), "due 31 s after the pane showed it")
+	h = append(h, tev(640, "user", "type", "queued", "session=s3"))
+	requireMessage(t, check(t, WedgedSpawnReplaced, h), WedgedSpawnReplaced, "pane p9 showed it from T+00:10:00.000", "T+00:10:31.000")
+}

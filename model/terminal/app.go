@@ -1,0 +1,224 @@
+package terminal
+
+import (
+	"fmt"
+	"time"
+
+	"orchsim/model"
+	"orchsim/sim"
+)
+
+// IPC latency bounds of one renderer <-> main message (model choice: a
+// local Electron pipe).
+const (
+	IPCLatencyMin = time.Millisecond
+	IPCLatencyMax = 20 * time.Millisecond
+)
+
+// App is one agent-code desktop app: the main process, the renderer, the
+// IPC pipes between them, and the workspace's sessions. Its exported
+// methods other than the accessors are user actions: each emits a "user"
+// event, then lets the renderer react.
+type App struct {
+	env      *model.Env
+	cfg      Config
+	Main     *Manager
+	Renderer *Renderer
+	metas    []*Meta
+	ipc      *sim.Rand
+	// Delivery times of the last message each way: Electron IPC is FIFO.
+	toMainAt, toRendererAt time.Duration
+}
+
+// NewApp returns an app with no sessions; add them with AddSession, then Boot.
+func NewApp(env *model.Env, cfg Config) *App {
+	a := &App{env: env, cfg: cfg, ipc: env.Rand("ipc")}
+	a.Main = newManager(a)
+	a.Renderer = newRenderer(a)
+	return a
+}
+
+// Profile returns the run's profile.
+func (a *App) Profile() model.Profile { return a.env.Profile }
+
+// Sessions returns the workspace's sessions in creation order.
+func (a *App) Sessions() []*Meta { return a.metas }
+
+// Meta returns the session named id, or nil.
+func (a *App) Meta(id string) *Meta {
+	for _, m := range a.metas {
+		if m.ID == id {
+			return m
+		}
+	}
+	return nil
+}
+
+// AddSession adds a session to workspace.json before boot.
+func (a *App) AddSession(m Meta) *Meta {
+	meta := m
+	a.metas = append(a.metas, &meta)
+	if meta.Tab >= a.Renderer.View.Tabs {
+		a.Renderer.View.Tabs = meta.Tab + 1
+	}
+	return &meta
+}
+
+func (a *App) latency() time.Duration { return a.ipc.Duration("latency", IPCLatencyMin, IPCLatencyMax) }
+
+// toMain delivers f in the main process after one IPC hop, in send order.
+func (a *App) toMain(f func()) { a.toMainAt = a.deliver(a.toMainAt, f) }
+
+// toRenderer delivers f in the renderer after one IPC hop, in send order.
+func (a *App) toRenderer(f func()) { a.toRendererAt = a.deliver(a.toRendererAt, f) }
+
+func (a *App) deliver(last time.Duration, f func()) time.Duration {
+	now := a.env.Now()
+	at := now + a.latency()
+	if at < last {
+		at = last
+	}
+	a.env.After(at-now, f)
+	return at
+}
+
+func (a *App) user(kind string, attrs ...sim.Attr) { a.env.Emit("user", kind, "", attrs...) }
+
+// Boot launches the app: the renderer rehydrates every session of the
+// workspace (recover with no readiness wait and no kill, as the rehydrate
+// path does), then renders the active tab.
+func (a *App) Boot() {
+	a.env.Emit("app", "boot", "", sim.A("sessions", fmt.Sprint(len(a.metas))), sim.A("tabs", fmt.Sprint(a.Renderer.View.Tabs)))
+	for _, m := range a.metas {
+		a.Renderer.rehydrate(m)
+	}
+	a.Renderer.render()
+}
+
+// NewSession creates a session in the active tab at run time (the user
+// opens a new agent); its leaf mounts and wakes it.
+func (a *App) NewSession(m Meta) *Meta {
+	m.Tab = a.Renderer.View.Tab
+	meta := a.AddSession(m)
+	a.user("agent.new", sim.A("session", m.ID), sim.A("kind", string(m.Kind)), sim.A("mode", string(m.Mode)))
+	if a.Renderer.View.Surface == SurfaceEditor {
+		a.Renderer.render()
+	}
+	return meta
+}
+
+// EnterSpotlight shows session alone, outside the editor shell.
+func (a *App) EnterSpotlight(session string) {
+	a.user("spotlight.enter", sim.A("session", session))
+	a.Renderer.setView(SurfaceSpotlight, session)
+}
+
+// LeaveSpotlight returns to the editor.
+func (a *App) LeaveSpotlight() {
+	a.user("spotlight.leave", sim.A("session", a.Renderer.View.Spotlight))
+	a.Renderer.setView(SurfaceEditor, "")
+}
+
+// OpenReader and OpenSettings render outside the editor shell; Close
+// returns to the editor.
+func (a *App) OpenReader() {
+	a.user("reader.open")
+	a.Renderer.setView(SurfaceReader, "")
+}
+
+// OpenSettings opens Settings.
+func (a *App) OpenSettings() {
+	a.user("settings.open")
+	a.Renderer.setView(SurfaceSettings, "")
+}
+
+// CloseOverlay closes Reader or Settings.
+func (a *App) CloseOverlay() {
+	a.user(string(a.Renderer.View.Surface) + ".close")
+	a.Renderer.setView(SurfaceEditor, "")
+}
+
+// SwitchTab renders only tab's tree.
+func (a *App) SwitchTab(tab int) {
+	a.user("tab.switch", sim.A("tab", fmt.Sprint(tab)))
+	a.Renderer.View.Tab = tab
+	a.Renderer.render()
+}
+
+// SetFullscreen toggles editor fullscreen: leaves stay mounted (display:none).
+func (a *App) SetFullscreen(on bool) {
+	a.user("editor.fullscreen", sim.A("on", b2s(on)))
+	a.Renderer.View.Fullscreen = on
+	a.Renderer.render()
+}
+
+// OpenDebug shows session in the debug inline terminal (a second PTY
+// consumer that stays mounted across surfaces); "" closes it.
+func (a *App) OpenDebug(session string) {
+	if session == "" {
+		a.user("debug.close", sim.A("session", a.Renderer.View.Debug))
+	} else {
+		a.user("debug.open", sim.A("session", session))
+	}
+	a.Renderer.View.Debug = session
+	a.Renderer.render()
+}
+
+// StrictRemount remounts session's leaf with StrictMode's double effects:
+// the leaf is replaced, and the new instance runs mount, cleanup, mount.
+func (a *App) StrictRemount(session string) {
+	a.user("strict-remount", sim.A("session", session))
+	a.Renderer.strictRemount(session)
+}
+
+// Type types n chunks of key into the visible terminal pane of session.
+func (a *App) Type(session string, key Key, n int) {
+	p := a.Renderer.VisiblePane(session)
+	if p == nil || p.Mode != Terminal {
+		a.user("type", sim.A("session", session))
+		return
+	}
+	p.typeChunks(key, n)
+}
+
+// Send presses Send in session's feed leaf.
+func (a *App) Send(session string) {
+	a.user("send", sim.A("session", session))
+	a.Renderer.send(session)
+}
+
+// AnswerInFeed answers the prompt on session's feed prompt card.
+func (a *App) AnswerInFeed(session string) {
+	a.user("answer", sim.A("session", session), sim.A("via", "feed"))
+	id := session
+	a.toMain(func() { a.Main.Answer(id) })
+}
+
+// Retry presses Retry on session's visible pane.
+func (a *App) Retry(session string) {
+	a.user("retry", sim.A("session", session))
+	if p := a.Renderer.VisiblePane(session); p != nil {
+		p.retry()
+	}
+}
+
+// AskPermission makes session's live backend show a permission prompt.
+func (a *App) AskPermission(session string) {
+	if b := a.Main.Backend(session); b != nil {
+		b.AskPermission()
+	}
+}
+
+// Output makes session's live backend print n bytes.
+func (a *App) Output(session string, n int) {
+	if b := a.Main.Backend(session); b != nil && b.Live() {
+		a.Main.output(b, n)
+	}
+}
+
+// Crash makes session's live backend exit with code 1.
+func (a *App) Crash(session string) {
+	if b := a.Main.Backend(session); b != nil && b.Live() {
+		a.Main.exited(b, 1, "crash")
+	}
+}

@@ -1,0 +1,284 @@
+package terminal
+
+import (
+	"fmt"
+	"time"
+
+	"orchsim/sim"
+)
+
+// Key is what one input chunk typed into a terminal does to the TUI.
+type Key string
+
+// Keys. Text grows the composer draft; Enter submits it (or picks the
+// highlighted option of a prompt); Clear empties the composer (Ctrl-U);
+// Answer picks an option of a prompt and is plain text without one.
+const (
+	KeyText   Key = "text"
+	KeyEnter  Key = "enter"
+	KeyClear  Key = "clear"
+	KeyAnswer Key = "answer"
+)
+
+// Chunk is one input chunk (one xterm onData call), numbered per pane.
+type Chunk struct {
+	Seq int
+	Key Key
+}
+
+type backendState int
+
+const (
+	starting backendState = iota
+	live
+	stopped
+)
+
+// Backend is one generation of a provider process behind a headless PTY: a
+// Claude, Codex or OpenCode TUI. It derives and publishes its input
+// readiness the way its provider does (MODEL.md C3), runs turns that print
+// output and sometimes ask for permission, and may wedge before painting its
+// composer.
+type Backend struct {
+	m       *Manager
+	ID      string
+	Session string
+	Kind    Kind
+	Cwd     string
+	Resume  bool
+	actor   string
+	rand    *sim.Rand
+	state   backendState
+	// wedged: the process started but its composer never paints.
+	wedged bool
+	// composer: the composer has painted (Codex/OpenCode: the latch).
+	composer bool
+	// prompted: a prompt has been on screen at least once.
+	prompted bool
+	prompt   bool
+	draft    int
+	// replaying: a resumed Claude session whose transcript replay has not
+	// quiesced.
+	replaying bool
+	// published is the readiness last published (Claude publishes edges).
+	published bool
+	busy      bool
+	stepping  bool
+	steps     int
+	liveAt    time.Duration
+}
+
+func newBackend(m *Manager, meta *Meta, gen int) *Backend {
+	b := &Backend{m: m, ID: fmt.Sprintf("%s#%d", meta.ID, gen), Session: meta.ID, Kind: meta.Kind, Cwd: meta.Cwd,
+		Resume: meta.Resume || gen > 1, actor: "agent/" + meta.ID, rand: m.env.Rand("agent/" + meta.ID)}
+	return b
+}
+
+// Live reports whether the process is running (start resolved, not stopped).
+func (b *Backend) Live() bool { return b.state == live }
+
+// Interactive reports whether the TUI has painted its composer or a prompt:
+// a backend that never does is wedged.
+func (b *Backend) Interactive() bool { return b.composer || b.prompted }
+
+// Prompt reports whether a permission prompt is on screen.
+func (b *Backend) Prompt() bool { return b.prompt }
+
+// Draft returns the number of chunks in the composer.
+func (b *Backend) Draft() int { return b.draft }
+
+// Busy reports whether a turn is running.
+func (b *Backend) Busy() bool { return b.busy }
+
+func (b *Backend) emit(kind, outcome string, attrs ...sim.Attr) {
+	b.m.env.Emit(b.actor, kind, outcome, append([]sim.Attr{sim.A("session", b.Session), sim.A("backend", b.ID)}, attrs...)...)
+}
+
+// started is called when start() resolves: the provider publishes its first
+// (not ready) readiness and the TUI begins to boot.
+func (b *Backend) started() {
+	b.state = live
+	b.liveAt = b.m.env.Now()
+	switch {
+	case b.Kind != Claude:
+		b.m.setInputReadiness(b, false, "starting")
+	case b.Resume:
+		b.replaying = true
+		b.m.setInputReadiness(b, false, "replaying-history")
+	default:
+		b.m.setInputReadiness(b, false, "provider-not-ready")
+	}
+	paint := b.rand.Duration("paint", 500*time.Millisecond, 6*time.Second)
+	b.m.env.After(paint, b.paint)
+	if b.rand.Chance("crash", b.m.cfg.CrashChance) {
+		b.m.env.After(b.rand.Duration("crash-after", time.Minute, 50*time.Minute), func() {
+			if b.state == live {
+				b.m.exited(b, 1, "crash")
+			}
+		})
+	}
+}
+
+func (b *Backend) paint() {
+	if b.state != live {
+		return
+	}
+	if b.wedged {
+		b.emit("boot", "wedged", sim.A("why", "composer never paints"))
+		return
+	}
+	b.composer = true
+	b.emit("screen", "composer")
+	if b.replaying {
+		b.m.env.After(b.rand.Duration("replay", 0, 2*time.Second)+ClaudeReplayQuiesce, func() {
+			if b.state != live {
+				return
+			}
+			b.replaying = false
+			b.publish()
+		})
+	}
+	b.publish()
+}
+
+// gate derives readiness: Claude's prompt gate (derivePromptGateState) in
+// its order, or the Codex/OpenCode composerReady latch.
+func (b *Backend) gate() (bool, string) {
+	if b.state != live {
+		return false, "exited"
+	}
+	if b.Kind != Claude {
+		return b.composer, "ready"
+	}
+	switch {
+	case b.prompt:
+		return false, "blocked"
+	case b.draft > 0:
+		return false, "human-draft"
+	case b.replaying:
+		return false, "replay-pending"
+	case !b.composer:
+		return false, "composer-unpainted"
+	}
+	return true, "ready"
+}
+
+// publish emits readiness the provider's way: Claude emits ready:true on
+// every transition into ready and ready:false only on a transition out of
+// it; Codex and OpenCode emit ready:true once, when the latch is set.
+func (b *Backend) publish() {
+	ready, reason := b.gate()
+	if b.Kind != Claude {
+		if ready && !b.published {
+			b.published = true
+			b.m.setInputReadiness(b, true, "ready")
+		}
+		return
+	}
+	if ready != b.published {
+		b.published = ready
+		b.m.setInputReadiness(b, ready, reason)
+	}
+}
+
+// Input applies chunks written to the PTY to the TUI.
+func (b *Backend) input(chunks []Chunk) {
+	if b.state != live {
+		return
+	}
+	submit := false
+	for _, c := range chunks {
+		switch {
+		case b.prompt && (c.Key == KeyAnswer || c.Key == KeyEnter):
+			b.prompt = false
+			b.emit("prompt", "answered", sim.A("via", "terminal"))
+		case b.prompt:
+			// Keys typed at a permission prompt do not reach the composer.
+		case c.Key == KeyText || c.Key == KeyAnswer:
+			b.draft++
+		case c.Key == KeyClear:
+			b.draft = 0
+		case c.Key == KeyEnter && b.draft > 0:
+			b.draft = 0
+			submit = true
+		}
+	}
+	if submit {
+		b.beginTurn("terminal")
+	}
+	if b.busy && !b.prompt && !b.stepping {
+		b.scheduleStep()
+	}
+	b.publish()
+}
+
+// deliverPrompt is deliverPromptToAgent: a feed-mode Send lands only on a
+// ready composer.
+func (b *Backend) deliverPrompt() bool {
+	if ready, _ := b.gate(); !ready {
+		return false
+	}
+	b.beginTurn("feed")
+	return true
+}
+
+// answer answers the prompt from the feed's prompt card.
+func (b *Backend) answer() bool {
+	if b.state != live || !b.prompt {
+		return false
+	}
+	b.prompt = false
+	b.emit("prompt", "answered", sim.A("via", "feed"))
+	if b.busy && !b.stepping {
+		b.scheduleStep()
+	}
+	b.publish()
+	return true
+}
+
+// AskPermission puts a permission prompt on screen (a turn step does this at
+// random; scripts call it).
+func (b *Backend) AskPermission() {
+	if b.state != live || b.prompt || !b.composer {
+		return
+	}
+	b.prompt = true
+	b.prompted = true
+	b.emit("prompt", "shown")
+	b.publish()
+}
+
+func (b *Backend) beginTurn(via string) {
+	if b.busy {
+		b.steps++
+		return
+	}
+	b.busy = true
+	b.steps = 1 + b.rand.IntN("steps", 6)
+	b.emit("turn.start", "", sim.A("via", via))
+	b.scheduleStep()
+}
+
+func (b *Backend) scheduleStep() {
+	b.stepping = true
+	b.m.env.After(b.rand.Duration("step", time.Second, 20*time.Second), b.step)
+}
+
+func (b *Backend) step() {
+	b.stepping = false
+	if b.state != live || b.prompt {
+		return
+	}
+	b.m.output(b, 1024*(1+b.rand.IntN("output-kb", 8)))
+	if b.rand.Chance("ask", b.m.cfg.AskChance) {
+		b.AskPermission()
+		return
+	}
+	b.steps--
+	if b.steps <= 0 {
+		b.busy = false
+		b.emit("turn.end", "")
+		return
+	}
+	b.scheduleStep()
+}

@@ -1,0 +1,563 @@
+package terminal
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"orchsim/model"
+	"orchsim/sim"
+)
+
+// Config holds the fault rates of the app's backends. The zero Config has
+// no faults.
+type Config struct {
+	// WedgeChance is the probability that a spawn starts but never paints
+	// its composer.
+	WedgeChance sim.Ratio
+	// StartFailChance is the probability that start() rejects
+	// (recover answers start-failed).
+	StartFailChance sim.Ratio
+	// CrashChance is the probability that a live backend exits on its own
+	// within 1-50 min.
+	CrashChance sim.Ratio
+	// AskChance is the probability that a turn step ends in a permission
+	// prompt.
+	AskChance sim.Ratio
+}
+
+// RecoverRequest is the recoverSession IPC payload.
+type RecoverRequest struct {
+	Session string
+	Kind    Kind
+	Cwd     string
+	Resume  bool
+	// Caller names the renderer call for the trace: a wake id or rehydrate.
+	Caller string
+}
+
+// Snapshot is a backend snapshot as recover returns it.
+type Snapshot struct {
+	Session   string
+	Backend   string
+	Kind      Kind
+	Cwd       string
+	Lifecycle string
+	Ready     bool
+	Reason    string
+	Rev       int
+}
+
+// RecoverResult is SessionRecoverResult.
+type RecoverResult struct {
+	OK          bool
+	Disposition string
+	Snapshot    Snapshot
+	Code        string
+	Retryable   bool
+	Message     string
+}
+
+// AttachResult is what attachAgentPty returns: the replay buffer (its size
+// and the PTY widths it was written at), or nothing when no entry exists
+// (pre-#597 an empty string, post-#597 null).
+type AttachResult struct {
+	OK     bool
+	Bytes  int
+	Widths string
+}
+
+type readiness struct {
+	ready  bool
+	reason string
+	rev    int
+}
+
+// ownedSize is a PTY size and who set it: "spawn" (the spawn default, the
+// size main's headless screen renders at for feed mode) or "pane/<id>".
+type ownedSize struct {
+	Size
+	owner string
+}
+
+const ownerSpawn = "spawn"
+
+type claim struct {
+	kind      Kind
+	cwd       string
+	cancelled bool
+	backend   *Backend
+	waiters   []func(RecoverResult)
+}
+
+// replayBuffer is a session's raw PTY replay buffer, kept as runs of output
+// written at one PTY width, capped at ReplayBufferCap (tail kept).
+type replayBuffer struct {
+	segs  []segment
+	total int
+}
+
+type segment struct{ cols, bytes int }
+
+func (r *replayBuffer) append(cols, n int) {
+	if k := len(r.segs); k > 0 && r.segs[k-1].cols == cols {
+		r.segs[k-1].bytes += n
+	} else {
+		r.segs = append(r.segs, segment{cols, n})
+	}
+	r.total += n
+	for r.total > ReplayBufferCap {
+		over := r.total - ReplayBufferCap
+		if r.segs[0].bytes <= over {
+			r.total -= r.segs[0].bytes
+			r.segs = r.segs[1:]
+			continue
+		}
+		r.segs[0].bytes -= over
+		r.total -= over
+	}
+}
+
+// widths lists the PTY widths of the buffer's runs, oldest first.
+func (r *replayBuffer) widths() string {
+	if r == nil || len(r.segs) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(r.segs))
+	for i, s := range r.segs {
+		parts[i] = fmt.Sprint(s.cols)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Manager is the main process's SessionManager: the registry of backends,
+// in-flight recovery claims, input readiness with its global revision, and
+// the agent PTY attach counts, restore sizes, sizes and replay buffers.
+type Manager struct {
+	env       *model.Env
+	app       *App
+	cfg       Config
+	entries   map[string]*Backend
+	claims    map[string]*claim
+	gens      map[string]int
+	readiness map[string]readiness
+	revision  int
+	counts    map[string]int
+	restores  map[string]ownedSize
+	sizes     map[string]ownedSize
+	buffers   map[string]*replayBuffer
+	wedgeNext map[string]bool
+	// leafSized marks sessions attached in terminal view mode: their
+	// AgentTerminalLeaf owns the PTY size (KeepPTYSize).
+	leafSized map[string]bool
+}
+
+func newManager(app *App) *Manager {
+	return &Manager{env: app.env, app: app, cfg: app.cfg, entries: map[string]*Backend{}, claims: map[string]*claim{},
+		gens: map[string]int{}, readiness: map[string]readiness{}, counts: map[string]int{},
+		restores: map[string]ownedSize{}, sizes: map[string]ownedSize{}, buffers: map[string]*replayBuffer{},
+		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}}
+}
+
+func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
+	m.env.Emit("main", kind, outcome, attrs...)
+}
+
+// Backend returns the registry entry of session (starting or live), or nil.
+func (m *Manager) Backend(session string) *Backend { return m.entries[session] }
+
+// AttachCount returns agentPtyAttachCounts[session].
+func (m *Manager) AttachCount(session string) int { return m.counts[session] }
+
+// PTYSize returns sessionSizes[session] and who set it.
+func (m *Manager) PTYSize(session string) (Size, string) {
+	s, ok := m.sizes[session]
+	if !ok {
+		return Size{}, ""
+	}
+	return s.Size, s.owner
+}
+
+// ReplayBuffer describes the replay buffer: its size and the widths of its runs.
+func (m *Manager) ReplayBuffer(session string) (int, string) {
+	b := m.buffers[session]
+	if b == nil {
+		return 0, "-"
+	}
+	return b.total, b.widths()
+}
+
+// WedgeNextSpawn makes the next spawn of session wedge (scripts).
+func (m *Manager) WedgeNextSpawn(session string) { m.wedgeNext[session] = true }
+
+// Snapshot returns the backend snapshot recover would report for session.
+func (m *Manager) Snapshot(session string) Snapshot {
+	s := Snapshot{Session: session, Lifecycle: Spawning, Reason: "starting"}
+	if b := m.entries[session]; b != nil {
+		s.Backend, s.Kind, s.Cwd = b.ID, b.Kind, b.Cwd
+		// A claim in flight reports spawning (sessionManager.recover.test.ts:
+		// the snapshot during a gated start); live means a settled entry,
+		// which is still not proof of health.
+		if m.claims[session] == nil {
+			s.Lifecycle = Live
+		}
+	}
+	if r, ok := m.readiness[session]; ok {
+		s.Ready, s.Reason, s.Rev = r.ready, r.reason, r.rev
+	}
+	return s
+}
+
+func validKind(k Kind) bool {
+	for _, x := range Kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Recover is recover() (IPC recoverSession, MODEL.md C4). reply is called
+// once, at once for an adoption or a refusal, or when the spawn settles.
+func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
+	id := req.Session
+	attrs := []sim.Attr{sim.A("session", id), sim.A("kind", string(req.Kind)), sim.A("caller", req.Caller)}
+	if !validKind(req.Kind) {
+		m.emit("recover", CodeStartFailed, append(attrs, sim.A("reason", "unknown-kind"))...)
+		reply(RecoverResult{Code: CodeStartFailed, Message: MsgUnsupported})
+		return
+	}
+	if c := m.claims[id]; c != nil {
+		if c.kind == req.Kind && c.cwd == req.Cwd {
+			c.waiters = append(c.waiters, reply)
+			m.emit("recover", Joined, append(attrs, sim.A("backend", c.backend.ID))...)
+			return
+		}
+		m.emit("recover", CodeOwnershipConflict, append(attrs, sim.A("reason", "claim-mismatch"))...)
+		reply(RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership})
+		return
+	}
+	if b := m.entries[id]; b != nil {
+		if b.Kind != req.Kind || b.Cwd != req.Cwd {
+			m.emit("recover", CodeOwnershipConflict, append(attrs, sim.A("reason", "live-entry-mismatch"))...)
+			reply(RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership})
+			return
+		}
+		snap := m.Snapshot(id)
+		m.emit("recover", Adopted, append(attrs, sim.A("backend", b.ID), sim.A("ready", b2s(snap.Ready)),
+			sim.A("reason", snap.Reason))...)
+		reply(RecoverResult{OK: true, Disposition: Adopted, Snapshot: snap})
+		return
+	}
+	meta := m.app.Meta(id)
+	m.gens[id]++
+	b := newBackend(m, &Meta{ID: id, Kind: req.Kind, Cwd: req.Cwd, Resume: req.Resume || meta != nil && meta.Resume}, m.gens[id])
+	b.wedged = b.rand.Chance("wedge", m.cfg.WedgeChance) || m.wedgeNext[id]
+	delete(m.wedgeNext, id)
+	fails := b.rand.Chance("start-fail", m.cfg.StartFailChance)
+	c := &claim{kind: req.Kind, cwd: req.Cwd, backend: b, waiters: []func(RecoverResult){reply}}
+	m.claims[id] = c
+	m.emit("recover", "claimed", append(attrs, sim.A("backend", b.ID))...)
+	// spawnWithId inserts the registry entry before awaiting start().
+	m.entries[id] = b
+	m.sizes[id] = ownedSize{SpawnDefault, ownerSpawn}
+	m.emit("spawn", "starting", sim.A("session", id), sim.A("backend", b.ID), sim.A("kind", string(b.Kind)),
+		sim.A("cols", fmt.Sprint(SpawnDefault.Cols)), sim.A("rows", fmt.Sprint(SpawnDefault.Rows)))
+	m.setInputReadiness(b, false, "starting")
+	m.env.After(b.rand.Duration("start", 300*time.Millisecond, 3*time.Second), func() { m.settle(c, fails) })
+}
+
+// settle resolves a claim when start() settles.
+func (m *Manager) settle(c *claim, fails bool) {
+	b := c.backend
+	id := b.Session
+	if m.claims[id] == c {
+		delete(m.claims, id)
+	}
+	var res RecoverResult
+	switch {
+	case c.cancelled || m.entries[id] != b:
+		if m.entries[id] == b {
+			delete(m.entries, id)
+		}
+		b.state = stopped
+		m.emit("start", CodeCancelled, sim.A("session", id), sim.A("backend", b.ID))
+		res = RecoverResult{Code: CodeCancelled, Retryable: true, Message: MsgCancelled}
+	case fails:
+		delete(m.entries, id)
+		b.state = stopped
+		m.emit("start", CodeStartFailed, sim.A("session", id), sim.A("backend", b.ID))
+		res = RecoverResult{Code: CodeStartFailed, Retryable: true, Message: MsgStartFailed}
+	default:
+		m.emit("start", Live, sim.A("session", id), sim.A("backend", b.ID))
+		b.started()
+		m.armSpawnDeadline(b)
+		res = RecoverResult{OK: true, Disposition: Spawned, Snapshot: m.Snapshot(id)}
+	}
+	for _, w := range c.waiters {
+		w(res)
+	}
+}
+
+// armSpawnDeadline is SpawnOwnsDeadline: the readiness deadline belongs to
+// the spawned generation, whoever adopts it later.
+func (m *Manager) armSpawnDeadline(b *Backend) {
+	if !m.app.Profile().Fixed(SpawnOwnsDeadline) {
+		return
+	}
+	m.env.After(SpawnDeadline, func() {
+		if m.entries[b.Session] != b || !b.Live() || b.Interactive() {
+			return
+		}
+		if m.app.Profile().Has(NeverKillOnTimeout) {
+			return
+		}
+		m.emit("spawn.deadline", "wedged", sim.A("session", b.Session), sim.A("backend", b.ID),
+			sim.A("live-since", sim.FormatT(b.liveAt)))
+		m.kill(b.Session, "spawn-deadline", "")
+	})
+}
+
+// KillOwned is killOwned({sessionId, kind, cwd}): atomically, the live
+// entry's kind+cwd or an in-flight claim's must match; then kill. wake names
+// the renderer wake that asked, for the trace.
+func (m *Manager) KillOwned(session string, kind Kind, cwd, cause, wake string) bool {
+	if b := m.entries[session]; b != nil && b.Kind == kind && b.Cwd == cwd {
+		m.kill(session, cause, wake)
+		return true
+	}
+	if c := m.claims[session]; c != nil && c.kind == kind && c.cwd == cwd {
+		m.kill(session, cause, wake)
+		return true
+	}
+	attrs := []sim.Attr{sim.A("session", session), sim.A("cause", cause)}
+	if wake != "" {
+		attrs = append(attrs, sim.A("wake", wake))
+	}
+	m.emit("kill", "not-owned", attrs...)
+	return false
+}
+
+// kill cancels the claim, severs the registry entry and stops the provider.
+func (m *Manager) kill(session, cause, wake string) {
+	var b *Backend
+	if c := m.claims[session]; c != nil {
+		c.cancelled = true
+		b = c.backend
+	}
+	if e := m.entries[session]; e != nil {
+		b = e
+		delete(m.entries, session)
+	}
+	if b == nil {
+		return
+	}
+	attrs := []sim.Attr{sim.A("session", session), sim.A("backend", b.ID), sim.A("cause", cause)}
+	if wake != "" {
+		attrs = append(attrs, sim.A("wake", wake))
+	}
+	m.emit("kill", "killed", attrs...)
+	wasLive := b.state == live
+	b.state = stopped
+	if wasLive {
+		m.notifyExit(b, 143, cause)
+	}
+}
+
+// exited handles a backend process exiting on its own.
+func (m *Manager) exited(b *Backend, code int, cause string) {
+	if m.entries[b.Session] == b {
+		delete(m.entries, b.Session)
+	}
+	b.state = stopped
+	m.emit("exit", fmt.Sprint(code), sim.A("session", b.Session), sim.A("backend", b.ID), sim.A("cause", cause))
+	m.notifyExit(b, code, cause)
+}
+
+func (m *Manager) notifyExit(b *Backend, code int, cause string) {
+	r := m.app.Renderer
+	id, backend := b.Session, b.ID
+	m.app.toRenderer(func() { r.onExit(id, backend, code, cause) })
+}
+
+// setInputReadiness drops an update equal to the last (ready, reason);
+// otherwise it stamps the next global revision, stores it and emits
+// input-readiness to the renderer.
+func (m *Manager) setInputReadiness(b *Backend, ready bool, reason string) {
+	id := b.Session
+	if m.entries[id] != b {
+		return
+	}
+	if last, ok := m.readiness[id]; ok && last.ready == ready && last.reason == reason {
+		return
+	}
+	m.revision++
+	rev := m.revision
+	m.readiness[id] = readiness{ready, reason, rev}
+	m.emit("input-readiness", "", sim.A("session", id), sim.A("backend", b.ID), sim.A("ready", b2s(ready)),
+		sim.A("reason", reason), sim.A("rev", fmt.Sprint(rev)))
+	r := m.app.Renderer
+	m.app.toRenderer(func() { r.onInputReadiness(id, ready, rev) })
+}
+
+// Attach is attachAgentPty: with a registry entry it takes a reference,
+// capturing the restore size on 0->1, and returns the replay buffer.
+// terminalView tells main the session is shown in terminal view mode, so
+// its leaf owns the PTY size; only KeepPTYSize reads it.
+func (m *Manager) Attach(session, pane string, terminalView bool) AttachResult {
+	if m.entries[session] == nil {
+		m.emit("pty.attach", "no-entry", sim.A("session", session), sim.A("pane", pane),
+			sim.A("count", fmt.Sprint(m.counts[session])))
+		return AttachResult{}
+	}
+	m.counts[session]++
+	if terminalView {
+		m.leafSized[session] = true
+	}
+	n := m.counts[session]
+	if n == 1 {
+		m.restores[session] = m.sizes[session]
+	}
+	bytes, widths := m.ReplayBuffer(session)
+	m.emit("pty.attach", "attached", sim.A("session", session), sim.A("pane", pane), sim.A("count", fmt.Sprint(n)),
+		sim.A("replay", fmtBytes(bytes)), sim.A("widths", widths))
+	return AttachResult{OK: true, Bytes: bytes, Widths: widths}
+}
+
+// Detach is detachAgentPty: count > 1 decrements; otherwise the count is
+// deleted and the restore size, if any, is popped and applied.
+func (m *Manager) Detach(session, pane string) {
+	c := m.counts[session]
+	if c > 1 {
+		m.counts[session] = c - 1
+		m.emit("pty.detach", "decremented", sim.A("session", session), sim.A("pane", pane), sim.A("count", fmt.Sprint(c-1)))
+		return
+	}
+	delete(m.counts, session)
+	outcome := "released"
+	if c == 0 {
+		outcome = "unmatched"
+	}
+	m.emit("pty.detach", outcome, sim.A("session", session), sim.A("pane", pane), sim.A("count", "0"))
+	restore, ok := m.restores[session]
+	delete(m.restores, session)
+	if !ok {
+		return
+	}
+	cur := m.sizes[session]
+	if restore.Size == cur.Size {
+		return
+	}
+	if m.app.Profile().Fixed(KeepPTYSize) && m.leafSized[session] {
+		// The terminal leaf owns the size; the next leaf sets its own.
+		m.emit("pty.restore", "kept", sim.A("session", session), sim.A("pane", pane),
+			sim.A("restore", restore.Size.String()), sim.A("restore-owner", restore.owner),
+			sim.A("size", cur.Size.String()), sim.A("size-owner", cur.owner))
+		return
+	}
+	m.sizes[session] = restore
+	if b := m.entries[session]; b != nil {
+		m.resizePTY(b, restore.Size, "restore", pane)
+	}
+}
+
+// Resize is resize(id, cols, rows) from a pane.
+func (m *Manager) Resize(session, pane string, s Size) {
+	prev := m.sizes[session]
+	m.sizes[session] = ownedSize{s, "pane/" + pane}
+	b := m.entries[session]
+	if b == nil {
+		m.emit("pty.resize", "no-entry", sim.A("session", session), sim.A("pane", pane),
+			sim.A("cols", fmt.Sprint(s.Cols)), sim.A("rows", fmt.Sprint(s.Rows)), sim.A("cause", "pane"))
+		return
+	}
+	if prev.Size == s {
+		return
+	}
+	m.resizePTY(b, s, "pane", pane)
+}
+
+// resizePTY resizes the provider PTY; a painted TUI redraws its screen at
+// the new width into the replay buffer.
+func (m *Manager) resizePTY(b *Backend, s Size, cause, pane string) {
+	redraw := 0
+	if b.Live() && b.composer {
+		redraw = s.Cols * s.Rows
+	}
+	m.emit("pty.resize", "resized", sim.A("session", b.Session), sim.A("pane", pane), sim.A("cols", fmt.Sprint(s.Cols)),
+		sim.A("rows", fmt.Sprint(s.Rows)), sim.A("cause", cause))
+	if redraw > 0 {
+		m.appendOutput(b, redraw)
+	}
+}
+
+// Write writes input chunks from a pane to the PTY.
+func (m *Manager) Write(session, pane string, chunks []Chunk) {
+	if len(chunks) == 0 {
+		return
+	}
+	seq := seqRange(chunks)
+	b := m.entries[session]
+	if b == nil || !b.Live() {
+		m.emit("pty.write", "no-entry", sim.A("session", session), sim.A("pane", pane), sim.A("seq", seq))
+		return
+	}
+	b.input(chunks)
+	m.emit("pty.write", "delivered", sim.A("session", session), sim.A("pane", pane), sim.A("seq", seq),
+		sim.A("draft", fmt.Sprint(b.draft)), sim.A("prompt", b2s(b.prompt)))
+}
+
+// DeliverPrompt is deliverPromptToAgent for a feed-mode Send.
+func (m *Manager) DeliverPrompt(session string) bool {
+	b := m.entries[session]
+	if b == nil || !b.Live() {
+		m.emit("send", "not-ready", sim.A("session", session), sim.A("stage", "before-write"), sim.A("reason", "no-entry"))
+		return false
+	}
+	if !b.deliverPrompt() {
+		_, reason := b.gate()
+		m.emit("send", "not-ready", sim.A("session", session), sim.A("backend", b.ID), sim.A("reason", reason))
+		return false
+	}
+	m.emit("send", "delivered", sim.A("session", session), sim.A("backend", b.ID))
+	return true
+}
+
+// Answer answers the prompt on screen from the feed's prompt card.
+func (m *Manager) Answer(session string) bool {
+	b := m.entries[session]
+	return b != nil && b.answer()
+}
+
+// output appends turn output and forwards it while a pane holds a reference.
+func (m *Manager) output(b *Backend, n int) {
+	if m.entries[b.Session] != b {
+		return
+	}
+	size := m.sizes[b.Session].Size
+	b.emit("output", "", sim.A("bytes", fmtBytes(n)), sim.A("cols", fmt.Sprint(size.Cols)))
+	m.appendOutput(b, n)
+}
+
+func (m *Manager) appendOutput(b *Backend, n int) {
+	id := b.Session
+	buf := m.buffers[id]
+	if buf == nil {
+		buf = &replayBuffer{}
+		m.buffers[id] = buf
+	}
+	buf.append(m.sizes[id].Cols, n)
+	if m.counts[id] > 0 {
+		r := m.app.Renderer
+		chunks := (n + 4095) / 4096
+		m.app.toRenderer(func() { r.onPTYData(id, chunks) })
+	}
+}
+
+func seqRange(chunks []Chunk) string {
+	first, last := chunks[0].Seq, chunks[len(chunks)-1].Seq
+	if first == last {
+		return fmt.Sprint(first)
+	}
+	return fmt.Sprintf("%d-%d", first, last)
+}

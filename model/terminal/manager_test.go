@@ -1,0 +1,227 @@
+package terminal
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"orchsim/model"
+	"orchsim/sim"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The main-process cases of FIDELITY.md §8 (agent-code's own
+// sessionManager tests), run against Manager with every draw at its
+// simplest (start 300 ms, composer 500 ms later, IPC 1 ms).
+
+type fixture struct {
+	k   *sim.Kernel
+	app *App
+	m   *Manager
+}
+
+func newFixture(t *testing.T, fixes ...string) *fixture {
+	t.Helper()
+	k := sim.NewKernel(true)
+	prof := model.MustProfile(model.PresetReported, fixes, nil)
+	env := &model.Env{Clock: k, Trace: k.Trace(), Source: sim.NewTapeSource(nil, false), Profile: prof, EnvironmentID: "env-1"}
+	app := NewApp(env, Config{})
+	app.AddSession(Meta{ID: "stable-session", Kind: Claude, Cwd: "/tmp/project", Mode: Terminal})
+	return &fixture{k: k, app: app, m: app.Main}
+}
+
+func (f *fixture) recover(kind Kind, cwd string) *RecoverResult {
+	var got *RecoverResult
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: kind, Cwd: cwd, Caller: "test"}, func(r RecoverResult) { got = &r })
+	return got
+}
+
+func (f *fixture) run(d time.Duration) { f.k.RunUntil(f.k.Elapsed() + d) }
+
+// events returns "kind outcome k=v..." of main's events of kind.
+func (f *fixture) events(kind string) []string {
+	var out []string
+	for _, ev := range f.k.Trace().Events() {
+		if ev.Actor == "main" && ev.Kind == kind {
+			s := ev.Outcome
+			for _, a := range ev.Attrs {
+				if a.Key != "session" && a.Key != "backend" {
+					s += " " + a.Key + "=" + a.Value
+				}
+			}
+			out = append(out, strings.TrimSpace(s))
+		}
+	}
+	return out
+}
+
+// AC-01: a second compatible recover adopts the live backend without
+// constructing another provider.
+func TestRecover_AdoptsMatchingLiveBackend(t *testing.T) {
+	f := newFixture(t)
+	first := f.recover(Claude, "/tmp/project")
+	assert.Nil(t, first, "a spawn settles when start() does")
+	f.run(time.Second)
+	second := f.recover(Claude, "/tmp/project")
+	require.NotNil(t, second)
+	assert.True(t, second.OK)
+	assert.Equal(t, Adopted, second.Disposition)
+	assert.Equal(t, Snapshot{Session: "stable-session", Backend: "stable-session#1", Kind: Claude, Cwd: "/tmp/project",
+		Lifecycle: Live, Ready: true, Reason: "ready", Rev: 3}, second.Snapshot)
+	assert.Len(t, f.events("spawn"), 1, "one provider")
+}
+
+// AC-02 (with a latching provider, like the fake session upstream): the
+// published readiness is exactly [{false,1,starting}, {true,2,ready}].
+func TestSetInputReadiness_DropsUnchangedAndStampsRevisions(t *testing.T) {
+	f := newFixture(t)
+	var got *RecoverResult
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Codex, Cwd: "/tmp/project"}, func(r RecoverResult) { got = &r })
+	f.run(400 * time.Millisecond)
+	require.NotNil(t, got)
+	assert.Equal(t, Spawned, got.Disposition)
+	assert.Equal(t, Snapshot{Session: "stable-session", Backend: "stable-session#1", Kind: Codex, Cwd: "/tmp/project",
+		Lifecycle: Live, Reason: "starting", Rev: 1}, got.Snapshot)
+	f.run(time.Second)
+	assert.Equal(t, []string{"ready=false reason=starting rev=1", "ready=true reason=ready rev=2"}, f.events("input-readiness"))
+}
+
+// AC-04: concurrent compatible recovers join one claim; the snapshot
+// during start is spawning; both resolve spawned; one provider.
+func TestRecover_JoinsInFlightClaim(t *testing.T) {
+	f := newFixture(t)
+	var results []RecoverResult
+	for i := 0; i < 2; i++ {
+		f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Codex, Cwd: "/tmp/project", Caller: "test"},
+			func(r RecoverResult) { results = append(results, r) })
+	}
+	assert.Equal(t, Spawning, f.m.Snapshot("stable-session").Lifecycle)
+	f.run(time.Second)
+	require.Len(t, results, 2)
+	for _, r := range results {
+		assert.Equal(t, Spawned, r.Disposition)
+		assert.Equal(t, Live, r.Snapshot.Lifecycle)
+	}
+	assert.Equal(t, []string{"claimed kind=codex caller=test", "joined kind=codex caller=test"}, f.events("recover"))
+	assert.Len(t, f.events("spawn"), 1)
+}
+
+// AC-07: a failed start answers start-failed (retryable, fixed message) and
+// releases the claim, so a later recover spawns a new provider.
+func TestRecover_FailedStartReleasesClaim(t *testing.T) {
+	f := newFixture(t)
+	f.m.cfg.StartFailChance = sim.Per(1, 1)
+	var got *RecoverResult
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project", Caller: "test"}, func(r RecoverResult) { got = &r })
+	f.run(time.Second)
+	require.NotNil(t, got)
+	assert.Equal(t, RecoverResult{Code: CodeStartFailed, Retryable: true, Message: MsgStartFailed}, *got)
+	assert.Nil(t, f.m.Backend("stable-session"))
+	f.m.cfg.StartFailChance = sim.Ratio{}
+	f.recover(Claude, "/tmp/project")
+	f.run(time.Second)
+	require.NotNil(t, f.m.Backend("stable-session"))
+	assert.Equal(t, "stable-session#2", f.m.Backend("stable-session").ID)
+}
+
+// AC-13: a kill during a gated start cancels the recovery and leaves no
+// backend behind.
+func TestKill_CancelsBlockedRecovery(t *testing.T) {
+	f := newFixture(t)
+	var got *RecoverResult
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project", Caller: "test"}, func(r RecoverResult) { got = &r })
+	assert.True(t, f.m.KillOwned("stable-session", Claude, "/tmp/project", "close", ""))
+	f.run(time.Second)
+	require.NotNil(t, got)
+	assert.Equal(t, CodeCancelled, got.Code)
+	assert.True(t, got.Retryable)
+	assert.Nil(t, f.m.Backend("stable-session"))
+}
+
+// AC-16: killOwned needs the exact kind and cwd; the proof cannot tell an
+// adopted healthy agent from a wedged spawn.
+func TestKillOwned_RequiresKindAndCwd(t *testing.T) {
+	f := newFixture(t)
+	f.recover(Claude, "/tmp/project")
+	f.run(time.Second)
+	assert.False(t, f.m.KillOwned("stable-session", Claude, "/tmp/other", "test", ""))
+	assert.False(t, f.m.KillOwned("stable-session", Codex, "/tmp/project", "test", ""))
+	require.NotNil(t, f.m.Backend("stable-session"))
+	assert.True(t, f.m.KillOwned("stable-session", Claude, "/tmp/project", "test", ""))
+	assert.Nil(t, f.m.Backend("stable-session"))
+	assert.Equal(t, []string{"not-owned cause=test", "not-owned cause=test", "killed cause=test"}, f.events("kill"))
+}
+
+// AC-35: Claude's occupied state never expires: a draft keeps it not ready
+// for 600 s; clearing it publishes ready again. Codex latches.
+func TestReadiness_ClaudeDraftNeverExpiresCodexLatches(t *testing.T) {
+	for _, c := range []struct {
+		kind Kind
+		want []string
+	}{
+		{Claude, []string{"ready=false reason=starting rev=1", "ready=false reason=provider-not-ready rev=2",
+			"ready=true reason=ready rev=3", "ready=false reason=human-draft rev=4", "ready=true reason=ready rev=5"}},
+		{Codex, []string{"ready=false reason=starting rev=1", "ready=true reason=ready rev=2"}},
+	} {
+		f := newFixture(t)
+		f.m.Recover(RecoverRequest{Session: "stable-session", Kind: c.kind, Cwd: "/tmp/project"}, func(RecoverResult) {})
+		f.run(time.Second)
+		f.m.Write("stable-session", "p1", []Chunk{{Seq: 1, Key: KeyText}, {Seq: 2, Key: KeyText}})
+		f.run(600 * time.Second)
+		ready, _ := f.m.Backend("stable-session").gate()
+		assert.Equal(t, c.kind != Claude, ready, "%s after 600 s with a draft", c.kind)
+		f.m.Write("stable-session", "p1", []Chunk{{Seq: 3, Key: KeyClear}})
+		assert.Equal(t, c.want, f.events("input-readiness"), "%s", c.kind)
+	}
+}
+
+// AC-D4: attach without an entry takes no reference; the restore size is
+// captured on 0->1 and applied only by the last detach.
+func TestAttachDetach_RefcountAndRestore(t *testing.T) {
+	f := newFixture(t)
+	assert.False(t, f.m.Attach("stable-session", "p1", true).OK)
+	assert.Zero(t, f.m.AttachCount("stable-session"))
+	f.recover(Claude, "/tmp/project")
+	f.run(time.Second)
+	require.True(t, f.m.Attach("stable-session", "p1", true).OK)
+	f.m.Resize("stable-session", "p1", Size{Cols: 89, Rows: 48})
+	require.True(t, f.m.Attach("stable-session", "p2", false).OK)
+	f.m.Detach("stable-session", "p2")
+	size, _ := f.m.PTYSize("stable-session")
+	assert.Equal(t, Size{Cols: 89, Rows: 48}, size, "not the last detach")
+	f.m.Detach("stable-session", "p1")
+	size, owner := f.m.PTYSize("stable-session")
+	assert.Equal(t, SpawnDefault, size, "the last detach restores the size captured at first attach")
+	assert.Equal(t, ownerSpawn, owner)
+	_, widths := f.m.ReplayBuffer("stable-session")
+	assert.Equal(t, "89,120", widths)
+	assert.Equal(t, []string{"decremented pane=p2 count=1", "released pane=p1 count=0"}, f.events("pty.detach"))
+}
+
+func TestAttachDetach_KeepPTYSize(t *testing.T) {
+	f := newFixture(t, string(KeepPTYSize))
+	f.recover(Claude, "/tmp/project")
+	f.run(time.Second)
+	f.m.Attach("stable-session", "p1", true)
+	f.m.Resize("stable-session", "p1", Size{Cols: 89, Rows: 48})
+	f.m.Detach("stable-session", "p1")
+	size, _ := f.m.PTYSize("stable-session")
+	assert.Equal(t, Size{Cols: 89, Rows: 48}, size, "the leaf owns the size")
+	assert.Len(t, f.events("pty.restore"), 1)
+}
+
+func TestReplayBuffer_CapKeepsTail(t *testing.T) {
+	var b replayBuffer
+	b.append(80, ReplayBufferCap)
+	b.append(120, 1000)
+	b.append(120, 24)
+	assert.Equal(t, ReplayBufferCap, b.total)
+	assert.Equal(t, "80,120", b.widths())
+	b.append(200, ReplayBufferCap)
+	assert.Equal(t, "200", b.widths())
+}

@@ -1,0 +1,242 @@
+package terminal
+
+import (
+	"fmt"
+
+	"orchsim/sim"
+)
+
+// Pane is one mounted leaf instance: an AgentTerminalLeaf (terminal view
+// mode, the debug inline terminal) or a feed leaf. A remount is a new Pane.
+type Pane struct {
+	r       *Renderer
+	ID      string
+	Key     string
+	Session string
+	// Surface is editor, spotlight or debug.
+	Surface string
+	Mode    ViewMode
+	// Size is the size the leaf measured at mount (xterm fit).
+	Size    Size
+	Mounted bool
+	// Attached: this instance's attach landed while it was mounted.
+	Attached       bool
+	attachInFlight bool
+	// pending holds keystrokes typed before attach (cap 256, oldest dropped).
+	pending []Chunk
+	// resizePending: the measured size waits for attach (latest only).
+	resizePending  bool
+	backlog        int
+	backlogDropped int
+	seq            int
+	// Failed is the toast on the pane ("" none).
+	Failed    string
+	needsWake bool
+}
+
+func (p *Pane) emit(kind, outcome string, attrs ...sim.Attr) {
+	p.r.env.Emit("pane/"+p.ID, kind, outcome, append([]sim.Attr{sim.A("session", p.Session)}, attrs...)...)
+}
+
+// Pending returns the keystrokes queued before attach.
+func (p *Pane) Pending() int { return len(p.pending) }
+
+func (p *Pane) mount() {
+	p.Mounted = true
+	p.emit("pane.mount", "", sim.A("surface", p.Surface), sim.A("view", string(p.Mode)),
+		sim.A("cols", fmt.Sprint(p.Size.Cols)), sim.A("rows", fmt.Sprint(p.Size.Rows)))
+	if p.Mode != Terminal {
+		return
+	}
+	p.resizePending = true
+	if !p.r.guarded() {
+		// Before #597: every mount wakes; attach is chained behind the wake.
+		p.r.ensureSessionLive(p.Session, "terminal-leaf.mount", p.ID, p.afterWake)
+		return
+	}
+	// After #597: attach first; wake only what is not started or exited.
+	p.needsWake = p.r.needsWake(p.Session)
+	p.requestAttach(false)
+}
+
+func (p *Pane) afterWake(err *wakeErr) {
+	if err != nil {
+		if p.Mounted {
+			p.toast(err.msg)
+		}
+		return
+	}
+	if !p.Attached && !p.attachInFlight {
+		p.requestAttach(false)
+	}
+}
+
+func (p *Pane) requestAttach(retry bool) {
+	p.attachInFlight = true
+	a := p.r.app
+	terminalView := a.Meta(p.Session).Mode == Terminal
+	a.toMain(func() {
+		res := a.Main.Attach(p.Session, p.ID, terminalView)
+		a.toRenderer(func() { p.onAttach(res, retry) })
+	})
+}
+
+func (p *Pane) onAttach(res AttachResult, retry bool) {
+	p.attachInFlight = false
+	if !p.r.guarded() {
+		if !p.Mounted {
+			// The cleanup already ran its unconditional detach; this
+			// reference is never released.
+			p.emit("pane.attach", "late-ignored")
+			return
+		}
+		// A missing entry answers '' before #597: it looks like an empty
+		// buffer, so the pane shows itself attached.
+		p.landed(res)
+		return
+	}
+	if !res.OK {
+		if !p.Mounted {
+			return
+		}
+		p.emit("pane.attach", "null")
+		if retry {
+			p.toast(MsgNotAvailable)
+			return
+		}
+		again := func(err *wakeErr) {
+			if err != nil {
+				if p.Mounted {
+					p.toast(err.msg)
+				}
+				return
+			}
+			if p.Mounted && !p.Attached && !p.attachInFlight {
+				p.requestAttach(true)
+			}
+		}
+		if p.r.needsWake(p.Session) {
+			p.needsWake = false
+			p.r.ensureSessionLive(p.Session, "terminal-leaf.mount", p.ID, again)
+			return
+		}
+		again(nil)
+		return
+	}
+	if !p.Mounted {
+		p.emit("pane.attach", "released")
+		a := p.r.app
+		a.toMain(func() { a.Main.Detach(p.Session, p.ID) })
+		return
+	}
+	p.landed(res)
+	if p.needsWake {
+		p.needsWake = false
+		p.r.ensureSessionLive(p.Session, "terminal-leaf.mount", p.ID, func(err *wakeErr) {
+			if err != nil && p.Mounted {
+				p.toast(err.msg)
+			}
+		})
+	}
+}
+
+// landed writes the replay buffer and backlog, marks the pane attached and
+// flushes the remembered resize and the queued input.
+func (p *Pane) landed(res AttachResult) {
+	p.Attached = true
+	p.emit("pane.attach", "attached", sim.A("replay", fmtBytes(res.Bytes)), sim.A("widths", orDash(res.Widths)),
+		sim.A("backlog", fmt.Sprint(p.backlog)), sim.A("backlog-dropped", fmt.Sprint(p.backlogDropped)))
+	p.backlog, p.backlogDropped = 0, 0
+	a := p.r.app
+	if p.resizePending {
+		p.resizePending = false
+		size := p.Size
+		a.toMain(func() { a.Main.Resize(p.Session, p.ID, size) })
+	}
+	if len(p.pending) > 0 {
+		chunks := p.pending
+		p.pending = nil
+		a.toMain(func() { a.Main.Write(p.Session, p.ID, chunks) })
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (p *Pane) unmount() {
+	p.Mounted = false
+	p.r.removePane(p)
+	var attrs []sim.Attr
+	if len(p.pending) > 0 {
+		attrs = append(attrs, sim.A("pending", seqRange(p.pending)))
+	}
+	p.emit("pane.unmount", "", attrs...)
+	if p.Mode != Terminal {
+		return
+	}
+	if !p.r.guarded() || p.Attached {
+		a := p.r.app
+		a.toMain(func() { a.Main.Detach(p.Session, p.ID) })
+	}
+	p.Attached = false
+}
+
+// typeChunks types n chunks of key: written at once when attached, else
+// queued (the oldest dropped past PendingInputCap, reported).
+func (p *Pane) typeChunks(key Key, n int) {
+	chunks := make([]Chunk, n)
+	for i := range chunks {
+		p.seq++
+		chunks[i] = Chunk{Seq: p.seq, Key: key}
+	}
+	attrs := []sim.Attr{sim.A("session", p.Session), sim.A("pane", p.ID), sim.A("key", string(key)), sim.A("seq", seqRange(chunks))}
+	a := p.r.app
+	if p.Attached {
+		p.r.env.Emit("user", "type", "sent", attrs...)
+		a.toMain(func() { a.Main.Write(p.Session, p.ID, chunks) })
+		return
+	}
+	p.r.env.Emit("user", "type", "queued", attrs...)
+	p.pending = append(p.pending, chunks...)
+	if over := len(p.pending) - PendingInputCap; over > 0 {
+		dropped := p.pending[:over]
+		p.emit("input.drop", "dropped", sim.A("seq", seqRange(dropped)), sim.A("cap", fmt.Sprint(PendingInputCap)))
+		p.pending = append([]Chunk(nil), p.pending[over:]...)
+	}
+}
+
+// retry is the pane's Retry button.
+func (p *Pane) retry() {
+	p.Failed = ""
+	r := p.r
+	onErr := func(err *wakeErr) {
+		if err != nil && p.Mounted {
+			p.toast(err.msg)
+		}
+	}
+	if p.Mode != Terminal {
+		r.ensureSessionLive(p.Session, "retry", p.ID, onErr)
+		return
+	}
+	if !r.guarded() {
+		r.ensureSessionLive(p.Session, "retry", p.ID, p.afterWake)
+		return
+	}
+	if !p.Attached && !p.attachInFlight {
+		p.needsWake = r.needsWake(p.Session)
+		p.requestAttach(false)
+		return
+	}
+	if r.needsWake(p.Session) {
+		r.ensureSessionLive(p.Session, "retry", p.ID, onErr)
+	}
+}
+
+func (p *Pane) toast(msg string) {
+	p.Failed = msg
+	p.emit("pane.toast", msg)
+}

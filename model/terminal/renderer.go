@@ -1,0 +1,492 @@
+package terminal
+
+import (
+	"fmt"
+	"time"
+
+	"orchsim/model"
+	"orchsim/sim"
+)
+
+// Surface is what MainSurface renders.
+type Surface string
+
+// Surfaces. Spotlight, Reader and Settings render outside GlobalEditorShell,
+// so every leaf of the tile tree unmounts on entry and remounts on exit;
+// Spotlight renders one leaf for its session.
+const (
+	SurfaceEditor    Surface = "editor"
+	SurfaceSpotlight Surface = "spotlight"
+	SurfaceReader    Surface = "reader"
+	SurfaceSettings  Surface = "settings"
+)
+
+// Runtime statuses (SessionRuntime.processStatus; "" before any recovery).
+const (
+	StatusSpawning = "spawning"
+	StatusStarted  = "started"
+	StatusFailed   = "failed"
+	StatusExited   = "exited"
+)
+
+// Runtime is the renderer's in-memory SessionRuntime.
+type Runtime struct {
+	Status      string
+	Error       string
+	FailureCode string
+	InputReady  bool
+	Rev         int
+	Exited      bool
+	// Backend is the backend the last recovery reported.
+	Backend string
+}
+
+// View is the renderer's layout state.
+type View struct {
+	Surface    Surface
+	Spotlight  string
+	Tab        int
+	Tabs       int
+	Fullscreen bool
+	// Debug is the session shown in the debug inline terminal ("" closed).
+	Debug string
+}
+
+type wakeErr struct{ code, msg string }
+
+type wake struct {
+	id          string
+	session     string
+	kind        Kind
+	cwd         string
+	waiters     []func(*wakeErr)
+	disposition string
+	waitStart   time.Duration
+	sawExit     bool
+}
+
+// Renderer is the renderer process: session runtimes, the single-flight
+// wake per session (wakeInFlightRef), and the mounted panes.
+type Renderer struct {
+	app      *App
+	env      *model.Env
+	runtimes map[string]*Runtime
+	wakes    map[string]*wake
+	wakeSeq  int
+	paneSeq  int
+	// Panes are the mounted panes, in mount order.
+	Panes []*Pane
+	View  View
+}
+
+func newRenderer(app *App) *Renderer {
+	return &Renderer{app: app, env: app.env, runtimes: map[string]*Runtime{}, wakes: map[string]*wake{},
+		View: View{Surface: SurfaceEditor, Tabs: 1}}
+}
+
+func (r *Renderer) emit(kind, outcome string, attrs ...sim.Attr) {
+	r.env.Emit("renderer", kind, outcome, attrs...)
+}
+
+func (r *Renderer) guarded() bool { return r.app.Profile().Fixed(GuardedWake) }
+
+// Runtime returns session's runtime, creating an empty one.
+func (r *Renderer) Runtime(session string) *Runtime {
+	rt := r.runtimes[session]
+	if rt == nil {
+		rt = &Runtime{}
+		r.runtimes[session] = rt
+	}
+	return rt
+}
+
+// needsWake is the post-#597 gate: not started, or exited.
+func (r *Renderer) needsWake(session string) bool {
+	rt := r.Runtime(session)
+	return rt.Status != StatusStarted || rt.Exited
+}
+
+// BelievedLive reports whether the runtime shows the agent running: what a
+// user goes by before typing into its pane.
+func (r *Renderer) BelievedLive(session string) bool {
+	rt := r.Runtime(session)
+	return rt.Status == StatusStarted && !rt.Exited
+}
+
+// rehydrate recovers a session at boot: runtime from the snapshot, no
+// readiness wait and no kill (AC-31).
+func (r *Renderer) rehydrate(m *Meta) {
+	id := m.ID
+	r.emit("rehydrate", "", sim.A("session", id), sim.A("kind", string(m.Kind)), sim.A("mode", string(m.Mode)))
+	req := RecoverRequest{Session: id, Kind: m.Kind, Cwd: m.Cwd, Resume: m.Resume, Caller: "rehydrate"}
+	r.app.toMain(func() {
+		r.app.Main.Recover(req, func(res RecoverResult) {
+			r.app.toRenderer(func() { r.rehydrated(id, res) })
+		})
+	})
+}
+
+func (r *Renderer) rehydrated(id string, res RecoverResult) {
+	rt := r.Runtime(id)
+	if !res.OK {
+		rt.Status, rt.Error, rt.FailureCode, rt.InputReady = StatusFailed, res.Message, res.Code, false
+		r.emit("rehydrate.recover", res.Code, sim.A("session", id))
+		r.toastPanes(id, res.Message)
+		return
+	}
+	s := res.Snapshot
+	r.emit("rehydrate.recover", "ok", sim.A("session", id), sim.A("backend", s.Backend), sim.A("disposition", res.Disposition),
+		sim.A("lifecycle", s.Lifecycle), sim.A("ready", b2s(s.Ready)), sim.A("rev", fmt.Sprint(s.Rev)))
+	r.applySnapshot(rt, s, false)
+}
+
+func (r *Renderer) applySnapshot(rt *Runtime, s Snapshot, sawExit bool) {
+	if sawExit {
+		return
+	}
+	rt.Backend = s.Backend
+	rt.Error, rt.FailureCode = "", ""
+	if s.Lifecycle == Live {
+		rt.Status = StatusStarted
+	} else {
+		rt.Status = StatusSpawning
+	}
+	rt.Exited = false
+	if s.Rev >= rt.Rev {
+		rt.InputReady, rt.Rev = s.Ready, s.Rev
+	}
+}
+
+// ensureSessionLive wakes session once at a time: a call while a wake is in
+// flight joins it. done gets nil or the wake's error.
+func (r *Renderer) ensureSessionLive(session, caller, by string, done func(*wakeErr)) {
+	if w := r.wakes[session]; w != nil {
+		w.waiters = append(w.waiters, done)
+		r.emit("wake", "joined", sim.A("session", session), sim.A("wake", w.id), sim.A("caller", caller), sim.A("by", by))
+		return
+	}
+	meta := r.app.Meta(session)
+	rt := r.Runtime(session)
+	if meta == nil || !validKind(meta.Kind) {
+		rt.Status, rt.Error, rt.InputReady = StatusFailed, MsgUnsupported, false
+		r.emit("wake", "unsupported", sim.A("session", session), sim.A("caller", caller), sim.A("by", by))
+		done(&wakeErr{CodeStartFailed, MsgUnsupported})
+		return
+	}
+	r.wakeSeq++
+	w := &wake{id: fmt.Sprintf("w%d", r.wakeSeq), session: session, kind: meta.Kind, cwd: meta.Cwd,
+		waiters: []func(*wakeErr){done}}
+	r.wakes[session] = w
+	rt.Status, rt.Exited = StatusSpawning, false
+	r.emit("wake", "", sim.A("session", session), sim.A("wake", w.id), sim.A("caller", caller), sim.A("by", by))
+	req := RecoverRequest{Session: session, Kind: meta.Kind, Cwd: meta.Cwd, Resume: meta.Resume, Caller: w.id}
+	r.app.toMain(func() {
+		r.app.Main.Recover(req, func(res RecoverResult) {
+			r.app.toRenderer(func() { r.recovered(w, res) })
+		})
+	})
+}
+
+func (r *Renderer) recovered(w *wake, res RecoverResult) {
+	rt := r.Runtime(w.session)
+	if !res.OK {
+		r.emit("wake.recover", res.Code, sim.A("session", w.session), sim.A("wake", w.id))
+		r.failWake(w, res.Code, res.Message)
+		return
+	}
+	s := res.Snapshot
+	w.disposition = res.Disposition
+	r.emit("wake.recover", "ok", sim.A("session", w.session), sim.A("wake", w.id), sim.A("backend", s.Backend),
+		sim.A("disposition", res.Disposition), sim.A("lifecycle", s.Lifecycle), sim.A("ready", b2s(s.Ready)),
+		sim.A("reason", s.Reason), sim.A("rev", fmt.Sprint(s.Rev)))
+	r.applySnapshot(rt, s, w.sawExit)
+	wait := !s.Ready
+	if r.guarded() && res.Disposition == Adopted && s.Lifecycle == Live {
+		wait = false
+	}
+	if !wait {
+		r.succeedWake(w)
+		return
+	}
+	w.waitStart = r.env.Now()
+	r.emit("wake.wait", "", sim.A("session", w.session), sim.A("wake", w.id), sim.A("timeout", ReadinessTimeout.String()))
+	r.poll(w)
+}
+
+// poll is waitForSessionInputReady: every 50 ms, up to 30 s.
+func (r *Renderer) poll(w *wake) {
+	rt := r.Runtime(w.session)
+	waited := r.env.Now() - w.waitStart
+	switch {
+	case rt.InputReady && rt.Status == StatusStarted && !rt.Exited:
+		r.emit("wake.wait", "ready", sim.A("session", w.session), sim.A("wake", w.id), sim.A("waited", waited.String()))
+		r.succeedWake(w)
+	case rt.Status == StatusFailed:
+		msg := rt.Error
+		if msg == "" {
+			msg = MsgFailedToStart
+		}
+		r.waitFailed(w, "failed", msg, waited)
+	case rt.Exited:
+		r.waitFailed(w, "exited", MsgExitedEarly, waited)
+	case waited >= ReadinessTimeout:
+		r.waitFailed(w, "timeout", MsgTimedOut, waited)
+	default:
+		r.env.After(ReadinessPoll, func() { r.poll(w) })
+	}
+}
+
+// waitFailed kills the backend if owned: before #597 always, after it only
+// when this wake spawned it.
+func (r *Renderer) waitFailed(w *wake, outcome, msg string, waited time.Duration) {
+	r.emit("wake.wait", outcome, sim.A("session", w.session), sim.A("wake", w.id), sim.A("waited", waited.String()))
+	kill := true
+	if r.guarded() {
+		kill = w.disposition == Spawned
+	}
+	if outcome == "timeout" && r.app.Profile().Has(NeverKillOnTimeout) {
+		kill = false
+	}
+	if !kill {
+		r.failWake(w, CodeStartFailed, msg)
+		return
+	}
+	r.emit("kill.request", "", sim.A("session", w.session), sim.A("wake", w.id), sim.A("disposition", w.disposition))
+	m := r.app.Main
+	r.app.toMain(func() {
+		m.KillOwned(w.session, w.kind, w.cwd, "readiness-timeout", w.id)
+		r.app.toRenderer(func() { r.failWake(w, CodeStartFailed, msg) })
+	})
+}
+
+func (r *Renderer) failWake(w *wake, code, msg string) {
+	rt := r.Runtime(w.session)
+	rt.Status, rt.Error, rt.FailureCode, rt.InputReady = StatusFailed, msg, code, false
+	r.emit("wake.done", "failed", sim.A("session", w.session), sim.A("wake", w.id), sim.A("code", code), sim.A("error", msg))
+	r.endWake(w, &wakeErr{code, msg})
+}
+
+func (r *Renderer) succeedWake(w *wake) {
+	r.emit("wake.done", "ok", sim.A("session", w.session), sim.A("wake", w.id))
+	r.endWake(w, nil)
+}
+
+func (r *Renderer) endWake(w *wake, err *wakeErr) {
+	if r.wakes[w.session] == w {
+		delete(r.wakes, w.session)
+	}
+	for _, done := range w.waiters {
+		done(err)
+	}
+}
+
+// onInputReadiness applies an input-readiness event whose revision is not
+// older than the runtime's.
+func (r *Renderer) onInputReadiness(session string, ready bool, rev int) {
+	rt := r.Runtime(session)
+	if rev >= rt.Rev {
+		rt.InputReady, rt.Rev = ready, rev
+	}
+}
+
+// onExit applies a session-exit event of the backend the runtime follows.
+func (r *Renderer) onExit(session, backend string, code int, cause string) {
+	rt := r.Runtime(session)
+	if rt.Backend != "" && rt.Backend != backend {
+		return
+	}
+	rt.Exited, rt.InputReady = true, false
+	if w := r.wakes[session]; w != nil {
+		w.sawExit = true
+	}
+	msg := MsgExited
+	if cause == "spawn-deadline" {
+		rt.Status, rt.Error, rt.FailureCode = StatusFailed, MsgSpawnDeadline, CodeStartFailed
+		msg = MsgSpawnDeadline
+	} else if rt.Status != StatusFailed {
+		rt.Status, rt.Error = StatusExited, MsgExited
+	}
+	r.emit("session.exit", fmt.Sprint(code), sim.A("session", session), sim.A("backend", backend), sim.A("cause", cause))
+	r.toastPanes(session, msg)
+}
+
+func (r *Renderer) toastPanes(session, msg string) {
+	for _, p := range r.Panes {
+		if p.Session == session {
+			p.toast(msg)
+		}
+	}
+}
+
+// onPTYData queues forwarded PTY data in the backlog of every mounted,
+// not yet attached terminal pane of session.
+func (r *Renderer) onPTYData(session string, chunks int) {
+	for _, p := range r.Panes {
+		if p.Session != session || p.Mode != Terminal || p.Attached {
+			continue
+		}
+		p.backlog += chunks
+		if p.backlog > BacklogCap {
+			p.backlogDropped += p.backlog - BacklogCap
+			p.backlog = BacklogCap
+		}
+	}
+}
+
+type slot struct {
+	key     string
+	session string
+	surface string
+	mode    ViewMode
+	size    Size
+}
+
+// slots returns the leaves the current view renders, in render order.
+func (r *Renderer) slots() []slot {
+	var out []slot
+	switch r.View.Surface {
+	case SurfaceEditor:
+		var leaves []*Meta
+		for _, m := range r.app.metas {
+			if m.Tab == r.View.Tab {
+				leaves = append(leaves, m)
+			}
+		}
+		n := len(leaves)
+		for _, m := range leaves {
+			size := Size{Cols: (EditorArea.Cols - (n - 1)) / n, Rows: EditorArea.Rows}
+			out = append(out, slot{key: fmt.Sprintf("editor/%d/%s", m.Tab, m.ID), session: m.ID, surface: "editor",
+				mode: m.Mode, size: size})
+		}
+	case SurfaceSpotlight:
+		if m := r.app.Meta(r.View.Spotlight); m != nil {
+			out = append(out, slot{key: "spotlight/" + m.ID, session: m.ID, surface: "spotlight", mode: m.Mode, size: SpotlightArea})
+		}
+	}
+	if r.View.Debug != "" {
+		out = append(out, slot{key: "debug/" + r.View.Debug, session: r.View.Debug, surface: "debug", mode: Terminal, size: DebugArea})
+	}
+	return out
+}
+
+func (r *Renderer) setView(s Surface, spotlight string) {
+	r.View.Surface, r.View.Spotlight = s, spotlight
+	r.render()
+}
+
+// render commits the view: removed leaves run their cleanup first, then new
+// leaves run their mount effects (React's commit order).
+func (r *Renderer) render() {
+	want := r.slots()
+	for _, p := range append([]*Pane(nil), r.Panes...) {
+		keep := false
+		for _, s := range want {
+			if s.key == p.Key {
+				keep = true
+				break
+			}
+		}
+		if !keep {
+			p.unmount()
+		}
+	}
+	for _, s := range want {
+		if r.mountedKey(s.key) == nil {
+			r.mount(s)
+		}
+	}
+}
+
+func (r *Renderer) mountedKey(key string) *Pane {
+	for _, p := range r.Panes {
+		if p.Key == key {
+			return p
+		}
+	}
+	return nil
+}
+
+// VisiblePane returns the pane the user sees for session: its leaf in the
+// current surface, else the debug inline terminal; nil when none is visible
+// (Reader, Settings, editor fullscreen, another tab).
+func (r *Renderer) VisiblePane(session string) *Pane {
+	var debug *Pane
+	for _, p := range r.Panes {
+		if p.Session != session {
+			continue
+		}
+		if p.Surface == "debug" {
+			debug = p
+			continue
+		}
+		if p.Surface == "editor" && r.View.Fullscreen {
+			continue
+		}
+		return p
+	}
+	return debug
+}
+
+func (r *Renderer) mount(s slot) *Pane {
+	r.paneSeq++
+	p := &Pane{r: r, ID: fmt.Sprintf("p%d", r.paneSeq), Key: s.key, Session: s.session, Surface: s.surface,
+		Mode: s.mode, Size: s.size}
+	r.Panes = append(r.Panes, p)
+	p.mount()
+	return p
+}
+
+func (r *Renderer) removePane(p *Pane) {
+	for i, q := range r.Panes {
+		if q == p {
+			r.Panes = append(r.Panes[:i], r.Panes[i+1:]...)
+			return
+		}
+	}
+}
+
+// strictRemount replaces session's leaf in the current surface with a new
+// instance whose effects run mount, cleanup, mount (React StrictMode).
+func (r *Renderer) strictRemount(session string) {
+	var old *Pane
+	for _, p := range r.Panes {
+		if p.Session == session && p.Surface != "debug" {
+			old = p
+			break
+		}
+	}
+	if old == nil {
+		return
+	}
+	s := slot{key: old.Key, session: old.Session, surface: old.Surface, mode: old.Mode, size: old.Size}
+	old.unmount()
+	first := r.mount(s)
+	first.unmount()
+	r.mount(s)
+}
+
+// send is TileLeaf.send: a feed Send wakes the session first when the
+// runtime is not input-ready, then delivers the prompt.
+func (r *Renderer) send(session string) {
+	deliver := func() {
+		m := r.app.Main
+		r.app.toMain(func() { m.DeliverPrompt(session) })
+	}
+	if r.Runtime(session).InputReady {
+		deliver()
+		return
+	}
+	by := ""
+	if p := r.VisiblePane(session); p != nil {
+		by = p.ID
+	}
+	r.ensureSessionLive(session, "tile-leaf.send", by, func(err *wakeErr) {
+		if err != nil {
+			if p := r.VisiblePane(session); p != nil {
+				p.toast(err.msg)
+			}
+			return
+		}
+		deliver()
+	})
+}

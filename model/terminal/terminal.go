@@ -1,0 +1,211 @@
+// Package terminal models the agent-code desktop app (Juliusolsson05/agent-code)
+// around its issue #596: a terminal-mode agent killed 30 s after a pane
+// remount (MODEL.md Part C, report 003_9aa3504d0982c1a7).
+//
+// The app is two processes joined by IPC. The main process (Manager) owns the
+// provider backends (Backend: Claude, Codex or OpenCode behind a headless PTY),
+// recovers them with the dispositions adopted, spawned or joined, kills them
+// only with a kind+cwd ownership proof, publishes their input readiness with a
+// global revision, and counts PTY attaches. The renderer (Renderer) owns the
+// session runtimes, the single-flight wake (ensureSessionLive) with its 30 s
+// readiness wait, and the panes: AgentTerminalLeaf for terminal view mode, a
+// feed leaf for feed view mode, laid out in tabs, Spotlight, Reader and
+// Settings, plus a debug inline terminal. Every renderer <-> main call crosses
+// a FIFO IPC pipe with a drawn latency.
+//
+// Components are plain structs in the manner of etcd raft's RawNode: inputs
+// are method calls made by kernel events, outputs are trace events and
+// deliveries scheduled through the kernel. Nothing here starts a goroutine or
+// reads the wall clock.
+//
+// Trace vocabulary (actors, kinds, attributes) is what the checkers in
+// orchsim/invariants read; docs/terminal.md lists it.
+package terminal
+
+import (
+	"fmt"
+	"time"
+
+	"orchsim/model"
+)
+
+// Switches of report 003 (MODEL.md Part 0) and this package's own fix.
+const (
+	// GuardedWake is PR #597 (391bf113, 4739caac): a pane mount wakes only a
+	// session that is not started or has exited; no readiness wait for an
+	// adopted live backend; a readiness timeout kills only a backend this
+	// wake spawned; the pane attaches first, detaches only what attached, and
+	// a late attach releases itself.
+	GuardedWake model.Switch = "guarded-wake"
+	// KeepPTYSize closes the follow-up #597 left open: a restore size belongs
+	// to whoever set it. The spawn default is the size main's headless
+	// screen renders at, which only feed mode reads; a session in terminal
+	// view mode has its PTY size owned by its AgentTerminalLeaf (attaches say
+	// which mode they serve), so a detach never resizes it and the next leaf
+	// sets its own on attach.
+	KeepPTYSize model.Switch = "keep-pty-size"
+	// SpawnOwnsDeadline is orchsim's own fix for the cost #597 accepted
+	// (MODEL.md C7): the readiness deadline belongs to the spawn, not to
+	// whichever wake adopted it. The main process arms a 30 s deadline when
+	// a spawned backend goes live; if by then the backend has painted neither
+	// its composer nor a prompt, main kills that generation and tells the
+	// renderer it failed to start, so the pane offers Retry. A backend that
+	// has reached an interactive screen is never touched by it, so a healthy
+	// adopted agent holding a draft or a permission prompt survives.
+	SpawnOwnsDeadline model.Switch = "spawn-owns-deadline"
+)
+
+// NeverKillOnTimeout is the mutant of report 003: a readiness timeout never
+// kills, not even a backend the wake spawned (and the spawn deadline, when
+// on, never fires), so a spawned backend that never becomes ready is never
+// replaced.
+const NeverKillOnTimeout model.Mutant = "never-kill-on-timeout"
+
+func init() {
+	model.RegisterSwitch(model.SwitchInfo{Name: GuardedWake,
+		Reported: "every pane mount wakes the session; readiness wait after any not-ready snapshot; kill on timeout whatever the disposition; attach chained behind the wake; unconditional detach",
+		Fixed:    "wake only if not started or exited; no wait for adopted+live; kill only spawned; attach first, detach only what attached, late attach releases itself",
+		Report:   "003_9aa3504d0982c1a7 (agent-code #596, PR #597)"})
+	model.RegisterSwitch(model.SwitchInfo{Name: KeepPTYSize,
+		Reported: "last detach resizes the PTY to the restore size captured at first attach (spawn default 120x40)",
+		Fixed:    "a restore size belongs to whoever set it: a detach never resizes the PTY of a session in terminal view mode (its leaf owns the size); the spawn default is restored only for the headless (feed) screen",
+		Report:   "003_9aa3504d0982c1a7 (left open upstream)"})
+	model.RegisterSwitch(model.SwitchInfo{Name: SpawnOwnsDeadline,
+		Reported: "a spawned backend that wedges before its composer and is adopted by a later wake is left started and not ready, with no Retry",
+		Fixed:    "main arms a 30 s deadline per spawned generation; a backend that painted neither composer nor prompt by then is killed and reported failed, so the pane offers Retry",
+		Report:   "003_9aa3504d0982c1a7 (MODEL.md C7 accepted cost; orchsim's own fix)"})
+	model.RegisterMutant(model.MutantInfo{Name: NeverKillOnTimeout,
+		Doc: "a readiness timeout never kills, not even a spawned backend: a backend that never becomes ready is never replaced"})
+}
+
+// Constants of agent-code (MODEL.md C2; source files in Juliusolsson05/agent-code).
+const (
+	// ReadinessTimeout is waitForSessionInputReady's timeout
+	// (src/renderer/src/workspace/hook/actions/session.ts).
+	ReadinessTimeout = 30 * time.Second
+	// ReadinessPoll is waitForSessionInputReady's poll interval (same file).
+	ReadinessPoll = 50 * time.Millisecond
+	// PendingInputCap is the renderer's cap on keystrokes queued before
+	// attach, in chunks; the oldest is dropped
+	// (src/renderer/src/workspace/tile-tree/AgentTerminalLeaf.tsx).
+	PendingInputCap = 256
+	// BacklogCap is the renderer's cap on PTY data chunks queued before
+	// attach (same file).
+	BacklogCap = 256
+	// ReplayBufferCap is AGENT_PTY_BUFFER_CAP, the agent raw PTY replay
+	// buffer in string length; the tail is kept (src/main/sessionManager.ts).
+	ReplayBufferCap = 512 * 1024
+	// ClaudeReplayQuiesce is the Claude transcript replay quiesce timer
+	// (src/providers/claude/runtime/claudeSession.ts).
+	ClaudeReplayQuiesce = 250 * time.Millisecond
+	// SpawnDeadline is how long after going live a spawned backend has to
+	// paint its composer or a prompt under SpawnOwnsDeadline; it reuses the
+	// readiness wait's 30 s so the fix replaces a wedged spawn exactly when
+	// the pre-#597 self-heal did.
+	SpawnDeadline = ReadinessTimeout
+)
+
+// SpawnDefault is the PTY size a backend spawns with; no renderer caller
+// passes cols/rows (MODEL.md C2).
+var SpawnDefault = Size{Cols: 120, Rows: 40}
+
+// Pane sizes of the model's window (model choices, not upstream constants):
+// the editor's tile area is split evenly between a tab's leaves; Spotlight
+// and the debug inline terminal have fixed sizes.
+var (
+	EditorArea    = Size{Cols: 180, Rows: 48}
+	SpotlightArea = Size{Cols: 200, Rows: 50}
+	DebugArea     = Size{Cols: 100, Rows: 16}
+)
+
+// Kind is a provider kind (SessionMeta.kind).
+type Kind string
+
+// Provider kinds. Codex and OpenCode latch readiness at the first ready
+// composer; Claude's readiness drops whenever a draft or prompt is on screen.
+const (
+	Codex    Kind = "codex"
+	Claude   Kind = "claude"
+	OpenCode Kind = "opencode"
+)
+
+// Kinds lists the provider kinds, simplest (a latch) first.
+var Kinds = []Kind{Codex, Claude, OpenCode}
+
+// ViewMode is agentViewMode: how the renderer shows an agent session.
+type ViewMode string
+
+// View modes: a feed leaf (no PTY, Send button) or an AgentTerminalLeaf.
+const (
+	Feed     ViewMode = "feed"
+	Terminal ViewMode = "terminal"
+)
+
+// Size is a PTY or pane size in character cells.
+type Size struct{ Cols, Rows int }
+
+// String renders the size as COLSxROWS.
+func (s Size) String() string { return fmt.Sprintf("%dx%d", s.Cols, s.Rows) }
+
+// Meta is a session's durable metadata (SessionMeta in workspace.json) plus
+// where the workspace shows it.
+type Meta struct {
+	ID     string
+	Kind   Kind
+	Cwd    string
+	Mode   ViewMode
+	Tab    int
+	Resume bool
+}
+
+// Failure texts the renderer shows (pane toast, processError).
+const (
+	MsgTimedOut      = "Timed out waiting for agent to become ready for input"
+	MsgExitedEarly   = "Agent exited before it became ready for input"
+	MsgFailedToStart = "Agent failed to start"
+	MsgStartFailed   = "Session failed to start. Check provider setup and retry."
+	MsgNotAvailable  = "Agent backend is not available to attach"
+	MsgSpawnDeadline = "Agent did not reach its composer within 30s and was stopped; Retry starts a fresh one"
+	MsgExited        = "Agent exited"
+	MsgUnsupported   = "Unsupported agent kind"
+	MsgOwnership     = "Session is owned by another backend"
+	MsgCancelled     = "Session start was cancelled"
+)
+
+// Recovery result codes (SessionRecoverResult.code).
+const (
+	CodeStartFailed       = "start-failed"
+	CodeOwnershipConflict = "ownership-conflict"
+	CodeCancelled         = "cancelled"
+)
+
+// Dispositions of a successful recover. A joined caller is told spawned
+// (sessionManager.recover.test.ts: both concurrent callers resolve spawned);
+// main traces the join itself.
+const (
+	Adopted = "adopted"
+	Spawned = "spawned"
+	Joined  = "joined"
+)
+
+// Lifecycles of a backend snapshot: live if a registry entry exists, else
+// spawning. The entry is inserted before start() resolves, so live does not
+// mean healthy.
+const (
+	Live     = "live"
+	Spawning = "spawning"
+)
+
+func b2s(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func fmtBytes(n int) string {
+	if n >= 1024 {
+		return fmt.Sprintf("%d.%dKB", n/1024, n%1024*10/1024)
+	}
+	return fmt.Sprintf("%dB", n)
+}

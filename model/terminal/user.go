@@ -1,0 +1,210 @@
+package terminal
+
+import (
+	"fmt"
+	"time"
+
+	"orchsim/sim"
+)
+
+// User is the person at the desktop app. At random gaps it types drafts
+// into the focused agent's TUI, submits or clears them, answers permission
+// prompts it can see, presses Send in feed mode, moves focus, enters and
+// leaves Spotlight, Reader and Settings, switches tabs, toggles editor
+// fullscreen and the debug inline terminal, retries failed panes, opens new
+// agents, and (a dev build) remounts a leaf under StrictMode.
+type User struct {
+	app  *App
+	rand *sim.Rand
+	// GapMin and GapMax bound the think time between actions.
+	GapMin, GapMax time.Duration
+	// MaxSessions bounds the sessions the user opens.
+	MaxSessions int
+	// Kinds and KindWeights are what a new agent runs.
+	Kinds       []Kind
+	KindWeights []uint64
+	focus       string
+	newSeq      int
+	// seen holds the backends the user has seen in an attached pane.
+	seen map[string]bool
+}
+
+// User actions, drawn with ActionWeights (idle first: a zero draw does
+// nothing).
+const (
+	ActIdle = iota
+	ActType
+	ActSubmit
+	ActClear
+	ActAnswer
+	ActSend
+	ActFocus
+	ActSpotlight
+	ActReader
+	ActSettings
+	ActTab
+	ActFullscreen
+	ActStrictRemount
+	ActDebug
+	ActRetry
+	ActNewAgent
+	numActs
+)
+
+// ActionWeights are the default weights of the user actions, by Act index.
+var ActionWeights = [numActs]uint64{
+	ActIdle: 8, ActType: 18, ActSubmit: 8, ActClear: 2, ActAnswer: 10, ActSend: 8, ActFocus: 6,
+	ActSpotlight: 3, ActReader: 3, ActSettings: 3, ActTab: 7, ActFullscreen: 2, ActStrictRemount: 2,
+	ActDebug: 2, ActRetry: 6, ActNewAgent: 1,
+}
+
+// NewUser returns the user of app, acting every 1-40 s.
+func NewUser(app *App) *User {
+	return &User{app: app, rand: app.env.Rand("user"), GapMin: time.Second, GapMax: 40 * time.Second,
+		MaxSessions: 6, Kinds: Kinds, KindWeights: []uint64{3, 5, 2}, seen: map[string]bool{}}
+}
+
+// Start schedules the first action.
+func (u *User) Start() { u.app.env.After(u.gap(), u.act) }
+
+func (u *User) gap() time.Duration { return u.rand.Duration("gap", u.GapMin, u.GapMax) }
+
+// focused returns the session the user looks at, refocusing onto a visible
+// leaf when needed ("" when none is visible).
+func (u *User) focused() string {
+	r := u.app.Renderer
+	if r.View.Surface == SurfaceSpotlight {
+		return r.View.Spotlight
+	}
+	if u.focus != "" && r.VisiblePane(u.focus) != nil {
+		return u.focus
+	}
+	u.focus = ""
+	for _, p := range r.Panes {
+		if p.Surface == "editor" && !r.View.Fullscreen {
+			u.focus = p.Session
+			break
+		}
+	}
+	return u.focus
+}
+
+func (u *User) act() {
+	defer u.app.env.After(u.gap(), u.act)
+	a, r := u.app, u.app.Renderer
+	switch r.View.Surface {
+	case SurfaceReader, SurfaceSettings:
+		if u.rand.Chance("leave-overlay", sim.Per(1, 2)) {
+			a.CloseOverlay()
+		}
+		return
+	}
+	if r.View.Fullscreen {
+		if u.rand.Chance("leave-fullscreen", sim.Per(1, 2)) {
+			a.SetFullscreen(false)
+		}
+		return
+	}
+	s := u.focused()
+	var p *Pane
+	var b *Backend
+	if s != "" {
+		p = r.VisiblePane(s)
+		b = a.Main.Backend(s)
+	}
+	terminal := p != nil && p.Mode == Terminal
+	sees := p != nil && (p.Mode == Feed || p.Attached) && b != nil && b.Live()
+	if sees && b.Interactive() {
+		u.seen[b.ID] = true
+	}
+	switch u.rand.Pick("action", ActionWeights[:]...) {
+	case ActType:
+		// The user types on into a blank pane only when the runtime shows
+		// the agent running and it is one the user has been using (seen in
+		// an attached pane); a pane that never showed this backend, or
+		// shows a failure with Retry, gets no input.
+		if terminal && p.Failed == "" && r.BelievedLive(s) && b != nil && (sees || u.seen[b.ID]) && !(sees && b.Prompt()) {
+			a.Type(s, KeyText, 1+u.rand.IntN("keys", 12))
+		}
+	case ActSubmit:
+		if terminal && sees && b.Draft() > 0 {
+			a.Type(s, KeyEnter, 1)
+		}
+	case ActClear:
+		if terminal && sees && b.Draft() > 0 {
+			a.Type(s, KeyClear, 1)
+		}
+	case ActAnswer:
+		if sees && b.Prompt() {
+			if terminal {
+				a.Type(s, KeyAnswer, 1)
+			} else {
+				a.AnswerInFeed(s)
+			}
+		}
+	case ActSend:
+		if p != nil && p.Mode == Feed && p.Failed == "" {
+			a.Send(s)
+		}
+	case ActFocus:
+		if r.View.Surface == SurfaceEditor {
+			var leaves []string
+			for _, q := range r.Panes {
+				if q.Surface == "editor" {
+					leaves = append(leaves, q.Session)
+				}
+			}
+			if len(leaves) > 0 {
+				u.focus = leaves[u.rand.IntN("focus", len(leaves))]
+			}
+		}
+	case ActSpotlight:
+		if r.View.Surface == SurfaceSpotlight {
+			a.LeaveSpotlight()
+		} else if s != "" {
+			a.EnterSpotlight(s)
+		}
+	case ActReader:
+		a.OpenReader()
+	case ActSettings:
+		a.OpenSettings()
+	case ActTab:
+		if r.View.Tabs > 1 {
+			if r.View.Surface == SurfaceSpotlight {
+				a.LeaveSpotlight()
+			}
+			t := u.rand.IntN("tab", r.View.Tabs-1)
+			if t >= r.View.Tab {
+				t++
+			}
+			a.SwitchTab(t)
+		}
+	case ActFullscreen:
+		if r.View.Surface == SurfaceEditor {
+			a.SetFullscreen(true)
+		}
+	case ActStrictRemount:
+		if s != "" {
+			a.StrictRemount(s)
+		}
+	case ActDebug:
+		if r.View.Debug != "" {
+			a.OpenDebug("")
+		} else if s != "" {
+			a.OpenDebug(s)
+		}
+	case ActRetry:
+		if p != nil && (p.Failed != "" || !r.BelievedLive(s) && r.Runtime(s).Status != StatusSpawning) {
+			a.Retry(s)
+		}
+	case ActNewAgent:
+		if len(a.metas) < u.MaxSessions {
+			u.newSeq++
+			id := fmt.Sprintf("s%d", len(a.metas)+1)
+			kind := u.Kinds[u.rand.Pick("new-kind", u.KindWeights...)]
+			mode := []ViewMode{Feed, Terminal}[u.rand.Pick("new-mode", 1, 3)]
+			a.NewSession(Meta{ID: id, Kind: kind, Cwd: fmt.Sprintf("/work/proj-%d", u.newSeq%2), Mode: mode})
+			u.focus = id
+		}
+	}
+}

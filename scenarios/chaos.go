@@ -1,0 +1,50 @@
+package scenarios
+
+import (
+	"time"
+
+	"orchsim/invariants"
+	"orchsim/model"
+	"orchsim/model/agent"
+	"orchsim/sim"
+)
+
+// Chaos runs every model in one world, on one clock and one event queue:
+// a T3 server whose agents use both the preview and the orchestrator tools
+// under every T3 fault kind (crashes, capability changes, stale
+// credentials, restarts graceful or not, provider switches, lost
+// responses, the stop button), next to the desktop app's terminal
+// sessions with their remounts, drafts, prompts and wedged spawns. Every
+// invariant judges it, so interleavings across components are explored
+// (with --strategy pct, also their order within an instant).
+const Chaos = "chaos"
+
+func init() {
+	register(Scenario{
+		Name:       Chaos,
+		Doc:        "every model in one world: preview tabs, orchestrator tools and terminal sessions under every fault kind",
+		Horizon:    24 * time.Hour,
+		Invariants: chaosInvariants(),
+		Build: func(env *model.Env) {
+			w := NewT3World(env)
+			w.Repertoire = agent.Repertoire{Preview: true, Orchestrator: true}
+			r := env.Rand("world")
+			w.Store.Settings.ContinueThreadsAfterServerUpdate = r.Chance("continue-after-update", sim.Per(1, 2))
+			w.ResponseLoss = sim.Per(1+r.Below("response-loss", 3), 20)
+			w.ImpatienceMin, w.ImpatienceMax = 20*time.Minute, 90*time.Minute
+			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,
+				Crash: 25, CapabilityChange: 20, StaleCall: 20, ServerRestart: 15, ProviderSwitch: 10}
+			w.MaxRestarts = 3
+			w.Start()
+			BuildTerminalWorld(env, DefaultTerminalOptions())
+		},
+	})
+}
+
+func chaosInvariants() []string {
+	var out []string
+	out = append(out, invariants.TabOwnership...)
+	out = append(out, invariants.Requests...)
+	out = append(out, invariants.Terminal...)
+	return out
+}

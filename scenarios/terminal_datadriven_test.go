@@ -1,0 +1,448 @@
+package scenarios
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+
+	"orchsim/invariants"
+	"orchsim/model"
+	"orchsim/model/terminal"
+	"orchsim/sim"
+)
+
+// TestTerminalDataDriven runs the scripts in testdata/terminal: scripted
+// stories of the agent-code desktop app (model/terminal) whose expected
+// output is the trace. Regenerate with
+//
+//	go test ./scenarios -run TestTerminalDataDriven -rewrite
+//
+// and read the diff.
+//
+// # The terminal scripting language
+//
+// A script drives one app at a time on its own kernel. Every random draw of
+// the model gets its simplest outcome (a zero tape) unless new is given a
+// seed: IPC hops take 1 ms, a provider starts in 300 ms and paints its
+// composer 500 ms later, a turn is one 1 s step printing 1 KB, nothing asks
+// for permission, wedges or crashes unless a command says so. Commands run
+// at the current virtual time and print the events they cause at once; run
+// advances time and prints what happened meanwhile, one event per line (see
+// sim.Event.Describe). Invariant violations are printed in the stream as
+//
+//	!! <invariant>: <message>
+//
+// and the story goes on (each invariant reports its first violation only).
+// Arguments are key=value (a comma-separated list where noted) or a bare
+// word; a misspelt or unused argument fails the test.
+//
+//	new [profile=reported|fixed] [fix=a,b] [mutant=m] [check=a,b|none] [seed=N]
+//	    Starts a fresh app at T+0 under the profile; check names the
+//	    invariants that judge it (default: all six terminal invariants).
+//	    Example: new profile=reported fix=guarded-wake check=live-agent-survives-remount
+//
+//	agent <id> [kind=claude|codex|opencode] [mode=terminal|feed] [tab=N] [resume] [wedge]
+//	    Adds a session to workspace.json before boot (default claude,
+//	    terminal, tab 0); wedge makes its first spawn never paint its composer.
+//	    Example: agent s1 kind=codex mode=terminal tab=1
+//
+//	boot
+//	    Launches the app: rehydrates every session, renders the active tab.
+//
+//	run [for=D]
+//	    Advances virtual time by D (default 1s), printing the events.
+//	    Example: run for=31s
+//
+//	spotlight <id>|off      enter Spotlight on a session, or leave it
+//	reader on|off           open or close Reader
+//	settings on|off         open or close Settings
+//	tab <N>                 switch to tab N
+//	fullscreen on|off       toggle editor fullscreen (leaves stay mounted)
+//	debug <id>|off          show a session in the debug inline terminal, or close it
+//	strict-remount <id>     remount a session's leaf with StrictMode double effects
+//	    Example: spotlight s1
+//
+//	type <id> [n=N] [key=text|enter|clear|answer]
+//	    Types N chunks (default 1) into the session's visible terminal pane.
+//	    Example: type s1 n=300
+//
+//	send <id>       press Send in the session's feed leaf
+//	answer <id>     answer the prompt on the session's feed prompt card
+//	retry <id>      press Retry on the session's pane
+//	new-agent <id> [kind=..] [mode=..]
+//	    Opens a new agent in the active tab at run time.
+//
+//	prompt <id>     the session's backend shows a permission prompt
+//	output <id> [kb=N]
+//	    The session's backend prints N KB (default 4) at the PTY's width.
+//	crash <id>      the session's backend exits with code 1
+//	wedge-next <id> the session's next spawn never paints its composer
+//
+//	state
+//	    Prints the renderer's runtimes and panes and main's backends, PTY
+//	    attach counts, sizes and replay buffers.
+//
+//	finish
+//	    Judges the end-of-run (liveness) properties at the current time.
+func TestTerminalDataDriven(t *testing.T) {
+	datadriven.Walk(t, "testdata/terminal", func(t *testing.T, path string) {
+		h := &terminalHarness{}
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			return h.handle(t, d)
+		})
+	})
+}
+
+type ddChecker struct {
+	c      sim.Checker
+	failed bool
+}
+
+type terminalHarness struct {
+	k        *sim.Kernel
+	env      *model.Env
+	app      *terminal.App
+	checkers []*ddChecker
+	out      strings.Builder
+}
+
+// ddArgs reads a command's arguments and remembers which were read.
+type ddArgs struct {
+	t    *testing.T
+	d    *datadriven.TestData
+	used []bool
+}
+
+func newArgs(t *testing.T, d *datadriven.TestData) *ddArgs {
+	return &ddArgs{t: t, d: d, used: make([]bool, len(d.CmdArgs))}
+}
+
+// pos returns the next unread bare word.
+func (a *ddArgs) pos(what string) string {
+	for i, arg := range a.d.CmdArgs {
+		if !a.used[i] && len(arg.Vals) == 0 {
+			a.used[i] = true
+			return arg.Key
+		}
+	}
+	a.d.Fatalf(a.t, "%s: missing %s", a.d.Cmd, what)
+	return ""
+}
+
+func (a *ddArgs) lookup(key string) (string, bool) {
+	for i, arg := range a.d.CmdArgs {
+		if arg.Key == key && len(arg.Vals) > 0 {
+			a.used[i] = true
+			return strings.Join(arg.Vals, ","), true
+		}
+	}
+	return "", false
+}
+
+func (a *ddArgs) str(key, def string) string {
+	if v, ok := a.lookup(key); ok {
+		return v
+	}
+	return def
+}
+
+func (a *ddArgs) list(key string) []string {
+	v, ok := a.lookup(key)
+	if !ok || v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+func (a *ddArgs) int(key string, def int) int {
+	v, ok := a.lookup(key)
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		a.d.Fatalf(a.t, "%s: %s=%q is not a number", a.d.Cmd, key, v)
+	}
+	return n
+}
+
+func (a *ddArgs) dur(key string, def time.Duration) time.Duration {
+	v, ok := a.lookup(key)
+	if !ok {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		a.d.Fatalf(a.t, "%s: %s=%q: %v", a.d.Cmd, key, v, err)
+	}
+	return d
+}
+
+// flag reports whether the bare word key is present.
+func (a *ddArgs) flag(key string) bool {
+	for i, arg := range a.d.CmdArgs {
+		if arg.Key == key && len(arg.Vals) == 0 {
+			a.used[i] = true
+			return true
+		}
+	}
+	return false
+}
+
+func (a *ddArgs) oneOf(key, def string, allowed ...string) string {
+	v := a.str(key, def)
+	for _, x := range allowed {
+		if v == x {
+			return v
+		}
+	}
+	a.d.Fatalf(a.t, "%s: %s=%q (want one of %v)", a.d.Cmd, key, v, allowed)
+	return ""
+}
+
+// done fails the test on any argument left unread (a typo in a script).
+func (a *ddArgs) done() {
+	for i, arg := range a.d.CmdArgs {
+		if !a.used[i] {
+			a.d.Fatalf(a.t, "%s: unknown or unused argument %q", a.d.Cmd, arg.String())
+		}
+	}
+}
+
+func (h *terminalHarness) handle(t *testing.T, d *datadriven.TestData) string {
+	a := newArgs(t, d)
+	h.out.Reset()
+	if d.Cmd != "new" && h.app == nil {
+		d.Fatalf(t, "%s before new", d.Cmd)
+	}
+	switch d.Cmd {
+	case "new":
+		h.handleNew(a)
+	case "agent":
+		h.handleAgent(a)
+	case "boot":
+		a.done()
+		h.app.Boot()
+	case "run":
+		span := a.dur("for", time.Second)
+		a.done()
+		h.k.RunUntil(h.k.Elapsed() + span)
+		fmt.Fprintf(&h.out, "-- %s\n", sim.FormatT(h.k.Elapsed()))
+	case "spotlight", "reader", "settings", "tab", "fullscreen", "debug", "strict-remount":
+		h.handleView(a, d.Cmd)
+	case "type":
+		id := a.pos("session")
+		n := a.int("n", 1)
+		key := terminal.Key(a.oneOf("key", "text", "text", "enter", "clear", "answer"))
+		a.done()
+		h.app.Type(id, key, n)
+	case "send", "answer", "retry", "prompt", "crash", "wedge-next":
+		id := a.pos("session")
+		a.done()
+		h.session(d, id)
+		map[string]func(string){"send": h.app.Send, "answer": h.app.AnswerInFeed, "retry": h.app.Retry,
+			"prompt": h.app.AskPermission, "crash": h.app.Crash, "wedge-next": h.app.Main.WedgeNextSpawn}[d.Cmd](id)
+	case "output":
+		id := a.pos("session")
+		kb := a.int("kb", 4)
+		a.done()
+		h.session(d, id)
+		h.app.Output(id, kb*1024)
+	case "new-agent":
+		id := a.pos("session")
+		kind := terminal.Kind(a.oneOf("kind", "claude", "claude", "codex", "opencode"))
+		mode := terminal.ViewMode(a.oneOf("mode", "terminal", "terminal", "feed"))
+		a.done()
+		h.app.NewSession(terminal.Meta{ID: id, Kind: kind, Cwd: "/work/" + id, Mode: mode})
+	case "state":
+		a.done()
+		h.describe()
+	case "finish":
+		a.done()
+		for _, c := range h.checkers {
+			if f, ok := c.c.(sim.Finisher); ok && !c.failed {
+				if v := f.Finish(h.k.Elapsed()); v != nil {
+					c.failed = true
+					fmt.Fprintf(&h.out, "!! %s: %s\n", v.Invariant, v.Message)
+				}
+			}
+		}
+		fmt.Fprintf(&h.out, "-- finished at %s\n", sim.FormatT(h.k.Elapsed()))
+	default:
+		d.Fatalf(t, "unknown command %q", d.Cmd)
+	}
+	return h.out.String()
+}
+
+func (h *terminalHarness) session(d *datadriven.TestData, id string) {
+	if h.app.Meta(id) == nil {
+		h.out.WriteString("(no session " + id + ")\n")
+	}
+}
+
+func (h *terminalHarness) handleNew(a *ddArgs) {
+	preset := a.oneOf("profile", model.PresetReported, model.PresetReported, model.PresetFixed)
+	prof, err := model.NewProfile(preset, a.list("fix"), a.list("mutant"))
+	if err != nil {
+		a.d.Fatalf(a.t, "new: %v", err)
+	}
+	names := invariants.Terminal
+	if v, ok := a.lookup("check"); ok {
+		names = nil
+		if v != "none" {
+			names = strings.Split(v, ",")
+		}
+	}
+	for _, n := range names {
+		if _, ok := invariants.Lookup(n); !ok {
+			a.d.Fatalf(a.t, "new: unknown invariant %q", n)
+		}
+	}
+	seed := a.int("seed", -1)
+	a.done()
+	h.k = sim.NewKernel(false)
+	var src sim.Source = sim.NewTapeSource(nil, false)
+	if seed >= 0 {
+		src = sim.NewSeededSource(uint64(seed), false)
+	}
+	h.checkers = nil
+	for _, c := range invariants.New(names...) {
+		h.checkers = append(h.checkers, &ddChecker{c: c})
+	}
+	tr := h.k.Trace()
+	tr.OnEvent(h.observe)
+	h.env = &model.Env{Clock: h.k, Trace: tr, Source: src, Profile: prof, EnvironmentID: EnvironmentID}
+	h.app = terminal.NewApp(h.env, terminal.Config{})
+	checking := strings.Join(names, ",")
+	if checking == "" {
+		checking = "none"
+	}
+	fmt.Fprintf(&h.out, "profile %s, checking %s\n", prof, checking)
+}
+
+// observe prints every event and feeds the checkers, which (unlike a
+// scenario run) do not stop the story at the first violation.
+func (h *terminalHarness) observe(ev *sim.Event) {
+	h.out.WriteString(ev.Describe())
+	h.out.WriteByte('\n')
+	for _, c := range h.checkers {
+		if c.failed {
+			continue
+		}
+		if v := c.c.Observe(ev); v != nil {
+			c.failed = true
+			fmt.Fprintf(&h.out, "!! %s: %s\n", v.Invariant, v.Message)
+		}
+	}
+}
+
+func (h *terminalHarness) handleAgent(a *ddArgs) {
+	id := a.pos("session")
+	kind := terminal.Kind(a.oneOf("kind", "claude", "claude", "codex", "opencode"))
+	mode := terminal.ViewMode(a.oneOf("mode", "terminal", "terminal", "feed"))
+	tab := a.int("tab", 0)
+	resume := a.flag("resume")
+	wedge := a.flag("wedge")
+	a.done()
+	h.app.AddSession(terminal.Meta{ID: id, Kind: kind, Cwd: "/work/" + id, Mode: mode, Tab: tab, Resume: resume})
+	if wedge {
+		h.app.Main.WedgeNextSpawn(id)
+	}
+}
+
+func (h *terminalHarness) handleView(a *ddArgs, cmd string) {
+	arg := a.pos("argument")
+	a.done()
+	app := h.app
+	onOff := func() bool {
+		switch arg {
+		case "on":
+			return true
+		case "off":
+			return false
+		}
+		a.d.Fatalf(a.t, "%s: want on or off, got %q", cmd, arg)
+		return false
+	}
+	switch cmd {
+	case "spotlight":
+		if arg == "off" {
+			app.LeaveSpotlight()
+		} else {
+			app.EnterSpotlight(arg)
+		}
+	case "reader":
+		if onOff() {
+			app.OpenReader()
+		} else {
+			app.CloseOverlay()
+		}
+	case "settings":
+		if onOff() {
+			app.OpenSettings()
+		} else {
+			app.CloseOverlay()
+		}
+	case "tab":
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			a.d.Fatalf(a.t, "tab: %q is not a number", arg)
+		}
+		app.SwitchTab(n)
+	case "fullscreen":
+		app.SetFullscreen(onOff())
+	case "debug":
+		if arg == "off" {
+			arg = ""
+		}
+		app.OpenDebug(arg)
+	case "strict-remount":
+		app.StrictRemount(arg)
+	}
+}
+
+// describe prints the app's state, one line per thing.
+func (h *terminalHarness) describe() {
+	w := &h.out
+	r, m := h.app.Renderer, h.app.Main
+	v := r.View
+	fmt.Fprintf(w, "view: %s", v.Surface)
+	if v.Surface == terminal.SurfaceSpotlight {
+		fmt.Fprintf(w, " %s", v.Spotlight)
+	}
+	fmt.Fprintf(w, " tab=%d/%d fullscreen=%v debug=%s\n", v.Tab, v.Tabs, v.Fullscreen, orDash(v.Debug))
+	for _, meta := range h.app.Sessions() {
+		id := meta.ID
+		rt := r.Runtime(id)
+		fmt.Fprintf(w, "%s (%s, %s): runtime %s ready=%v rev=%d", id, meta.Kind, meta.Mode, orDash(rt.Status), rt.InputReady, rt.Rev)
+		if rt.Error != "" {
+			fmt.Fprintf(w, " error=%q", rt.Error)
+		}
+		if b := m.Backend(id); b != nil {
+			fmt.Fprintf(w, "; backend %s live=%v interactive=%v draft=%d prompt=%v", b.ID, b.Live(), b.Interactive(), b.Draft(), b.Prompt())
+		} else {
+			w.WriteString("; no backend")
+		}
+		size, owner := m.PTYSize(id)
+		bytes, widths := m.ReplayBuffer(id)
+		fmt.Fprintf(w, "; pty count=%d size=%s by %s replay=%dB widths=%s\n", m.AttachCount(id), size, orDash(owner), bytes, widths)
+	}
+	for _, p := range r.Panes {
+		fmt.Fprintf(w, "pane %s: %s %s %s %s attached=%v pending=%d", p.ID, p.Session, p.Surface, p.Mode, p.Size, p.Attached, p.Pending())
+		if p.Failed != "" {
+			fmt.Fprintf(w, " toast=%q", p.Failed)
+		}
+		w.WriteByte('\n')
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

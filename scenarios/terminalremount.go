@@ -1,0 +1,74 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+
+	"orchsim/invariants"
+	"orchsim/model"
+	"orchsim/model/terminal"
+	"orchsim/sim"
+)
+
+// TerminalRemount is the scenario of report 003 (agent-code #596): Claude,
+// Codex and OpenCode agents in terminal and feed view modes, rehydrated at
+// app boot, while a user types drafts, answers prompts, presses Send, moves
+// between the editor, Spotlight, Reader and Settings, switches tabs and
+// remounts leaves quickly; backends sometimes wedge before their composer,
+// fail to start or crash.
+const TerminalRemount = "terminal-remount"
+
+// TerminalOptions shape the randomized terminal world.
+type TerminalOptions struct {
+	// KindWeights weigh terminal.Kinds (codex, claude, opencode) for every
+	// session, at boot and opened later.
+	KindWeights []uint64
+	// Faults are the backends' fault rates.
+	Faults terminal.Config
+}
+
+// DefaultTerminalOptions is the mix the registered scenario runs.
+func DefaultTerminalOptions() TerminalOptions {
+	return TerminalOptions{
+		KindWeights: []uint64{3, 5, 2},
+		Faults: terminal.Config{WedgeChance: sim.Per(1, 25), StartFailChance: sim.Per(1, 100),
+			CrashChance: sim.Per(1, 10), AskChance: sim.Per(1, 4)},
+	}
+}
+
+func init() {
+	register(Scenario{
+		Name: TerminalRemount,
+		Doc: "report 003 (agent-code #596): pane remounts (Spotlight, Reader, Settings, tab switch, StrictMode) " +
+			"of Claude/Codex/OpenCode agents with drafts and prompts; wedged spawns, start failures, crashes",
+		Horizon:    time.Hour,
+		Invariants: invariants.Terminal,
+		Build:      func(env *model.Env) { BuildTerminalWorld(env, DefaultTerminalOptions()) },
+	})
+}
+
+// BuildTerminalWorld draws a workspace of 2-5 sessions over 1-3 tabs, boots
+// the app and starts the user (unless the shrinker switched "user" off).
+// The mix is fixed: the swarm strategy draws nothing more here.
+func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
+	world := env.Rand("world")
+	app := terminal.NewApp(env, opts.Faults)
+	sessions := 2 + world.IntN("sessions", 4)
+	tabs := 1 + world.IntN("tabs", 3)
+	if tabs > sessions {
+		tabs = sessions
+	}
+	for i := 0; i < sessions; i++ {
+		kind := terminal.Kinds[world.Pick("kind", opts.KindWeights...)]
+		mode := []terminal.ViewMode{terminal.Feed, terminal.Terminal}[world.Pick("mode", 1, 3)]
+		app.AddSession(terminal.Meta{ID: fmt.Sprintf("s%d", i+1), Kind: kind, Cwd: fmt.Sprintf("/work/proj-%d", i%2),
+			Mode: mode, Tab: i % tabs, Resume: world.Chance("resume", sim.Per(1, 2))})
+	}
+	app.Boot()
+	u := terminal.NewUser(app)
+	u.KindWeights = opts.KindWeights
+	if env.Enabled("user") {
+		u.Start()
+	}
+	return app
+}

@@ -1,0 +1,99 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+)
+
+// Obligation is a liveness promise a model made: "entity will reach
+// property". It is opened when the promise starts to matter and discharged
+// when it is kept; an obligation still open after the heal phase is a
+// violation named Name.
+type Obligation struct {
+	Name     string
+	Entity   string
+	OpenedAt time.Duration
+	// Touched is the last time something happened to the entity, and
+	// LastEvent what it was.
+	Touched   time.Duration
+	LastEvent string
+}
+
+// Ledger keeps a run's open obligations in the order they were opened.
+type Ledger struct {
+	clock Clock
+	open  []Obligation
+}
+
+// NewLedger returns an empty ledger stamping times with clock.
+func NewLedger(clock Clock) *Ledger { return &Ledger{clock: clock} }
+
+func (l *Ledger) find(name, entity string) int {
+	for i := range l.open {
+		if l.open[i].Name == name && l.open[i].Entity == entity {
+			return i
+		}
+	}
+	return -1
+}
+
+// Open opens (or touches) the obligation name for entity; what describes
+// the event that opened it.
+func (l *Ledger) Open(name, entity, what string) {
+	if l == nil {
+		return
+	}
+	now := Since(l.clock)
+	if i := l.find(name, entity); i >= 0 {
+		l.open[i].Touched, l.open[i].LastEvent = now, what
+		return
+	}
+	l.open = append(l.open, Obligation{Name: name, Entity: entity, OpenedAt: now, Touched: now, LastEvent: what})
+}
+
+// Touch records that something happened to an open obligation's entity.
+func (l *Ledger) Touch(name, entity, what string) {
+	if l == nil {
+		return
+	}
+	if i := l.find(name, entity); i >= 0 {
+		l.open[i].Touched, l.open[i].LastEvent = Since(l.clock), what
+	}
+}
+
+// Discharge closes the obligation name for entity, if open.
+func (l *Ledger) Discharge(name, entity string) {
+	if l == nil {
+		return
+	}
+	if i := l.find(name, entity); i >= 0 {
+		l.open = append(l.open[:i], l.open[i+1:]...)
+	}
+}
+
+// Pending returns the open obligations, oldest first.
+func (l *Ledger) Pending() []Obligation { return l.open }
+
+// Violation reports, as a violation, the oldest obligation opened before
+// the given time that is still open; nil when there is none. Obligations
+// opened later (during the heal phase itself) had no full window to be kept
+// and are not judged, which keeps the check free of tuning.
+func (l *Ledger) Violation(now, openedBefore time.Duration) *Violation {
+	var late []Obligation
+	for _, o := range l.open {
+		if o.OpenedAt < openedBefore {
+			late = append(late, o)
+		}
+	}
+	if len(late) == 0 {
+		return nil
+	}
+	o := late[0]
+	more := ""
+	if n := len(late) - 1; n > 0 {
+		more = fmt.Sprintf(" (%d more obligations open)", n)
+	}
+	return &Violation{Invariant: o.Name, At: now, Message: fmt.Sprintf(
+		"%s still open after the heal phase: opened at %s, %s old, last touched at %s by %s%s",
+		o.Entity, FormatT(o.OpenedAt), (now - o.OpenedAt).Round(time.Second), FormatT(o.Touched), o.LastEvent, more)}
+}
