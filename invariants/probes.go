@@ -186,3 +186,20 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		}
 	}
 }
+
+// ObligationInfo documents a liveness obligation the models open and
+// discharge (sim.Ledger); one still open after the heal phase is reported as
+// a violation with its name.
+type ObligationInfo struct {
+	Name     string
+	Property string
+	Source   string
+}
+
+// Obligations lists the liveness obligations of the models, sorted by name.
+var Obligations = []ObligationInfo{
+	{"delegated-task-settles", "a delegated task reaches a terminal state", "MODEL.md §7 (delegated tasks, recovery)"},
+	{"running-thread-settles", "a running run gets a live provider turn or is settled (also after a restart)", "MODEL.md §8 (reconcile)"},
+	{"thread-regains-its-tabs", "a thread refused on its own agent tab can act on it again, or the tab closes", "000_993d1fdfc50e8ec7 (#23021)"},
+	{"wait-returns-within-budget", "a delegate_task wait returns, settled or timed out, unless its server process died", "MODEL.md §7 (wait mode)"},
+}

@@ -216,7 +216,7 @@ type ptyBalance struct {
 	count     int
 	consumers []string
 	since     time.Duration // start of the current mismatch, -1 when balanced
-	notes     []string      // recent attach/detach steps, for messages
+	notes     []note        // recent attach/detach steps, for messages (formatted only then)
 }
 
 type attachBalance struct {
@@ -236,14 +236,33 @@ func (a *attachBalance) get(session string) *ptyBalance {
 	return s
 }
 
+// note is one attach/detach step, kept unformatted: formatting every step
+// of every run cost more than the rest of the checker.
+type note struct {
+	what, pane string
+	at         time.Duration
+}
+
+func (n note) String() string { return fmt.Sprintf("%s %s at %s", n.what, n.pane, at(n.at)) }
+
 func (s *ptyBalance) note(ev *sim.Event, what string) {
-	s.notes = append(s.notes, fmt.Sprintf("%s %s at %s", what, ev.Get("pane"), at(ev.At)))
-	if ev.Get("pane") == "" {
-		s.notes[len(s.notes)-1] = fmt.Sprintf("%s %s at %s", what, paneID(ev), at(ev.At))
+	pane := ev.Get("pane")
+	if pane == "" {
+		pane = paneID(ev)
 	}
-	if len(s.notes) > 4 {
-		s.notes = s.notes[len(s.notes)-4:]
+	if len(s.notes) == 4 {
+		copy(s.notes, s.notes[1:])
+		s.notes = s.notes[:3]
 	}
+	s.notes = append(s.notes, note{what, pane, ev.At})
+}
+
+func joinNotes(ns []note) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = n.String()
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (a *attachBalance) Observe(ev *sim.Event) *sim.Violation {
@@ -304,7 +323,7 @@ func (a *attachBalance) overdue(now time.Duration, end bool) *sim.Violation {
 		}
 		return violation(PTYAttachBalanced,
 			"session %s: main %s %d PTY reference(s) but attached panes are [%s] since %s, still at %s%s; recent: %s",
-			s.session, what, s.count, panes, at(s.since), at(now), suffix, strings.Join(s.notes, "; "))
+			s.session, what, s.count, panes, at(s.since), at(now), suffix, joinNotes(s.notes))
 	}
 	return nil
 }

@@ -36,7 +36,11 @@ func init() {
 				Crash: 25, CapabilityChange: 20, StaleCall: 20, ServerRestart: 15, ProviderSwitch: 10}
 			w.MaxRestarts = 3
 			w.Start()
-			BuildTerminalWorld(env, DefaultTerminalOptions())
+			// Over a day the desktop app's user comes and goes: an action
+			// every few seconds to five minutes rather than every 40 s.
+			opts := DefaultTerminalOptions()
+			opts.UserGapMax = 5 * time.Minute
+			BuildTerminalWorld(env, opts)
 		},
 	})
 }

@@ -22,7 +22,7 @@ func init() {
 		Name: RequestRetry,
 		Doc: "report 002 (#16184): clientRequestId retries across server restarts, idle release, " +
 			"provider crashes and capability changes",
-		Horizon:    48 * time.Hour,
+		Horizon:    24 * time.Hour,
 		Invariants: invariants.Requests,
 		Build: func(env *model.Env) {
 			w := NewT3World(env)

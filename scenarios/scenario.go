@@ -6,6 +6,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -108,6 +109,9 @@ type Config struct {
 	Strategy Strategy
 	// Off lists actors switched off (see model.Env.Off); the shrinker sets it.
 	Off []string
+	// Without lists invariants not to check (to show that another one, a
+	// liveness obligation say, finds a bug on its own).
+	Without []string
 	// Horizon overrides the scenario's default when > 0.
 	Horizon time.Duration
 	// Tape replays recorded choices instead of drawing from Seed.
@@ -180,7 +184,13 @@ func Run(cfg Config) (Result, error) {
 	if cfg.OnEvent != nil {
 		tr.OnEvent(cfg.OnEvent)
 	}
-	for _, c := range invariants.New(sc.Invariants...) {
+	var names []string
+	for _, n := range sc.Invariants {
+		if !slices.Contains(cfg.Without, n) {
+			names = append(names, n)
+		}
+	}
+	for _, c := range invariants.New(names...) {
 		tr.AddChecker(c)
 	}
 	probes := invariants.NewProbeCounter()

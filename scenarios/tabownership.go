@@ -19,7 +19,7 @@ func init() {
 		Name: TabOwnership,
 		Doc: "report 000 (#23021): preview tabs across idle release, resume, provider crash, " +
 			"capability change, 24 h liveness and server restart",
-		Horizon:    48 * time.Hour,
+		Horizon:    24 * time.Hour,
 		Invariants: invariants.TabOwnership,
 		Build: func(env *model.Env) {
 			w := NewT3World(env)

@@ -25,6 +25,9 @@ type TerminalOptions struct {
 	KindWeights []uint64
 	// Faults are the backends' fault rates.
 	Faults terminal.Config
+	// UserGapMax, when set, bounds the time between the user's actions
+	// (the model's default is 40 s: someone working at the app).
+	UserGapMax time.Duration
 }
 
 // DefaultTerminalOptions is the mix the registered scenario runs.
@@ -67,6 +70,9 @@ func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
 	app.Boot()
 	u := terminal.NewUser(app)
 	u.KindWeights = opts.KindWeights
+	if opts.UserGapMax > 0 {
+		u.GapMax = opts.UserGapMax
+	}
 	if env.Enabled("user") {
 		u.Start()
 	}

@@ -26,6 +26,14 @@ func newListCmd() *cobra.Command {
 			for _, i := range invariants.All() {
 				fmt.Fprintf(w, "  %s\t%s [%s]\n", i.Name, i.Property, i.Source)
 			}
+			fmt.Fprintln(w, "\nLIVENESS OBLIGATIONS (judged after the heal phase)")
+			for _, o := range invariants.Obligations {
+				fmt.Fprintf(w, "  %s\t%s [%s]\n", o.Name, o.Property, o.Source)
+			}
+			fmt.Fprintln(w, "\nPROBES (coverage counted by fuzz)")
+			for _, p := range invariants.Probes {
+				fmt.Fprintf(w, "  %s\t%s\n", p.Name, p.Doc)
+			}
 			fmt.Fprintln(w, "\nSWITCHES (off = reported, on = fixed; --fix NAME)")
 			for _, s := range model.Switches() {
 				fmt.Fprintf(w, "  %s\treported: %s; fixed: %s [%s]\n", s.Name, s.Reported, s.Fixed, s.Report)

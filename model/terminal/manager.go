@@ -2,6 +2,7 @@ package terminal
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -125,7 +126,7 @@ func (r *replayBuffer) widths() string {
 	}
 	parts := make([]string, len(r.segs))
 	for i, s := range r.segs {
-		parts[i] = fmt.Sprint(s.cols)
+		parts[i] = strconv.Itoa(s.cols)
 	}
 	return strings.Join(parts, ",")
 }

@@ -1,0 +1,51 @@
+package scenarios
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"orchsim/invariants"
+	"orchsim/model"
+	"orchsim/model/browser"
+	"orchsim/model/orchestrator"
+	"orchsim/model/server"
+)
+
+// Report 000 is found by its liveness obligation alone: with the safety
+// invariant thread-keeps-its-tabs switched off, the resumed thread never
+// regains its tab, and the heal phase says so.
+func TestLiveness_TabOwnershipWithoutTheSafetyInvariant(t *testing.T) {
+	prof := model.MustProfile(model.PresetReported, nil, nil)
+	found := 0
+	for seed := uint64(1); seed <= 60; seed++ {
+		res := mustRun(t, Config{Scenario: TabOwnership, Seed: seed, Profile: prof,
+			Without: []string{invariants.ThreadKeepsItsTabs}})
+		if res.Violation != nil && res.Violation.Invariant == browser.RegainTab {
+			found++
+			assert.Contains(t, res.Violation.Message, "still open after the heal phase")
+		}
+	}
+	assert.Positive(t, found)
+}
+
+// Under the fixed profile no obligation is left open after the heal phase
+// (no false positives): a few hundred seeds per scenario here; nightly
+// campaigns run many more.
+func TestLiveness_FixedLeavesNoObligationOpen(t *testing.T) {
+	prof := model.MustProfile(model.PresetFixed, nil, nil)
+	obligations := []string{browser.RegainTab, orchestrator.TaskSettles, orchestrator.WaitReturns, server.RunSettles}
+	for _, sc := range All() {
+		n := uint64(300)
+		if sc.Name == Chaos {
+			n = 100
+		}
+		for seed := uint64(1); seed <= n; seed++ {
+			res := mustRun(t, Config{Scenario: sc.Name, Seed: seed, Profile: prof})
+			if res.Violation != nil {
+				assert.NotContains(t, obligations, res.Violation.Invariant, "%s seed %d: %s", sc.Name, seed, res.Violation.Message)
+				assert.Fail(t, "violation under fixed", "%s seed %d: %s", sc.Name, seed, res.Violation.Message)
+			}
+		}
+	}
+}

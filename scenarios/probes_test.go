@@ -1,0 +1,36 @@
+package scenarios
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"orchsim/invariants"
+	"orchsim/model"
+	"orchsim/model/browser"
+	"orchsim/model/orchestrator"
+	"orchsim/model/server"
+)
+
+// The chaos workload reaches every coverage probe; a probe that stops being
+// hit means the workload stopped reaching a situation.
+func TestProbes_ChaosHitsEveryProbe(t *testing.T) {
+	hits := make([]int, len(invariants.Probes))
+	for seed := uint64(1); seed <= 200; seed++ {
+		res := mustRun(t, Config{Scenario: Chaos, Seed: seed, Profile: model.MustProfile(model.PresetFixed, nil, nil)})
+		for i, n := range res.Probes {
+			hits[i] += n
+		}
+	}
+	for i, p := range invariants.Probes {
+		assert.Positive(t, hits[i], "probe %s never hit in 200 chaos seeds", p.Name)
+	}
+}
+
+func TestObligationsAreListed(t *testing.T) {
+	var names []string
+	for _, o := range invariants.Obligations {
+		names = append(names, o.Name)
+	}
+	assert.ElementsMatch(t, []string{browser.RegainTab, orchestrator.TaskSettles, orchestrator.WaitReturns, server.RunSettles}, names)
+}
