@@ -59,12 +59,18 @@ func (a Score) less(b Score) bool {
 }
 
 // IsAction reports whether a trace event is an action of the story: a step
-// by a user, an agent, a viewer, a pane or the fault injector, as opposed
-// to what the system did in response.
+// by a user or a viewer, a tool call an agent made (it carries the
+// credential it was made with), or a fault; as opposed to what the system
+// did in response (panes mounting, a backend painting its screen).
 func IsAction(ev *sim.Event) bool {
 	a := ev.Actor
-	return a == "fault" || strings.HasPrefix(a, "user") || strings.HasPrefix(a, "agent/") ||
-		strings.HasPrefix(a, "viewer/") || strings.HasPrefix(a, "pane/")
+	switch {
+	case a == "fault" || strings.HasPrefix(a, "user") || strings.HasPrefix(a, "viewer/"):
+		return true
+	case strings.HasPrefix(a, "agent/"):
+		return ev.Has("cred")
+	}
+	return false
 }
 
 // Actions counts the story's actions in a trace.

@@ -56,3 +56,12 @@ func TestShrink_SeedBugsToShortStories(t *testing.T) {
 		})
 	}
 }
+
+func TestShrink_TerminalBugToShortStory(t *testing.T) {
+	cfg := firstFailing(t, "terminal-remount", "live-agent-survives-remount")
+	_, res, st, ok := Shrink(cfg, "live-agent-survives-remount", Options{Budget: time.Minute, MaxRuns: 3000})
+	require.True(t, ok)
+	assert.Equal(t, "live-agent-survives-remount", res.Violation.Invariant)
+	// Report 003's own reproduction has 4 steps.
+	assert.LessOrEqual(t, st.After, 4+2)
+}
