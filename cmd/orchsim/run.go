@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"orchsim/model"
 	"orchsim/replay"
+	"orchsim/report"
 	"orchsim/scenarios"
 	"orchsim/sim"
 )
@@ -26,6 +29,7 @@ type runFlags struct {
 	trace    string
 	out      string
 	format   string
+	html     string
 	strategy string
 }
 
@@ -37,10 +41,18 @@ func newRunCmd() *cobra.Command {
 		Long: `Run one seeded simulation and print its timeline, one event per line. The last
 line is exactly one of
   violation: <invariant> at T+<hh:mm:ss.mmm> seed=<N> fingerprint=<16 hex>   (exit 1)
-  ok: <events> events, <virtual duration> virtual, seed=<N> fingerprint=<16 hex>   (exit 0)`,
+  ok: <events> events, <virtual duration> virtual, seed=<N> fingerprint=<16 hex>   (exit 0)
+
+--format json prints one JSON object per event, then that line. --format mermaid
+prints a Mermaid sequence diagram (a failing run of more than 60 events is shrunk
+first and its minimal story drawn); stdout stays one valid diagram, so the last
+line is that line as a Mermaid comment ("%% violation: ..."), and the line itself
+goes to stderr. --html FILE writes a self-contained HTML timeline of the run.`,
 		Example: `  orchsim run --scenario tab-ownership --seed 3
   orchsim run --scenario tab-ownership --seed 3 --profile fixed
-  orchsim run --scenario tab-ownership --seed 3 --out failure.json`,
+  orchsim run --scenario tab-ownership --seed 3 --out failure.json
+  orchsim run --scenario tab-ownership --seed 3 --format mermaid > story.mmd
+  orchsim run --scenario tab-ownership --seed 3 --html report.html`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("scenario") || f.scenario == "" {
@@ -52,8 +64,8 @@ line is exactly one of
 			if f.horizon < 0 {
 				return usageErr("--horizon must be positive, got %s", f.horizon)
 			}
-			if f.format != "text" && f.format != "json" {
-				return usageErr("unknown --format %q (want text or json)", f.format)
+			if err := checkOutputs(f.format, f.html); err != nil {
+				return err
 			}
 			prof, err := model.NewProfile(f.profile, f.fixes, f.mutants)
 			if err != nil {
@@ -68,7 +80,7 @@ line is exactly one of
 			}
 			cfg := scenarios.Config{Scenario: f.scenario, Seed: f.seed, Profile: prof, Horizon: f.horizon,
 				Strategy: strategy, KeepTrace: true, RecordTape: f.out != ""}
-			return execute(cmd.OutOrStdout(), cfg, f.format, f.trace, f.out)
+			return execute(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg, outputs{format: f.format, trace: f.trace, out: f.out, html: f.html})
 		},
 	}
 	fl := cmd.Flags()
@@ -80,35 +92,70 @@ line is exactly one of
 	fl.DurationVar(&f.horizon, "horizon", 0, "virtual duration (default: the scenario's)")
 	fl.StringVar(&f.trace, "trace", "", "also write the trace as JSON lines to FILE")
 	fl.StringVar(&f.out, "out", "", "write a replay file to FILE")
-	fl.StringVar(&f.format, "format", "text", "timeline format: text or json")
+	fl.StringVar(&f.format, "format", "text", "timeline format: text, json or mermaid")
+	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML timeline to FILE")
 	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm or pct")
 	return cmd
 }
 
+// outputs are what run prints and writes besides its last line.
+type outputs struct {
+	format string // text, json or mermaid
+	trace  string // --trace FILE.jsonl
+	out    string // --out REPLAY.json
+	html   string // --html FILE
+}
+
+// formats are the values of --format.
+var formats = []string{"text", "json", "mermaid"}
+
+// checkOutputs validates --format and, before any run, that the directory
+// of --html exists (a bad path is bad input: exit 2 with nothing run).
+func checkOutputs(format, htmlPath string) error {
+	if !contains(formats, format) {
+		return usageErr("unknown --format %q (want text, json or mermaid)", format)
+	}
+	if htmlPath != "" {
+		if st, err := os.Stat(filepath.Dir(htmlPath)); err != nil || !st.IsDir() {
+			return usageErr("--html %s: directory %s does not exist", htmlPath, filepath.Dir(htmlPath))
+		}
+	}
+	return nil
+}
+
 // execute runs cfg, prints the timeline and the last line, writes the
 // requested files, and returns the exit status as an error (nil for ok).
-func execute(stdout io.Writer, cfg scenarios.Config, format, tracePath, outPath string) error {
+func execute(stdout, stderr io.Writer, cfg scenarios.Config, o outputs) error {
 	res, err := scenarios.Run(cfg)
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	replayCmd := report.RunCommand(&res)
+	if o.out != "" {
+		replayCmd = "orchsim replay " + o.out
+	}
 	w := bufio.NewWriter(stdout)
-	if err := printRun(w, &res, format); err != nil {
+	if err := printReport(w, cfg, &res, o.format, replayCmd); err != nil {
 		return &exitError{code: exitHarness, msg: err.Error()}
 	}
-	if tracePath != "" {
-		if err := writeTrace(tracePath, res.Trace); err != nil {
+	if o.trace != "" {
+		if err := writeTrace(o.trace, res.Trace); err != nil {
 			w.Flush()
 			return &exitError{code: exitUsage, msg: fmt.Sprintf("writing trace: %v", err)}
 		}
 	}
-	if outPath != "" {
-		if err := replay.Write(outPath, replayFile(&res)); err != nil {
+	if o.out != "" {
+		if err := replay.Write(o.out, replayFile(&res)); err != nil {
 			w.Flush()
 			return &exitError{code: exitUsage, msg: fmt.Sprintf("writing replay file: %v", err)}
 		}
 	}
-	fmt.Fprintln(w, lastLine(&res))
+	if err := writeHTML(o.html, &res, replayCmd); err != nil {
+		w.Flush()
+		return err
+	}
+	status := statusLines{out: w, err: stderr, mermaid: o.format == "mermaid"}
+	status.last(lastLine(&res))
 	if err := w.Flush(); err != nil {
 		return &exitError{code: exitHarness, msg: err.Error()}
 	}
@@ -116,6 +163,55 @@ func execute(stdout io.Writer, cfg scenarios.Config, format, tracePath, outPath 
 		return &exitError{code: exitViolation}
 	}
 	return nil
+}
+
+// printReport writes the run in format: the text timeline, JSON lines, or
+// a Mermaid diagram of its story (report.Story shrinks a long failing run
+// first). cfg is the configuration res was run from.
+func printReport(w io.Writer, cfg scenarios.Config, res *scenarios.Result, format, replayCmd string) error {
+	if format != "mermaid" {
+		return printRun(w, res, format)
+	}
+	_, err := w.Write(report.Mermaid(report.Story(cfg, res, replayCmd, report.StoryShrink)))
+	return err
+}
+
+// writeHTML writes the HTML report of res to path (nothing when path is
+// empty), atomically.
+func writeHTML(path string, res *scenarios.Result, replayCmd string) error {
+	if path == "" {
+		return nil
+	}
+	if err := replay.WriteFileAtomic(path, report.HTML(report.FromResult(res, replayCmd))); err != nil {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("writing HTML report: %v", err)}
+	}
+	return nil
+}
+
+// statusLines prints the lines that follow a timeline (the last line, and
+// replay's notes). For text and json they go to stdout as they are. For
+// mermaid, stdout must stay one valid diagram: they go there as Mermaid
+// comments ("%% violation: ..."), and the last line also goes to stderr,
+// exactly as the contract spells it.
+type statusLines struct {
+	out, err io.Writer
+	mermaid  bool
+}
+
+// note prints a line that is not the last.
+func (s statusLines) note(line string) {
+	if s.mermaid {
+		line = "%% " + line
+	}
+	fmt.Fprintln(s.out, line)
+}
+
+// last prints the last line.
+func (s statusLines) last(line string) {
+	s.note(line)
+	if s.mermaid {
+		fmt.Fprintln(s.err, line)
+	}
 }
 
 // printRun writes the banner and timeline (text) or one JSON object per

@@ -1,0 +1,88 @@
+// Package report renders one run for people: a Mermaid sequence diagram of
+// who did what to whom (Mermaid) and a self-contained HTML page with a
+// swimlane timeline per actor (HTML). Both are outside the simulated path
+// but deterministic themselves: the same Run gives the same bytes.
+//
+// Both renderers read the trace through one routing table (route.go) that
+// says, for every (actor, kind), which component handled the event: a tool
+// call goes from the agent to the browser host or the orchestrator and comes
+// back with its outcome, a pane mount goes to the renderer, a spawn goes from
+// the main process to the agent's backend; faults and timer fires are notes;
+// the violation is highlighted.
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"orchsim/replay"
+	"orchsim/scenarios"
+	"orchsim/sim"
+)
+
+// Run is what a report draws: one run's trace and the facts that identify
+// and reproduce it.
+type Run struct {
+	Scenario string
+	Seed     uint64
+	// Profile is the profile as printed in banners (preset[+fix...][!mutant...]).
+	Profile  string
+	Strategy string
+	// Off lists the actors the shrinker switched off.
+	Off         []string
+	Horizon     time.Duration
+	Fingerprint string
+	// Events is the number of events of the run (the trace may be longer
+	// than what is drawn only if it was cut; see Mermaid).
+	Events    uint64
+	Virtual   time.Duration
+	Violation *sim.Violation
+	Trace     []sim.Event
+	// Replay is the command that reproduces the run ("orchsim replay FILE").
+	Replay string
+	// ShrunkFrom, when > 0, says the trace is the shrunk story of a run of
+	// that many events.
+	ShrunkFrom uint64
+	// Notes are extra lines a renderer prints as comments (Mermaid) or
+	// under the header (HTML), such as why shrinking stopped.
+	Notes []string
+}
+
+// FromResult builds the Run of a scenarios result; replayCmd is the command
+// that reproduces it.
+func FromResult(res *scenarios.Result, replayCmd string) *Run {
+	return &Run{Scenario: res.Scenario, Seed: res.Seed, Profile: res.Profile.String(), Strategy: string(res.Strategy),
+		Off: res.Off, Horizon: res.Horizon, Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events,
+		Virtual: res.Virtual, Violation: res.Violation, Trace: res.Trace, Replay: replayCmd}
+}
+
+// RunCommand is the `orchsim run` command line that reproduces a run made
+// from cfg by seed (no tape): the flags that differ from the defaults.
+func RunCommand(res *scenarios.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "orchsim run --scenario %s --seed %d", res.Scenario, res.Seed)
+	if p := res.Profile.Preset(); p != "reported" {
+		fmt.Fprintf(&b, " --profile %s", p)
+	} else if fixes := res.Profile.Fixes(); len(fixes) > 0 {
+		fmt.Fprintf(&b, " --fix %s", strings.Join(fixes, ","))
+	}
+	if m := res.Profile.MutantNames(); len(m) > 0 {
+		fmt.Fprintf(&b, " --mutant %s", strings.Join(m, ","))
+	}
+	if res.Strategy != "" && res.Strategy != scenarios.DefaultStrategy {
+		fmt.Fprintf(&b, " --strategy %s", res.Strategy)
+	}
+	if sc, err := scenarios.Lookup(res.Scenario); err == nil && res.Horizon != sc.Horizon {
+		fmt.Fprintf(&b, " --horizon %s", res.Horizon)
+	}
+	return b.String()
+}
+
+// verdict is the one-line outcome of the run, in the words of the CLI.
+func (r *Run) verdict() string {
+	if v := r.Violation; v != nil {
+		return fmt.Sprintf("violation: %s at %s", v.Invariant, sim.FormatT(v.At))
+	}
+	return fmt.Sprintf("ok: %d events, %s virtual", r.Events, r.Virtual)
+}
