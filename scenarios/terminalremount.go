@@ -54,6 +54,9 @@ func init() {
 // the app and starts the user (unless the shrinker switched "user" off).
 // The mix is fixed: the swarm strategy draws nothing more here.
 func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
+	if env.Swarm {
+		opts = swarmTerminal(env, opts)
+	}
 	world := env.Rand("world")
 	app := terminal.NewApp(env, opts.Faults)
 	sessions := 2 + world.IntN("sessions", 4)
@@ -77,4 +80,46 @@ func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
 		u.Start()
 	}
 	return app
+}
+
+// swarmTerminal redraws the terminal world's options from the seed: which
+// backend faults are on and how often, the mix of agent kinds (at least one
+// kind stays), and how busy the user is; the draw is traced as the
+// "terminal swarm" banner.
+func swarmTerminal(env *model.Env, opts TerminalOptions) TerminalOptions {
+	r := env.Rand("swarm-terminal")
+	rate := func(name string, base sim.Ratio) sim.Ratio {
+		if base.Numerator == 0 || !r.Chance("enable-"+name, sim.Per(2, 3)) {
+			return sim.Ratio{}
+		}
+		return sim.Per(1+r.Below(name, 2*base.Numerator*4), base.Denominator*4)
+	}
+	f := &opts.Faults
+	f.WedgeChance = rate("wedge", f.WedgeChance)
+	f.StartFailChance = rate("start-fail", f.StartFailChance)
+	f.CrashChance = rate("crash", f.CrashChance)
+	f.AskChance = rate("ask", f.AskChance)
+	weights := make([]uint64, len(opts.KindWeights))
+	var total uint64
+	for i, w := range opts.KindWeights {
+		weights[i] = r.Below(fmt.Sprintf("kind-%d", i), 2*w+1)
+		total += weights[i]
+	}
+	if total == 0 {
+		weights[0] = 1 // the first kind stays, so a zero draw is still a world
+	}
+	opts.KindWeights = weights
+	if opts.UserGapMax == 0 {
+		opts.UserGapMax = r.Duration("user-gap-max", 5*time.Second, 2*time.Minute)
+	}
+	show := func(x sim.Ratio) string {
+		if x.Numerator == 0 {
+			return "0"
+		}
+		return fmt.Sprintf("%d/%d", x.Numerator, x.Denominator)
+	}
+	env.Emit("world", "terminal swarm", "", sim.A("wedge", show(f.WedgeChance)), sim.A("start-fail", show(f.StartFailChance)),
+		sim.A("crash", show(f.CrashChance)), sim.A("ask", show(f.AskChance)),
+		sim.A("kinds", fmt.Sprint(weights)), sim.A("user-gap-max", opts.UserGapMax.String()))
+	return opts
 }
