@@ -203,3 +203,26 @@ var Obligations = []ObligationInfo{
 	{"thread-regains-its-tabs", "a thread refused on its own agent tab can act on it again, or the tab closes", "000_993d1fdfc50e8ec7 (#23021)"},
 	{"wait-returns-within-budget", "a delegate_task wait returns, settled or timed out, unless its server process died", "MODEL.md §7 (wait mode)"},
 }
+
+// IsLiveness reports whether a violation named name is a liveness failure
+// (an obligation left open after the heal phase, or a liveness invariant
+// judged at the end of a run) rather than a safety one.
+func IsLiveness(name string) bool {
+	if name == WedgedSpawnReplaced {
+		return true
+	}
+	for _, o := range Obligations {
+		if o.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// KindOf returns "liveness" or "safety" for a violation name.
+func KindOf(name string) string {
+	if IsLiveness(name) {
+		return "liveness"
+	}
+	return "safety"
+}

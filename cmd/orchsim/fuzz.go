@@ -265,9 +265,9 @@ func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tINVARIANT\tFAILURES\tFIRST SEED\tSTORIES")
+	fmt.Fprintln(tw, "SCENARIO\tINVARIANT\tKIND\tFAILURES\tFIRST SEED\tSTORIES")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", r.scenario, r.invariant, r.failures, r.first, r.stories)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", r.scenario, r.invariant, invariants.KindOf(r.invariant), r.failures, r.first, r.stories)
 	}
 	tw.Flush()
 	for _, st := range sum.Stories {
@@ -332,6 +332,7 @@ type jsonSummary struct {
 type jsonRow struct {
 	Scenario  string `json:"scenario"`
 	Invariant string `json:"invariant"`
+	Kind      string `json:"kind"` // safety or liveness
 	Failures  int    `json:"failures"`
 	FirstSeed uint64 `json:"first_seed"`
 	Stories   int    `json:"stories"`
@@ -370,7 +371,7 @@ func writeJSONSummary(path string, names []string, c *fuzz.Campaign, sum *fuzz.S
 		}
 	}
 	for _, r := range summaryRows(names, sum) {
-		js.Invariants = append(js.Invariants, jsonRow{r.scenario, r.invariant, r.failures, r.first, r.stories})
+		js.Invariants = append(js.Invariants, jsonRow{r.scenario, r.invariant, invariants.KindOf(r.invariant), r.failures, r.first, r.stories})
 	}
 	for _, st := range sum.Stories {
 		js.Stories = append(js.Stories, jsonStory{st.Scenario, st.Invariant, st.Seed, st.Count, st.Actions, st.Fingerprint, st.ReplayFile, st.Timeline})

@@ -179,13 +179,13 @@ func TestMergeSummaries_AddsUpShards(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "shard-1", "corpus"), "x.json", "{}")
 	a := summaryFile(t, dir, "a.json", jsonSummary{Scenarios: []string{"tab-ownership"}, Profile: "reported", Strategy: "swarm",
 		Shard: "0/3", SeedsRun: 10, Failures: 2, ElapsedMs: 100,
-		Invariants:  []jsonRow{{"tab-ownership", "thread-keeps-its-tabs", 2, 7, 1}},
+		Invariants:  []jsonRow{{"tab-ownership", "thread-keeps-its-tabs", "safety", 2, 7, 1}},
 		Probes:      []jsonProbe{{"p", 1}},
 		Stories:     []jsonStory{story(7, "f1", 2)},
 		FailedSeeds: []jsonFailed{{"tab-ownership", 9, "thread-keeps-its-tabs"}, {"tab-ownership", 7, "thread-keeps-its-tabs"}}})
 	b := summaryFile(t, filepath.Join(dir, "shard-1"), "summary.json", jsonSummary{Scenarios: []string{"request-retry", "tab-ownership"},
 		Profile: "reported", Strategy: "swarm", Shard: "1/3", SeedsRun: 12, Failures: 1, ElapsedMs: 300,
-		Invariants:  []jsonRow{{"tab-ownership", "thread-keeps-its-tabs", 1, 4, 1}},
+		Invariants:  []jsonRow{{"tab-ownership", "thread-keeps-its-tabs", "safety", 1, 4, 1}},
 		Probes:      []jsonProbe{{"p", 2}, {"q", 1}},
 		Stories:     []jsonStory{story(4, "f1", 1)},
 		FailedSeeds: []jsonFailed{{"tab-ownership", 4, "thread-keeps-its-tabs"}}})
@@ -206,7 +206,7 @@ func TestMergeSummaries_AddsUpShards(t *testing.T) {
 	assert.Equal(t, 3, m.Shards)
 	assert.Equal(t, []int{0, 1}, m.ShardsMerged)
 	assert.Equal(t, []int{2}, m.ShardsMissing)
-	assert.Equal(t, []jsonRow{{"tab-ownership", "thread-keeps-its-tabs", 3, 4, 1}}, m.Invariants)
+	assert.Equal(t, []jsonRow{{"tab-ownership", "thread-keeps-its-tabs", "safety", 3, 4, 1}}, m.Invariants)
 	assert.Equal(t, []jsonProbe{{"p", 3}, {"q", 1}}, m.Probes)
 	require.Len(t, m.Stories, 1, "one story told by both shards")
 	assert.Equal(t, uint64(4), m.Stories[0].Seed, "the lowest seed tells it")
