@@ -36,7 +36,12 @@ type Campaign struct {
 	// whose offset from Start is Shard modulo Shards.
 	Shard, Shards uint64
 	Workers       int
-	// ShrinkBudget bounds shrinking each distinct failure (0: no shrinking).
+	// ShrinkRuns bounds shrinking each distinct failure by candidate runs
+	// (0: no shrinking). A bound in runs, not time, makes a campaign's
+	// stories and replay files the same on every machine.
+	ShrinkRuns int
+	// ShrinkBudget is a wall-clock safety cap on each shrink (0: none);
+	// when it cuts a shrink short, the result may depend on the machine.
 	ShrinkBudget time.Duration
 	// Corpus, when set, is the directory replay files are written to.
 	Corpus string
@@ -203,7 +208,7 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 		return a.Seed < b.Seed
 	})
 	sort.Strings(sum.Seeds)
-	if err := c.stories(ctx, sum); err != nil {
+	if err := c.stories(ctx, sum, start); err != nil {
 		return sum, err
 	}
 	sum.Elapsed = time.Since(start)
@@ -248,9 +253,10 @@ func Signature(invariant, message string) string {
 }
 
 // stories groups failures by signature, shrinks the first seed of each
-// group (within ShrinkBudget), dedups the shrunk stories by (invariant,
-// story fingerprint) and writes one replay file per story.
-func (c *Campaign) stories(ctx context.Context, sum *Summary) error {
+// group (within ShrinkRuns; not once a --budget campaign is out of time),
+// dedups the shrunk stories by (scenario, invariant, story fingerprint) and
+// writes one replay file per story.
+func (c *Campaign) stories(ctx context.Context, sum *Summary, start time.Time) error {
 	type group struct {
 		first *Failure
 		count int
@@ -275,8 +281,13 @@ func (c *Campaign) stories(ctx context.Context, sum *Summary) error {
 		cfg := scenarios.Config{Scenario: f.Scenario, Seed: f.Seed, Profile: c.Profile, Strategy: c.Strategy,
 			KeepTrace: true, RecordTape: true}
 		var res scenarios.Result
-		if c.ShrinkBudget > 0 && ctx.Err() == nil && f.Invariant != "harness-error" {
-			small, r, _, ok := shrink.Shrink(cfg, f.Invariant, shrink.Options{Budget: c.ShrinkBudget})
+		overBudget := c.Seeds == 0 && c.Budget > 0 && time.Since(start) >= c.Budget
+		if c.ShrinkRuns > 0 && ctx.Err() == nil && !overBudget && f.Invariant != "harness-error" {
+			budget := c.ShrinkBudget
+			if budget <= 0 {
+				budget = 24 * time.Hour
+			}
+			small, r, _, ok := shrink.Shrink(cfg, f.Invariant, shrink.Options{Budget: budget, MaxRuns: c.ShrinkRuns})
 			if ok {
 				cfg, res = small, r
 			}
@@ -288,7 +299,7 @@ func (c *Campaign) stories(ctx context.Context, sum *Summary) error {
 			}
 		}
 		fp := StoryFingerprint(res.Trace)
-		id := f.Invariant + "\x00" + fp
+		id := f.Scenario + "\x00" + f.Invariant + "\x00" + fp
 		if st := byStory[id]; st != nil {
 			st.Count += g.count
 			continue

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,7 +52,7 @@ func TestShardSeeds(t *testing.T) {
 func TestFailuresAreShrunkDedupedAndWritten(t *testing.T) {
 	dir := t.TempDir()
 	c := Campaign{Scenarios: []string{scenarios.TabOwnership}, Profile: model.MustProfile(model.PresetReported, nil, nil),
-		Strategy: scenarios.Swarm, Start: 1, Seeds: 12, Workers: 2, ShrinkBudget: 5 * time.Second, Corpus: dir}
+		Strategy: scenarios.Swarm, Start: 1, Seeds: 12, Workers: 2, ShrinkRuns: 300, Corpus: dir}
 	sum, err := c.Run(context.Background(), false)
 	require.NoError(t, err)
 	require.NotEmpty(t, sum.Failures)
@@ -81,7 +80,7 @@ func TestCancelKeepsFailuresFound(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := Campaign{Scenarios: []string{scenarios.TabOwnership}, Profile: model.MustProfile(model.PresetReported, nil, nil),
-		Strategy: scenarios.Swarm, Start: 1, Seeds: 1_000_000, Workers: 2, ShrinkBudget: time.Second, Corpus: dir}
+		Strategy: scenarios.Swarm, Start: 1, Seeds: 1_000_000, Workers: 2, ShrinkRuns: 100, Corpus: dir}
 	c.Progress = func(done uint64, failures int) {
 		if failures >= 3 {
 			cancel()
@@ -103,4 +102,37 @@ func TestSignatureBlanksIds(t *testing.T) {
 	c := Signature("thread-keeps-its-tabs", "thread thread-c lost its own tab tab_7_2aa0: t3_preview_close with credential 00000000.2 refused at T+00:31:07.604")
 	assert.Equal(t, a, b)
 	assert.NotEqual(t, a, c)
+}
+
+// The same campaign gives the same stories and replay files, whatever the
+// number of workers: shrinking is bounded by runs, not by time.
+func TestCampaignsAreReproducible(t *testing.T) {
+	run := func(workers int) (*Summary, map[string][]byte) {
+		dir := t.TempDir()
+		c := Campaign{Scenarios: []string{scenarios.TabOwnership, "terminal-remount"}, Profile: model.MustProfile(model.PresetReported, nil, nil),
+			Strategy: scenarios.Swarm, Start: 1, Seeds: 15, Workers: workers, ShrinkRuns: 150, Corpus: dir}
+		sum, err := c.Run(context.Background(), false)
+		require.NoError(t, err)
+		files := map[string][]byte{}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			require.NoError(t, err)
+			files[e.Name()] = b
+		}
+		return sum, files
+	}
+	a, fa := run(1)
+	b, fb := run(2)
+	assert.Equal(t, len(a.Stories), len(b.Stories))
+	assert.Equal(t, fa, fb)
+	for _, st := range a.Stories {
+		n := 0
+		for _, f := range a.Failures {
+			if f.Scenario == st.Scenario && f.Invariant == st.Invariant {
+				n++
+			}
+		}
+		assert.LessOrEqual(t, st.Count, n, "a story counts only its own scenario's failures")
+	}
 }

@@ -147,11 +147,13 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 			p.tabThread[tab] = ev.Get("thread")
 			p.addTab(ev.Get("thread"), 1)
 		}
-	case acting(ev.Kind) && ev.Outcome == "ok":
+	case acting(ev.Kind) && ev.Get("tab-thread") == ev.Get("thread"):
+		// Its own tab resolved: the attempt counts whether it was allowed
+		// (fixed) or refused as agentMismatch (reported).
 		if opened, ok := p.tabCred[tab]; ok && opened != cred {
 			hit("tab-acted-after-rotation")
 		}
-		if ev.Kind == "t3_preview_close" {
+		if ev.Kind == "t3_preview_close" && ev.Outcome == "ok" {
 			p.closeTab(tab)
 		}
 	}

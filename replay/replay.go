@@ -5,6 +5,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,7 +94,9 @@ func Read(path string) (*File, error) {
 // Parse decodes and validates a replay file's bytes.
 func Parse(b []byte) (*File, error) {
 	var f File
-	if err := json.Unmarshal(b, &f); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("malformed replay file: %w", err)
 	}
 	if f.Format != Format {
@@ -104,6 +107,9 @@ func Parse(b []byte) (*File, error) {
 	}
 	if f.Scenario == "" {
 		return nil, errors.New("malformed replay file: no scenario")
+	}
+	if f.Horizon <= 0 {
+		return nil, fmt.Errorf("malformed replay file: horizon %s is not positive", time.Duration(f.Horizon))
 	}
 	if _, err := ParseFingerprint(f.Fingerprint); err != nil {
 		return nil, fmt.Errorf("malformed replay file: %w", err)
@@ -157,8 +163,33 @@ func Marshal(f *File) ([]byte, error) {
 }
 
 // WriteFileAtomic writes data to path through a synced temporary file and a
-// rename.
+// rename, so a reader never sees a half-written file. A symbolic link is
+// followed (its target is replaced, not the link); a path that exists and
+// is not a regular file (a device such as /dev/stdout, a pipe) is written
+// to directly, since renaming over it would replace the device.
 func WriteFileAtomic(path string, data []byte) error {
+	if path == "" {
+		return errors.New("empty file name")
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	if fi, err := os.Stat(path); err == nil {
+		if fi.IsDir() {
+			return fmt.Errorf("%s is a directory", path)
+		}
+		if !fi.Mode().IsRegular() {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+			if err != nil {
+				return err
+			}
+			if _, err := f.Write(data); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		}
+	}
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -175,6 +206,10 @@ func WriteFileAtomic(path string, data []byte) error {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
+		return err
+	}
+	// CreateTemp makes the file 0600; the result is an ordinary output file.
+	if err := os.Chmod(name, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(name, path)

@@ -7,6 +7,7 @@
 package shrink
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -38,6 +39,9 @@ type Stats struct {
 	TapeBefore, TapeAfter int
 	// Exhausted reports that the budget ran out before a fixpoint.
 	Exhausted bool
+	// FingerprintBefore is the fingerprint of the run as given, before
+	// shrinking (16 hex digits).
+	FingerprintBefore string
 }
 
 // Score orders candidates: fewer story actions first, then a shorter tape,
@@ -112,6 +116,7 @@ func Shrink(cfg scenarios.Config, inv string, opt Options) (scenarios.Config, sc
 		return cfg, res, s.stats, false
 	}
 	cfg.Tape = res.Tape
+	s.stats.FingerprintBefore = fmt.Sprintf("%016x", res.Fingerprint)
 	// A candidate may wander into a much busier run; bound its events so one
 	// candidate cannot eat the budget (running out is a different failure,
 	// so such a candidate is simply not kept).

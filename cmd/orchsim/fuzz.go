@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,6 +44,7 @@ type fuzzFlags struct {
 	jsonOut      string
 	junitOut     string
 	shrinkBudget time.Duration
+	shrinkRuns   int
 }
 
 func newFuzzCmd() *cobra.Command {
@@ -81,7 +83,8 @@ with the summary, and give 1).`,
 	fl.StringVar(&f.corpus, "corpus", "", "directory for one replay file per distinct failure")
 	fl.StringVar(&f.jsonOut, "json", "", "write a machine-readable summary to FILE")
 	fl.StringVar(&f.junitOut, "junit", "", "write a JUnit XML report to FILE")
-	fl.DurationVar(&f.shrinkBudget, "shrink-budget", 2*time.Second, "time to shrink each distinct failure (0: no shrinking)")
+	fl.IntVar(&f.shrinkRuns, "shrink-runs", 300, "candidate runs to shrink each distinct failure (0: no shrinking)")
+	fl.DurationVar(&f.shrinkBudget, "shrink-budget", 30*time.Second, "wall-clock cap on shrinking each failure (a safety net: results then depend on the machine)")
 	return cmd
 }
 
@@ -145,6 +148,17 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	if f.workers < 0 {
 		return usageErr("--workers must be positive")
 	}
+	if f.shrinkRuns < 0 || f.shrinkBudget < 0 {
+		return usageErr("--shrink-runs and --shrink-budget must not be negative")
+	}
+	if f.seeds > 0 && f.start > ^uint64(0)-f.seeds {
+		return usageErr("--start %d with --seeds %d runs past the largest seed", f.start, f.seeds)
+	}
+	for flag, path := range map[string]string{"--json": f.jsonOut, "--junit": f.junitOut} {
+		if err := checkWritable(path); err != nil {
+			return usageErr("%s: %v", flag, err)
+		}
+	}
 	if f.workers == 0 {
 		f.workers = defaultWorkers()
 	}
@@ -157,7 +171,8 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c := &fuzz.Campaign{Scenarios: names, Profile: prof, Strategy: strategy, Start: f.start, Seeds: f.seeds,
-		Budget: f.budget, Shard: shard, Shards: shards, Workers: f.workers, ShrinkBudget: f.shrinkBudget, Corpus: f.corpus}
+		Budget: f.budget, Shard: shard, Shards: shards, Workers: f.workers, ShrinkRuns: f.shrinkRuns,
+		ShrinkBudget: f.shrinkBudget, Corpus: f.corpus}
 	total := int64(-1)
 	if f.seeds > 0 {
 		total = int64(fuzz.ShardCount(f.seeds, shard, shards)) * int64(len(names))
@@ -188,6 +203,31 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 		return &exitError{code: exitInterrupted, msg: "interrupted"}
 	}
 	return nil
+}
+
+// checkWritable makes sure an output file can be written before a long
+// campaign starts ("" is fine: no file asked for).
+func checkWritable(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("directory %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	probe, err := os.CreateTemp(dir, ".orchsim-write-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
 }
 
 // progress shows a bar on a terminal and a line every 5 s otherwise.
@@ -270,12 +310,20 @@ func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", r.scenario, r.invariant, invariants.KindOf(r.invariant), r.failures, r.first, r.stories)
 	}
 	tw.Flush()
+	if len(sum.Stories) > 0 {
+		fmt.Fprintln(w)
+	}
+	corpus := false
 	for _, st := range sum.Stories {
-		fmt.Fprintf(w, "\nstory %s / %s: seed %d, %d failing seeds, %d actions", st.Scenario, st.Invariant, st.Seed, st.Count, st.Actions)
+		fmt.Fprintf(w, "story %s / %s: seed %d, %d failing seeds, %d actions", st.Scenario, st.Invariant, st.Seed, st.Count, st.Actions)
 		if st.ReplayFile != "" {
+			corpus = true
 			fmt.Fprintf(w, ", replay: orchsim replay %s", st.ReplayFile)
 		}
 		fmt.Fprintln(w)
+	}
+	if len(sum.Stories) > 0 && !corpus {
+		fmt.Fprintln(w, "(pass --corpus DIR to keep one replay file per story)")
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"orchsim/invariants"
 	"orchsim/model"
 	"orchsim/scenarios"
+	"orchsim/sim"
 )
 
 func newListCmd() *cobra.Command {
@@ -26,6 +27,9 @@ func newListCmd() *cobra.Command {
 			for _, i := range invariants.All() {
 				fmt.Fprintf(w, "  %s\t%s [%s]\n", i.Name, i.Property, i.Source)
 			}
+			fmt.Fprintln(w, "\nHARNESS (reported like invariants)")
+			fmt.Fprintf(w, "  %s\ta model panicked; the run stops and reports the panic with its seed\n", sim.ModelPanic)
+			fmt.Fprintf(w, "  %s\tthe run executed its event budget without reaching the horizon (livelock guard; run --event-budget)\n", sim.EventBudgetExceeded)
 			fmt.Fprintln(w, "\nLIVENESS OBLIGATIONS (judged after the heal phase)")
 			for _, o := range invariants.Obligations {
 				fmt.Fprintf(w, "  %s\t%s [%s]\n", o.Name, o.Property, o.Source)

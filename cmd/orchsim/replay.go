@@ -49,8 +49,8 @@ lines after it are Mermaid comments, and the last line also goes to stderr.
 			got := replay.FormatFingerprint(res.Fingerprint)
 			switch {
 			case res.Violation == nil && f.Violation != nil:
-				status.note(fmt.Sprintf("fixed: %s no longer fails (recorded %s); delete it or keep it as a passing regression",
-					args[0], f.Violation.Invariant))
+				status.note(fmt.Sprintf("fixed: %s no longer fails (recorded %s; fingerprint now %s, recorded %s: the models changed, or the file was edited); delete it or keep it as a passing regression",
+					args[0], f.Violation.Invariant, replay.FormatFingerprint(res.Fingerprint), f.Fingerprint))
 				status.last(lastLine(&res))
 				return nil
 			case got != f.Fingerprint:

@@ -30,7 +30,8 @@ type runFlags struct {
 	out      string
 	format   string
 	html     string
-	strategy string
+	strategy    string
+	eventBudget int64
 }
 
 func newRunCmd() *cobra.Command {
@@ -61,8 +62,16 @@ goes to stderr. --html FILE writes a self-contained HTML timeline of the run.`,
 			if !cmd.Flags().Changed("seed") {
 				return usageErr("run needs --seed N")
 			}
-			if f.horizon < 0 {
+			if f.horizon < 0 || cmd.Flags().Changed("horizon") && f.horizon == 0 {
 				return usageErr("--horizon must be positive, got %s", f.horizon)
+			}
+			for _, name := range []string{"trace", "out", "html"} {
+				if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "" {
+					return usageErr("--%s needs a file name", name)
+				}
+			}
+			if f.eventBudget < 0 {
+				return usageErr("--event-budget must be positive")
 			}
 			if err := checkOutputs(f.format, f.html); err != nil {
 				return err
@@ -79,6 +88,7 @@ goes to stderr. --html FILE writes a self-contained HTML timeline of the run.`,
 				return usageErr("%v", err)
 			}
 			cfg := scenarios.Config{Scenario: f.scenario, Seed: f.seed, Profile: prof, Horizon: f.horizon,
+				EventBudget: uint64(f.eventBudget),
 				Strategy: strategy, KeepTrace: true, RecordTape: f.out != ""}
 			return execute(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg, outputs{format: f.format, trace: f.trace, out: f.out, html: f.html})
 		},
@@ -91,6 +101,7 @@ goes to stderr. --html FILE writes a self-contained HTML timeline of the run.`,
 	fl.StringSliceVar(&f.mutants, "mutant", nil, "mutants to turn on, comma-separated")
 	fl.DurationVar(&f.horizon, "horizon", 0, "virtual duration (default: the scenario's)")
 	fl.StringVar(&f.trace, "trace", "", "also write the trace as JSON lines to FILE")
+	fl.Int64Var(&f.eventBudget, "event-budget", 0, "most events a run may execute before it is reported as event-budget-exceeded (default 5,000,000; raise it for very long horizons)")
 	fl.StringVar(&f.out, "out", "", "write a replay file to FILE")
 	fl.StringVar(&f.format, "format", "text", "timeline format: text, json or mermaid")
 	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML timeline to FILE")

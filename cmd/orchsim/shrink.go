@@ -38,11 +38,16 @@ fail.`,
 			if !ok {
 				return usageErr("%s no longer fails with %s: nothing to shrink", args[0], f.Violation.Invariant)
 			}
-			out := strings.TrimSuffix(args[0], ".json") + ".min.json"
+			// f.json -> f.min.json; shrinking f.min.json again improves it in place.
+			out := strings.TrimSuffix(strings.TrimSuffix(args[0], ".json"), ".min") + ".min.json"
 			if err := replay.Write(out, fuzz.ReplayFile(small, &res)); err != nil {
 				return &exitError{code: exitUsage, msg: fmt.Sprintf("writing %s: %v", out, err)}
 			}
 			w := cmd.OutOrStdout()
+			if st.FingerprintBefore != f.Fingerprint {
+				fmt.Fprintf(w, "note: %s recorded fingerprint %s; this build ran %s (the models changed since it was recorded): shrinking this build's run\n",
+					args[0], f.Fingerprint, st.FingerprintBefore)
+			}
 			if err := printRun(w, &res, "text"); err != nil {
 				return &exitError{code: exitHarness, msg: err.Error()}
 			}
