@@ -20,16 +20,16 @@ import (
 )
 
 type runFlags struct {
-	scenario string
-	seed     uint64
-	profile  string
-	fixes    []string
-	mutants  []string
-	horizon  time.Duration
-	trace    string
-	out      string
-	format   string
-	html     string
+	scenario    string
+	seed        uint64
+	profile     string
+	fixes       []string
+	mutants     []string
+	horizon     time.Duration
+	trace       string
+	out         string
+	format      string
+	html        string
 	strategy    string
 	eventBudget int64
 }
@@ -89,7 +89,7 @@ goes to stderr. --html FILE writes a self-contained HTML timeline of the run.`,
 			}
 			cfg := scenarios.Config{Scenario: f.scenario, Seed: f.seed, Profile: prof, Horizon: f.horizon,
 				EventBudget: uint64(f.eventBudget),
-				Strategy: strategy, KeepTrace: true, RecordTape: f.out != ""}
+				Strategy:    strategy, KeepTrace: true, RecordTape: f.out != ""}
 			return execute(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg, outputs{format: f.format, trace: f.trace, out: f.out, html: f.html})
 		},
 	}
