@@ -12,6 +12,7 @@ import (
 	"orchsim/invariants"
 	"orchsim/model"
 	"orchsim/model/browser"
+	"orchsim/model/orchestrator"
 	"orchsim/model/provider"
 	"orchsim/model/server"
 	"orchsim/model/store"
@@ -68,6 +69,30 @@ import (
 //	interrupt thread=T       the user presses stop on T's running turn
 //	setting continue=true|false   continueThreadsAfterServerUpdate
 //	state                    prints tabs, live credentials, slots and sessions
+//
+// Commands and arguments added for the fidelity cases
+// (scenarios/testdata/fidelity, FIDELITY.md §6-7):
+//
+//	new ... [child-duration=D] [child-fails=false]
+//	  Delegated children work for D (default: drawn) and never fail.
+//	call ... [instance=I] [text=T] [entries=(title/prompt/instance, ...)] [subagents]
+//	         [fail=OP] [cancel-after=OP] [full]
+//	  delegate_task's target instance and task text; create_threads'
+//	  entries (prompt and instance optional); t3_thread_list's
+//	  includeSubagents; fail makes the next dispatch of a command whose id
+//	  contains OP fail (no receipt); cancel-after cancels the call after such
+//	  a command committed; full prints every result field (run, instance,
+//	  summary). Also task_status, t3_thread_fork (target= the thread to
+//	  fork, default the caller), t3_thread_read, t3_thread_list, which
+//	  always print every field.
+//	archive thread=T [off]   archives (or unarchives) a thread
+//	thread-meta thread=T [branch=B] [worktree=W]
+//	store what=threads|messages|receipts|items|tasks|runs|sessions [thread=T]
+//	  prints durable rows (thread= filters threads, messages, items, runs)
+//	lose-work run=R work=(kind:description, ...) [thread=P]
+//	  records background work the restart cancelled for run R (on its
+//	  provider thread P, default the run's thread)
+//	continue run=R            continueRestartedRun for the run's thread and R
 func TestScriptsTabOwnership(t *testing.T) { runT3Scripts(t, "testdata/tab_ownership") }
 
 // TestScriptsRequestRetry runs the scripted reproductions of report 002
@@ -183,6 +208,40 @@ type t3Script struct {
 	tasks   []string
 	printed int
 	open    time.Duration // adapter start-up time of the next session open
+	// child overrides the delegated children's duration and failure draws
+	// (zero: drawn).
+	childDuration  time.Duration
+	childNeverFail bool
+	// failOp and cancelOp are the one-shot orchestrator faults of the next
+	// call.
+	failOp, cancelOp string
+	// created are the threads agents created (children, create_threads,
+	// forks) in the order the script saw them: ^N names the N-th.
+	created []string
+}
+
+// threadRef resolves ^N to the N-th created thread.
+func (w *t3Script) threadRef(a *scriptArgs, v string) string {
+	if !strings.HasPrefix(v, "^") {
+		return v
+	}
+	n, err := strconv.Atoi(v[1:])
+	if err != nil || n < 1 || n > len(w.created) {
+		a.d.Fatalf(a.t, "thread %s: only %d threads created so far", v, len(w.created))
+	}
+	return w.created[n-1]
+}
+
+func (w *t3Script) noteCreated(ids ...string) {
+	for _, id := range ids {
+		known := false
+		for _, c := range w.created {
+			known = known || c == id
+		}
+		if id != "" && !known {
+			w.created = append(w.created, id)
+		}
+	}
 }
 
 func newT3Script(a *scriptArgs) *t3Script {
@@ -224,6 +283,14 @@ func newT3Script(a *scriptArgs) *t3Script {
 		a.d.Fatalf(a.t, "new needs threads=(id:instance, ...)")
 	}
 	w.desktop = a.vals("desktop")
+	w.childDuration = a.duration("child-duration", 0)
+	if v := a.str("child-fails", ""); v != "" {
+		fails, err := strconv.ParseBool(v)
+		if err != nil {
+			a.d.Fatalf(a.t, "child-fails: %v", err)
+		}
+		w.childNeverFail = !fails
+	}
 	w.env.Emit("script", "world", "", sim.A("profile", prof.String()), sim.A("seed", fmt.Sprint(seed)))
 	w.boot()
 	return w
@@ -253,13 +320,41 @@ func (w *t3Script) boot() {
 		},
 		OpenLatency: func(string) time.Duration { return w.open },
 	})
+	o := w.srv.Orch
+	if w.childDuration > 0 {
+		o.ChildDuration = func() time.Duration { return w.childDuration }
+	}
+	if w.childNeverFail {
+		o.ChildFails = func() bool { return false }
+	}
+	o.FailCommand = func(id string) bool {
+		if w.failOp != "" && strings.Contains(id, w.failOp) {
+			w.failOp = ""
+			return true
+		}
+		return false
+	}
+	o.CancelAfter = func(id string) bool {
+		if w.cancelOp != "" && strings.Contains(id, w.cancelOp) {
+			w.cancelOp = ""
+			return true
+		}
+		return false
+	}
 }
 
+// thread returns the script's thread id; a thread of the store the script
+// has not seen yet (one an agent created) joins it.
 func (w *t3Script) thread(id string) *scriptThread {
 	for _, th := range w.threads {
 		if th.id == id {
 			return th
 		}
+	}
+	if w.st.Thread(id) != nil {
+		th := &scriptThread{id: id}
+		w.threads = append(w.threads, th)
+		return th
 	}
 	return nil
 }
@@ -352,7 +447,21 @@ func (w *t3Script) exec(a *scriptArgs) string {
 		th := w.mustThread(a)
 		call := model.ToolCall{Tool: a.need("tool"), TabID: w.tabArg(a), NewTab: a.has("new-tab"), URL: "http://localhost:5173/",
 			ClientRequestID: a.str("key", ""), Mode: a.str("mode", ""), Timeout: a.duration("timeout", 0),
-			Target: a.str("target", ""), Action: a.str("action", ""), TaskID: w.taskArg(a)}
+			Target: w.threadRef(a, a.str("target", "")), Action: a.str("action", ""), TaskID: w.taskArg(a)}
+		extra := orchestrator.Extra{Instance: a.str("instance", ""), Task: a.str("text", ""), IncludeSubagents: a.has("subagents")}
+		for _, e := range a.vals("entries") {
+			parts := strings.SplitN(e, "/", 3)
+			spec := orchestrator.ThreadSpec{Title: parts[0]}
+			if len(parts) > 1 {
+				spec.Prompt = parts[1]
+			}
+			if len(parts) > 2 {
+				spec.Instance = parts[2]
+			}
+			extra.Threads = append(extra.Threads, spec)
+		}
+		w.failOp, w.cancelOp = a.str("fail", ""), a.str("cancel-after", "")
+		full := a.has("full") || orchestrator.Serves(call.Tool)
 		if n := a.str("count", ""); n != "" {
 			c, err := strconv.Atoi(n)
 			if err != nil {
@@ -372,7 +481,7 @@ func (w *t3Script) exec(a *scriptArgs) string {
 		if w.srv == nil {
 			got = &model.ToolResult{Outcome: model.OutcomeServerDown}
 		} else {
-			w.srv.CallTool(th.id, cred.Token, cred.CredID, call, func(r model.ToolResult) { got = &r })
+			w.srv.CallToolExt(th.id, cred.Token, cred.CredID, call, extra, func(r model.ToolResult) { got = &r })
 			if nowait {
 				result = "=> in flight"
 				break
@@ -388,6 +497,10 @@ func (w *t3Script) exec(a *scriptArgs) string {
 		}
 		if got.TaskID != "" && w.taskName(got.TaskID) == got.TaskID {
 			w.tasks = append(w.tasks, got.TaskID)
+		}
+		if full && call.Tool != orchestrator.ToolThreadList && call.Tool != orchestrator.ToolThreadRead {
+			w.noteCreated(got.ChildThreadID)
+			w.noteCreated(got.ThreadIDs...)
 		}
 		if call.Tool == model.ToolPreviewOpen && got.Outcome == browser.OK && w.tabName(got.TabID) == got.TabID {
 			w.tabs = append(w.tabs, got.TabID)
@@ -411,12 +524,32 @@ func (w *t3Script) exec(a *scriptArgs) string {
 		if got.ScheduleID != "" {
 			result += " schedule=" + got.ScheduleID
 		}
+		if run := got.RunID + got.InterruptedRunID; run != "" && full {
+			result += " run=" + run
+		}
 		if got.Status != "" {
 			result += " status=" + got.Status
 		}
 		if got.WaitTimedOut {
 			result += " waitTimedOut"
 		}
+		if !full {
+			w.failOp, w.cancelOp = "", ""
+			break
+		}
+		if got.InstanceID != "" {
+			result += " instance=" + got.InstanceID
+		}
+		if got.Summary != "" {
+			result += fmt.Sprintf(" summary=%q", got.Summary)
+		}
+		if got.Delivery != "" && call.Tool == orchestrator.ToolTaskStatus {
+			result += " delivery=" + got.Delivery
+		}
+		if call.Tool == orchestrator.ToolTaskStatus && got.Outcome == "ok" {
+			result += fmt.Sprintf(" latestTerminalRun=%q pendingChildRuns=%v", got.LatestTerminalRunID, got.HasPendingChildRuns)
+		}
+		w.failOp, w.cancelOp = "", ""
 	case "end-turn":
 		th := w.mustThread(a)
 		if w.srv != nil {
@@ -495,6 +628,33 @@ func (w *t3Script) exec(a *scriptArgs) string {
 		w.st.Settings.ContinueThreadsAfterServerUpdate = on
 	case "state":
 		result = w.state()
+	case "archive":
+		th := w.mustThread(a)
+		w.st.Thread(th.id).Archived = !a.has("off")
+	case "thread-meta":
+		th := w.mustThread(a)
+		t := w.st.Thread(th.id)
+		t.Branch, t.WorktreePath = a.str("branch", t.Branch), a.str("worktree", t.WorktreePath)
+	case "store":
+		result = w.storeRows(a.need("what"), w.threadRef(a, a.str("thread", "")))
+	case "lose-work":
+		run := w.st.Run(a.need("run"))
+		if run == nil {
+			d.Fatalf(w.t, "unknown run %s", a.need("run"))
+		}
+		pt := a.str("thread", run.ThreadID)
+		for _, v := range a.vals("work") {
+			kind, desc, _ := strings.Cut(v, ":")
+			run.LostWork = append(run.LostWork, store.LostWork{ProviderThread: pt, Kind: kind, Description: desc})
+		}
+	case "continue":
+		run := w.st.Run(a.need("run"))
+		if run == nil || w.srv == nil {
+			d.Fatalf(w.t, "unknown run or server down")
+		}
+		if !w.srv.ContinueRestartedRun(run.ThreadID, run.ID) {
+			result = "=> nothing dispatched"
+		}
 	default:
 		d.Fatalf(w.t, "unknown command %q", d.Cmd)
 	}
@@ -508,8 +668,76 @@ func (w *t3Script) exec(a *scriptArgs) string {
 	return out
 }
 
+// storeRows prints durable rows of one table.
+func (w *t3Script) storeRows(what, thread string) string {
+	var b strings.Builder
+	match := func(id string) bool { return thread == "" || id == thread }
+	switch what {
+	case "threads":
+		for _, t := range w.st.Threads {
+			if !match(t.ID) {
+				continue
+			}
+			fmt.Fprintf(&b, "thread %s project=%s instance=%s", t.ID, t.ProjectID, t.Instance)
+			for _, kv := range [][2]string{{"title", t.Title}, {"createdBy", t.CreatedBy}, {"source", t.CreationSource},
+				{"parent", t.ParentThread}, {"relationship", t.Relationship}, {"root", t.RootParent},
+				{"branch", t.Branch}, {"worktree", t.WorktreePath}, {"activeRun", t.ActiveRunID}} {
+				if kv[1] != "" {
+					fmt.Fprintf(&b, " %s=%s", kv[0], kv[1])
+				}
+			}
+			if t.Archived {
+				b.WriteString(" archived")
+			}
+			b.WriteByte('\n')
+		}
+	case "messages":
+		for _, m := range w.st.Messages {
+			if match(m.ThreadID) {
+				fmt.Fprintf(&b, "message %s thread=%s sender=%q text=%q run=%q command=%s\n", m.ID, m.ThreadID, m.Sender, m.Text,
+					m.RunID, m.CommandID)
+			}
+		}
+	case "receipts":
+		for _, r := range w.st.Receipts {
+			fmt.Fprintf(&b, "receipt %s %s\n", r.CommandID, r.Status)
+		}
+	case "items":
+		for _, it := range w.st.Items {
+			if match(it.ThreadID) {
+				fmt.Fprintf(&b, "item %s thread=%s ref=%s\n", it.Kind, it.ThreadID, it.Ref)
+			}
+		}
+	case "tasks":
+		for _, t := range w.st.Tasks {
+			fmt.Fprintf(&b, "task %s parent=%s child=%s status=%s delivery=%s\n", w.taskName(t.ID), t.ParentThread, t.ChildThreadID,
+				t.Status, t.Delivery)
+		}
+	case "runs":
+		for _, r := range w.st.Runs {
+			if match(r.ThreadID) {
+				fmt.Fprintf(&b, "run %s thread=%s instance=%s status=%s", r.ID, r.ThreadID, r.Instance, r.Status)
+				if r.ContinuationOf != "" {
+					fmt.Fprintf(&b, " continuationOf=%s", r.ContinuationOf)
+				}
+				b.WriteByte('\n')
+			}
+		}
+	case "sessions":
+		for _, p := range w.st.ProviderSessions {
+			fmt.Fprintf(&b, "provider-session %s status=%s lastError=%q\n", p.ID, p.Status, p.LastError)
+		}
+	default:
+		return "unknown table " + what
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
+}
+
 func (w *t3Script) mustThread(a *scriptArgs) *scriptThread {
-	id := a.need("thread")
+	id := w.threadRef(a, a.need("thread"))
 	th := w.thread(id)
 	if th == nil {
 		a.d.Fatalf(a.t, "unknown thread %q", id)

@@ -57,10 +57,37 @@ const (
 	OpClick    = "click"
 	OpSnapshot = "snapshot"
 	OpClose    = "close"
+	// OpStatus and OpEvaluate are used by the fidelity cases (FIDELITY.md
+	// §2); the worlds' agents do not send them.
+	OpStatus   = "status"
+	OpEvaluate = "evaluate"
 )
 
 // IsRead reports whether op only reads (status, snapshot, waitFor, ping).
-func IsRead(op string) bool { return op == OpSnapshot }
+func IsRead(op string) bool { return op == OpSnapshot || op == OpStatus }
+
+// More constants of ServerBrowser.ts (164d7dbe).
+const (
+	// NavigationTimeout is NAVIGATION_TIMEOUT_MS: the page default timeout,
+	// and the timeout of a viewer's navigation (wait-until "commit").
+	NavigationTimeout = 15 * time.Second
+	// ReadinessNone is navigate's readiness "none": answer once the
+	// navigation has started; its commit is tracked by the tab's control.
+	ReadinessNone = "none"
+	// InvalidSelector is PreviewAutomationInvalidSelectorError (a stale or
+	// unknown element ref).
+	InvalidSelector = "InvalidSelectorError"
+	// Ignored is what a refused viewer input (read-only viewer, resize of a
+	// desktop page) amounts to: nothing.
+	Ignored = "ignored"
+)
+
+// UnattachedFillViewport is UNATTACHED_FILL_VIEWPORT, the viewport of a
+// headless page no operating viewer sized.
+var UnattachedFillViewport = Viewport{Width: 1280, Height: 800}
+
+// Viewport is a page viewport in CSS pixels.
+type Viewport struct{ Width, Height int }
 
 // Tab is one ServerTab.
 type Tab struct {
@@ -72,7 +99,63 @@ type Tab struct {
 	Viewers   []string
 	Desktop   bool // the desktop app renders the page (exempt from the sweep)
 	URL       string
+
+	// OpenerTabID is the tab whose page opened this one (a popup).
+	OpenerTabID string
+	// Reveal is the manager session's reveal flag (false for agent tabs).
+	Reveal bool
+	// Viewport is the page viewport (UnattachedFillViewport until an
+	// operating viewer resizes a headless page).
+	Viewport Viewport
+	// Page lists what happened on the page, in order (navigation committed,
+	// agent acted, human typed, ...), for the fidelity cases.
+	Page []string
+	// LastViewerNavigation is how the last viewer navigation was issued.
+	LastViewerNavigation ViewerNavigation
+	// DesktopEndpoint: a viewer stream is connected to the desktop's own
+	// page; DesktopPageClosed: the desktop closed that page.
+	DesktopEndpoint   bool
+	DesktopPageClosed bool
+
+	readOnly []string
+	refs     []elementRef
+	nextRef  int
+	inflight []*inflightAction
 }
+
+// inflightAction is an agent action in progress on the page, ended early
+// (closed) if the tab closes under it.
+type inflightAction struct{ end func(outcome string) }
+
+// ViewerNavigation is how a viewer's navigation is issued to the page.
+type ViewerNavigation struct {
+	Method    string
+	WaitUntil string
+	Timeout   time.Duration
+}
+
+type elementRef struct {
+	ref   string
+	epoch int
+}
+
+// CanOperate reports whether viewer may operate the tab (attached without
+// canOperate: read-only).
+func (t *Tab) CanOperate(viewer string) bool {
+	for _, v := range t.readOnly {
+		if v == viewer {
+			return false
+		}
+	}
+	for _, v := range t.Viewers {
+		if v == viewer {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Tab) log(what string) { t.Page = append(t.Page, what) }
 
 // Watched reports whether a viewer streams the tab.
 func (t *Tab) Watched() bool { return len(t.Viewers) > 0 }
@@ -86,6 +169,15 @@ type Request struct {
 	URL            string
 	// ReuseExistingTab is open's reuseExistingTab (default true).
 	ReuseExistingTab bool
+	// Readiness is navigate's readiness ("" or ReadinessNone).
+	Readiness string
+	// Ref is click's element ref from a snapshot ("" for none).
+	Ref string
+	// Value is what evaluate's script evaluates to.
+	Value string
+	// Hold is how long the page takes for evaluate or a navigation to
+	// commit (set by harnesses; 0 draws the usual action time).
+	Hold time.Duration
 }
 
 // Result is the host's answer.
@@ -96,6 +188,21 @@ type Result struct {
 	TabThread string
 	// Owner is the owner key of that tab.
 	Owner string
+	// Available is navigate's result with readiness none: the page is
+	// available before the navigation commits.
+	Available bool
+	// Ref is a snapshot's element ref; Value evaluate's result.
+	Ref   string
+	Value string
+	// Tabs is status's list of the thread's tabs the caller may see.
+	Tabs []TabStatus
+}
+
+// TabStatus is one tab in a status result.
+type TabStatus struct {
+	TabID       string
+	OpenerTabID string
+	URL         string
 }
 
 // ServerBrowser is the in-process browser host (preferred host).
@@ -187,6 +294,12 @@ func (b *ServerBrowser) removeAt(i int) {
 	t := b.tabs[i]
 	b.tabs = append(b.tabs[:i], b.tabs[i+1:]...)
 	t.Control.Close()
+	// Closing the page ends the action in progress on it.
+	inflight := t.inflight
+	t.inflight = nil
+	for _, a := range inflight {
+		a.end(ReasonClosed)
+	}
 	b.env.Obligations.Discharge(RegainTab, TabEntity(t.ThreadID, t.TabID))
 }
 
@@ -250,13 +363,36 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		finish(res)
 		return
 	}
+	tab.Control.IgnoreHuman = b.env.Profile.Has(HumanControlIgnored)
+	switch {
+	case req.Op == OpClose:
+		// close is not queued behind the tab's actions (MODEL.md §9): after
+		// requireTab's owner check, a human controller refuses it; else the
+		// tab closes at once, ending the action in progress.
+		if tab.Control.Owner != "" && !tab.Control.IgnoreHuman {
+			res.Outcome = ReasonHumanControl
+			finish(res)
+			return
+		}
+		b.remove(tab)
+		res.Outcome = OK
+		finish(res)
+		return
+	case req.Op == OpStatus:
+		res.Outcome = OK
+		res.Tabs = b.status(req.ThreadID, req.AgentSessionID, ignore)
+		finish(res)
+		return
+	case req.Op == OpEvaluate || req.Op == OpNavigate && req.Readiness == ReadinessNone || req.Op == OpClick && req.Ref != "":
+		b.act(tab, req, ignore, res, finish)
+		return
+	}
 	run := func() (string, time.Duration) {
 		switch req.Op {
 		case OpNavigate:
 			tab.URL = req.URL
-		case OpClose:
-			b.remove(tab)
-			return OK, 0
+		case OpSnapshot:
+			res.Ref = b.ref(tab)
 		}
 		return OK, b.rand.Duration("action-time", 5*time.Millisecond, 1500*time.Millisecond)
 	}
@@ -265,11 +401,119 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		finish(res)
 		return
 	}
-	tab.Control.IgnoreHuman = b.env.Profile.Has(HumanControlIgnored)
 	tab.Control.Agent(req.AgentSessionID, ignore, run, func(outcome string) {
 		res.Outcome = outcome
 		finish(res)
 	})
+}
+
+// ref hands out a fresh element ref, valid until the control's epoch
+// changes (snapshot refs are revoked by every owner change).
+func (b *ServerBrowser) ref(t *Tab) string {
+	// Refs of an older epoch can never be valid again: drop them, and keep
+	// the newest few of the current one.
+	kept := t.refs[:0]
+	for _, r := range t.refs {
+		if r.epoch == t.Control.Epoch {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) >= maxRefs {
+		kept = append(kept[:0], kept[len(kept)-maxRefs+1:]...)
+	}
+	t.nextRef++
+	r := fmt.Sprintf("e%d", t.nextRef)
+	t.refs = append(kept, elementRef{ref: r, epoch: t.Control.Epoch})
+	return r
+}
+
+const maxRefs = 64
+
+func (t *Tab) refValid(ref string) bool {
+	for _, r := range t.refs {
+		if r.ref == ref {
+			return r.epoch == t.Control.Epoch
+		}
+	}
+	return false
+}
+
+func (b *ServerBrowser) status(threadID, key string, ignoreOwner bool) []TabStatus {
+	var out []TabStatus
+	for _, t := range b.tabs {
+		if t.ThreadID == threadID && (ignoreOwner || t.Control.MayAct(key)) {
+			out = append(out, TabStatus{TabID: t.TabID, OpenerTabID: t.OpenerTabID, URL: t.URL})
+		}
+	}
+	return out
+}
+
+func (b *ServerBrowser) hold(req Request) time.Duration {
+	if req.Hold > 0 {
+		return req.Hold
+	}
+	return b.rand.Duration("action-time", 5*time.Millisecond, 1500*time.Millisecond)
+}
+
+// act runs the agent actions of the fidelity cases under control.agent,
+// answering when the action completes: evaluate (after its hold, or when
+// the tab closes under it), click with an element ref (a stale ref is
+// InvalidSelectorError and touches nothing), navigate with readiness none
+// (answers at once, available; the commit is tracked).
+func (b *ServerBrowser) act(tab *Tab, req Request, ignore bool, res Result, finish func(Result)) {
+	tab.Control.Submit(Item{Kind: ItemAgent, Actor: req.AgentSessionID, IgnoreOwner: ignore,
+		Run: func(done func(string)) {
+			switch req.Op {
+			case OpClick:
+				if !tab.refValid(req.Ref) {
+					done(InvalidSelector)
+					return
+				}
+				tab.log("agent clicked " + req.Ref)
+				done(OK)
+			case OpNavigate:
+				settle := tab.Control.Track()
+				b.env.After(b.hold(req), func() {
+					if !tab.Control.Closed {
+						tab.URL = req.URL
+						tab.log("navigation committed")
+					}
+					settle("")
+				})
+				res.Available = true
+				done(OK)
+			default:
+				ended := false
+				a := &inflightAction{}
+				end := func(outcome string) {
+					if ended {
+						return
+					}
+					ended = true
+					for i, x := range tab.inflight {
+						if x == a {
+							tab.inflight = append(tab.inflight[:i], tab.inflight[i+1:]...)
+							break
+						}
+					}
+					done(outcome)
+				}
+				a.end = end
+				tab.inflight = append(tab.inflight, a)
+				b.env.After(b.hold(req), func() {
+					if ended {
+						return
+					}
+					tab.log("agent acted")
+					res.Value = req.Value
+					end(OK)
+				})
+			}
+		},
+		Done: func(outcome string) {
+			res.Outcome = outcome
+			finish(res)
+		}})
 }
 
 // requireTab resolves the tab a request targets. It returns the tab and a
@@ -321,7 +565,8 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 	}
 	b.nextTab++
 	now := b.env.Now()
-	t := &Tab{ThreadID: req.ThreadID, TabID: fmt.Sprintf("tab_%d_%s", b.nextTab, b.epoch), CreatedAt: now, UsedAt: now, URL: req.URL}
+	t := &Tab{ThreadID: req.ThreadID, TabID: fmt.Sprintf("tab_%d_%s", b.nextTab, b.epoch), CreatedAt: now, UsedAt: now, URL: req.URL,
+		Viewport: UnattachedFillViewport}
 	t.Control = NewControl(req.AgentSessionID, b.env.After)
 	b.tabs = append(b.tabs, t)
 	if b.DesktopFor != nil {
@@ -397,3 +642,168 @@ func OwnerKey(p model.Profile, environmentID, credentialID, threadID string) str
 
 // ShowKey renders an owner key for traces, NUL shown as '/'.
 func ShowKey(k string) string { return strings.ReplaceAll(k, "\x00", "/") }
+
+// Viewer-side API of the fidelity cases (FIDELITY.md §2): viewers that may
+// or may not operate, their inputs, popups, and tabs a human opened. The
+// worlds' viewers use Watch, TakeControl and ReleaseControl above.
+
+// AttachViewer attaches a streamed viewer. A read-only viewer (canOperate
+// false) only watches. An operating viewer of a tab no agent owns and no
+// human controls takes control at once. A desktop-rendered tab streams
+// from the desktop's own page.
+func (b *ServerBrowser) AttachViewer(t *Tab, viewer string, canOperate bool) {
+	b.Watch(t, viewer)
+	if !canOperate {
+		t.readOnly = append(t.readOnly, viewer)
+	}
+	if t.Desktop {
+		t.DesktopEndpoint = true
+	}
+	if canOperate && t.Control.AgentID == "" && t.Control.Owner == "" {
+		b.TakeControl(t, viewer)
+	}
+}
+
+// ViewerState is the control message a viewer's output carries, plus the
+// viewport it streams at and where the stream comes from.
+type ViewerState struct {
+	CanOperate bool
+	// Controller is "you", "human" (another viewer), "agent" (an agent
+	// owns the tab and no human controls it) or "none".
+	Controller string
+	Viewport   Viewport
+	// Endpoint is "desktop" (the desktop's own page) or "headless".
+	Endpoint string
+}
+
+// StateFor returns what viewer sees.
+func (b *ServerBrowser) StateFor(t *Tab, viewer string) ViewerState {
+	s := ViewerState{CanOperate: t.CanOperate(viewer), Viewport: t.Viewport, Endpoint: "headless"}
+	if t.Desktop {
+		s.Endpoint = "desktop"
+	}
+	switch {
+	case t.Control.Owner == viewer:
+		s.Controller = "you"
+	case t.Control.Owner != "":
+		s.Controller = "human"
+	case t.Control.AgentID != "":
+		s.Controller = "agent"
+	default:
+		s.Controller = "none"
+	}
+	return s
+}
+
+// Viewer input kinds.
+const (
+	InputTakeControl    = "takeControl"
+	InputReleaseControl = "releaseControl"
+	InputText           = "text"
+	InputKey            = "key"
+	InputResize         = "resize"
+	InputNavigate       = "navigate"
+)
+
+// ViewerInput is one input from a viewer's stream.
+type ViewerInput struct {
+	Kind string
+	Text string
+	// Viewport is resize's size.
+	Viewport Viewport
+	// Method is navigate's method (goto, goBack, goForward, reload).
+	Method string
+	// Hold is how long the page takes (typing, or a navigation to commit).
+	Hold time.Duration
+}
+
+// Input handles a viewer's input. A read-only viewer's inputs are ignored
+// (done(Ignored)). takeControl and releaseControl answer once the queue has
+// drained behind them; text and key are human actions; resize is queued
+// system work, ignored for a desktop page; navigate is a human action that
+// answers at once, its commit tracked until handoff (issued wait-until
+// commit with the navigation timeout).
+func (b *ServerBrowser) Input(t *Tab, viewer string, in ViewerInput, done func(outcome, msg string)) {
+	if !t.CanOperate(viewer) {
+		done(Ignored, "")
+		return
+	}
+	c := t.Control
+	switch in.Kind {
+	case InputTakeControl:
+		c.TakeWait(viewer, done)
+	case InputReleaseControl:
+		c.ReleaseWait(viewer, done)
+	case InputText, InputKey:
+		c.Submit(Item{Kind: ItemHuman, Actor: viewer,
+			Run: func(finish func(string)) {
+				b.env.After(in.Hold, func() {
+					if !c.Closed {
+						t.log("human typed " + in.Text)
+					}
+					finish(OK)
+				})
+			},
+			Done: func(o string) { done(o, "") }})
+	case InputResize:
+		if t.Desktop {
+			done(Ignored, "")
+			return
+		}
+		c.Submit(Item{Kind: ItemSystem,
+			Run:  func(finish func(string)) { t.Viewport = in.Viewport; finish(OK) },
+			Done: func(o string) { done(o, "") }})
+	case InputNavigate:
+		c.Submit(Item{Kind: ItemHuman, Actor: viewer,
+			Run: func(finish func(string)) {
+				t.LastViewerNavigation = ViewerNavigation{Method: in.Method, WaitUntil: "commit", Timeout: NavigationTimeout}
+				settle := c.TrackUntilHandoff()
+				b.env.After(in.Hold, func() {
+					if !c.Closed {
+						t.log("navigation committed")
+					}
+					settle("")
+				})
+				finish(OK)
+			},
+			Done: func(o string) { done(o, "") }})
+	default:
+		done(Ignored, "")
+	}
+}
+
+// Popup is a page of t opening a popup: it becomes a tab of the same
+// thread with the same automation owner, not revealed, with t as opener.
+func (b *ServerBrowser) Popup(opener *Tab) *Tab {
+	b.nextTab++
+	now := b.env.Now()
+	t := &Tab{ThreadID: opener.ThreadID, TabID: fmt.Sprintf("tab_%d_%s", b.nextTab, b.epoch), CreatedAt: now, UsedAt: now,
+		OpenerTabID: opener.TabID, Viewport: UnattachedFillViewport}
+	t.Control = NewControl(opener.Control.AgentID, b.env.After)
+	b.tabs = append(b.tabs, t)
+	return t
+}
+
+// PageClosed is the page of t closing by itself (a popup closing): its
+// session goes.
+func (b *ServerBrowser) PageClosed(t *Tab) { b.remove(t) }
+
+// OpenUnowned is the preview manager opening a server-runtime tab with no
+// automation owner (a human's tab); with desktop the desktop app renders it.
+func (b *ServerBrowser) OpenUnowned(threadID, url string, desktop bool) *Tab {
+	b.nextTab++
+	now := b.env.Now()
+	t := &Tab{ThreadID: threadID, TabID: fmt.Sprintf("tab_%d_%s", b.nextTab, b.epoch), CreatedAt: now, UsedAt: now,
+		URL: url, Reveal: true, Desktop: desktop, Viewport: UnattachedFillViewport}
+	t.Control = NewControl("", b.env.After)
+	b.tabs = append(b.tabs, t)
+	return t
+}
+
+// ManagerClose is the preview manager closing t's session: the session
+// goes and a desktop stream endpoint is released; the desktop's own page
+// is the desktop's to close.
+func (b *ServerBrowser) ManagerClose(t *Tab) {
+	t.DesktopEndpoint = false
+	b.remove(t)
+}

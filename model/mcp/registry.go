@@ -68,7 +68,9 @@ type Credential struct {
 	LastAliveAt time.Duration
 	// IssuedFor names the provider session incarnation whose prepare minted it.
 	IssuedFor string
-	dead      bool
+	// Endpoint is the config's MCP endpoint.
+	Endpoint string
+	dead     bool
 }
 
 // Registry is McpSessionRegistry. Records are kept in issue order so that
@@ -83,6 +85,12 @@ type Registry struct {
 	// ResolveRefreshes makes resolve refresh liveness (main@eac52f00, PR
 	// #4659); off follows 1b69cde2, where only touch does.
 	ResolveRefreshes bool
+	// MaxLifetime, if set, kills a credential this long after issue
+	// whatever its activity: the idle era (96314411: 30 min idle timeout,
+	// which is LivenessWindow with ResolveRefreshes, and an 8 h cap).
+	MaxLifetime time.Duration
+	// Endpoint is the MCP HTTP endpoint issued configs name.
+	Endpoint string
 }
 
 const actor = "mcp-registry"
@@ -112,6 +120,7 @@ func (r *Registry) Issue(threadID, instanceID string, caps Caps, incarnation str
 		},
 		LastAliveAt: now,
 		IssuedFor:   incarnation,
+		Endpoint:    r.Endpoint,
 	}
 	r.records = append(r.records, c)
 	r.env.Emit(actor, "credential.issue", "", sim.A("thread", threadID), sim.A("cred", id),
@@ -184,8 +193,13 @@ func (r *Registry) RevokeThread(threadID, cause string) {
 func (r *Registry) prune() {
 	now := r.env.Now()
 	for i := 0; i < len(r.records); {
-		if now-r.records[i].LastAliveAt > r.LivenessWindow {
+		c := r.records[i]
+		if now-c.LastAliveAt > r.LivenessWindow {
 			r.drop(i, "credential.expire", "liveness")
+			continue
+		}
+		if r.MaxLifetime > 0 && now-c.Scope.IssuedAt > r.MaxLifetime {
+			r.drop(i, "credential.expire", "lifetime")
 			continue
 		}
 		i++
@@ -214,6 +228,7 @@ type Slot struct {
 	Token      string
 	InstanceID string
 	Caps       Caps
+	Endpoint   string
 }
 
 // Slots is the module-level per-thread slot map (one slot per thread).

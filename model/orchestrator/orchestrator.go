@@ -112,7 +112,58 @@ const (
 type Call struct {
 	Scope mcp.Scope
 	model.ToolCall
+	Extra Extra
 }
+
+// Extra carries the arguments of a call that model.ToolCall does not (the
+// fidelity cases send them; the worlds' agents leave them empty).
+type Extra struct {
+	// Instance is delegate_task's target provider instance ("" for the
+	// caller's); Task its task text.
+	Instance string
+	Task     string
+	// Threads are create_threads' entries; empty means Count untitled,
+	// promptless entries on the caller's instance.
+	Threads []ThreadSpec
+	// IncludeSubagents is t3_thread_list's includeSubagents.
+	IncludeSubagents bool
+}
+
+// ThreadSpec is one create_threads entry.
+type ThreadSpec struct {
+	Title    string
+	Prompt   string
+	Instance string
+}
+
+// More tools, served here and not sent by the worlds' agents: reads
+// (task_status, t3_thread_read, t3_thread_list) need no live caller.
+const (
+	ToolTaskStatus = "task_status"
+	ToolThreadFork = "t3_thread_fork"
+	ToolThreadRead = "t3_thread_read"
+	ToolThreadList = "t3_thread_list"
+)
+
+// Serves reports whether tool is an orchestrator tool served here beyond
+// model.OrchestratorTools.
+func Serves(tool string) bool {
+	switch tool {
+	case ToolTaskStatus, ToolThreadFork, ToolThreadRead, ToolThreadList:
+		return true
+	}
+	return false
+}
+
+// IsRead reports whether an orchestrator tool only reads (no live caller
+// needed).
+func IsRead(tool string) bool {
+	return tool == ToolTaskStatus || tool == ToolThreadRead || tool == ToolThreadList
+}
+
+// Interrupted is the outcome of a call whose fiber was cancelled after a
+// command committed (the caller sees no result).
+const Interrupted = "interrupted"
 
 // Answer is what a call produced: its outcome (Accepted, Replayed or an
 // error code), the command id it dispatched and the result.
@@ -150,8 +201,19 @@ type Orchestrator struct {
 	// Interrupt interrupts the active run of a thread; it reports whether
 	// there was one.
 	Interrupt func(threadID string) bool
-	// ChildDuration draws how long a delegated child works.
+	// ChildDuration draws how long a delegated child works; ChildFails
+	// whether it fails.
 	ChildDuration func() time.Duration
+	ChildFails    func() bool
+	// StartRun starts a run of an idle thread for a dispatched message
+	// (start_immediately) and returns its id ("" if none started).
+	StartRun func(threadID string) string
+	// FailCommand, if set, makes the dispatch of commandID fail before it
+	// runs (a harness's broken orchestrator): no receipt, orchestration_error.
+	FailCommand func(commandID string) bool
+	// CancelAfter, if set, cancels the call after commandID committed (the
+	// MCP call's fiber interrupted): it answers Interrupted.
+	CancelAfter func(commandID string) bool
 }
 
 const actor = "orchestrator"
@@ -160,6 +222,7 @@ const actor = "orchestrator"
 func New(env *model.Env, st *store.Store) *Orchestrator {
 	o := &Orchestrator{env: env, rand: env.Rand(actor), st: st}
 	o.ChildDuration = func() time.Duration { return o.rand.Duration("child-duration", 30*time.Second, 90*time.Minute) }
+	o.ChildFails = func() bool { return o.rand.Chance("child-fails", sim.Per(1, 10)) }
 	return o
 }
 
@@ -214,15 +277,32 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 		id := cmd("delegate-task", k)
 		a := o.dispatch(id, caller, EffectChild, c, func() (store.Result, bool) {
 			child := "thread:delegated-task:" + id
+			instance := c.Scope.Thread.ProviderInstanceID
+			if c.Extra.Instance != "" {
+				instance = c.Extra.Instance
+			}
 			t := &store.Task{ID: "node:delegated-task:" + id, ParentThread: caller, ChildThreadID: child,
-				CommandID: id, Status: store.TaskRunning, Delivery: "pending"}
+				CommandID: id, Status: store.TaskRunning, Delivery: "pending", Text: c.Extra.Task}
+			root := caller
+			if p := o.st.Thread(caller); p != nil && p.RootParent != "" {
+				root = p.RootParent
+			}
 			o.st.Threads = append(o.st.Threads, &store.Thread{ID: child, ProjectID: o.projectOf(caller),
-				Instance: c.Scope.Thread.ProviderInstanceID, ParentThread: caller, CreatedBy: "agent"})
+				Instance: instance, ParentThread: caller, CreatedBy: "agent", Relationship: "subagent", RootParent: root,
+				CreationSource: "mcp"})
+			// The child receives exactly the task text, never the parent's prompt.
+			o.st.Messages = append(o.st.Messages, &store.Message{ID: "message:delegated-task:" + id, ThreadID: child,
+				CommandID: id, Text: c.Extra.Task, Sender: caller})
 			o.st.Tasks = append(o.st.Tasks, t)
 			o.env.Obligations.Open(TaskSettles, t.ID, "delegate_task accepted")
 			o.armChild(t)
-			return store.Result{TaskID: t.ID, ChildThreadID: child, Status: t.Status}, true
+			return store.Result{TaskID: t.ID, ChildThreadID: child, Status: t.Status, InstanceID: instance}, true
 		})
+		if t := o.st.Task(a.Result.TaskID); t != nil && (a.Outcome == Accepted || a.Outcome == Replayed) {
+			// The tool answers readTask: the task as it is now (a replay's
+			// receipt has the ids, not the current status).
+			a.Result.Status, a.Result.Summary = t.Status, t.Summary
+		}
 		if a.Outcome != Accepted && a.Outcome != Replayed || c.Mode != "wait" {
 			reply(a)
 			return
@@ -230,23 +310,39 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 		dispatched(a)
 		o.wait(c, a, k, ns, done)
 	case model.ToolCreateThreads:
-		n := c.Count
+		specs := c.Extra.Threads
+		n := len(specs)
+		if n == 0 {
+			n = c.Count
+		}
 		if n < 1 || n > MaxBatchThreads {
 			reply(Answer{Outcome: ErrInvalidRequest})
 			return
 		}
 		var res store.Result
 		outcome := Replayed
+		effect := ""
 		first := ""
 		for i := 0; i < n; i++ {
+			spec := ThreadSpec{Title: "created"}
+			if i < len(specs) {
+				spec = specs[i]
+			}
 			id := cmd("create-thread", k, fmt.Sprint(i))
 			if first == "" {
 				first = id
 			}
 			a := o.dispatch(id, caller, EffectThreads, c, func() (store.Result, bool) {
 				tid := fmt.Sprintf("thread:mcp:%s:%s:%d", ns, k, i)
-				o.st.Threads = append(o.st.Threads, &store.Thread{ID: tid, ProjectID: o.projectOf(caller),
-					Instance: c.Scope.Thread.ProviderInstanceID, CreatedBy: "agent", Title: "created"})
+				t := &store.Thread{ID: tid, ProjectID: o.projectOf(caller), Instance: c.Scope.Thread.ProviderInstanceID,
+					CreatedBy: "agent", CreationSource: "mcp", Title: spec.Title}
+				if spec.Instance != "" {
+					t.Instance = spec.Instance
+				}
+				if p := o.st.Thread(caller); p != nil {
+					t.Branch, t.WorktreePath = p.Branch, p.WorktreePath
+				}
+				o.st.Threads = append(o.st.Threads, t)
 				return store.Result{ThreadIDs: []string{tid}}, true
 			})
 			if a.Outcome != Accepted && a.Outcome != Replayed {
@@ -254,13 +350,47 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 				return
 			}
 			if a.Outcome == Accepted {
-				outcome = Accepted
+				outcome, effect = Accepted, EffectThreads
 			}
 			res.ThreadIDs = append(res.ThreadIDs, a.Result.ThreadIDs...)
-		}
-		effect := ""
-		if outcome == Accepted {
-			effect = EffectThreads
+			if o.CancelAfter != nil && o.CancelAfter(id) {
+				reply(Answer{Outcome: Interrupted, CommandID: first, Result: res})
+				return
+			}
+			tid := a.Result.ThreadIDs[0]
+			if spec.Prompt != "" {
+				// message.dispatch(start_immediately): the create command id
+				// with create-thread replaced by dispatch-thread.
+				mid := cmd("dispatch-thread", k, fmt.Sprint(i))
+				m := o.dispatch(mid, caller, EffectMessage, c, func() (store.Result, bool) {
+					t := o.st.Thread(tid)
+					if t == nil || t.Archived {
+						return store.Result{}, false
+					}
+					msg := &store.Message{ID: fmt.Sprintf("message:mcp:%s:%s:%d", ns, k, i), ThreadID: tid, CommandID: mid,
+						Text: spec.Prompt, Sender: caller}
+					if o.StartRun != nil && t.ActiveRunID == "" {
+						msg.RunID = o.StartRun(tid)
+					}
+					o.st.Messages = append(o.st.Messages, msg)
+					return store.Result{MessageID: msg.ID, RunID: msg.RunID}, true
+				})
+				if m.Outcome != Accepted && m.Outcome != Replayed {
+					reply(Answer{Outcome: m.Outcome, CommandID: mid, Result: res})
+					return
+				}
+				if m.Outcome == Accepted {
+					outcome = Accepted
+					if effect == "" {
+						effect = EffectMessage
+					}
+				}
+			}
+			rid := cmd("record-created-thread", k, fmt.Sprint(i))
+			o.dispatch(rid, caller, "", c, func() (store.Result, bool) {
+				o.st.Items = append(o.st.Items, &store.ThreadItem{ThreadID: caller, Kind: "thread_created", Ref: tid, CommandID: rid})
+				return store.Result{ThreadIDs: []string{tid}}, true
+			})
 		}
 		reply(Answer{Outcome: outcome, CommandID: first, Result: res, Effect: effect})
 	case model.ToolScheduleTask:
@@ -278,7 +408,7 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 		id := cmd("thread-send", k)
 		reply(o.dispatch(id, caller, EffectMessage, c, func() (store.Result, bool) {
 			m := &store.Message{ID: fmt.Sprintf("message:mcp:%s:thread-send:%s", ns, k), ThreadID: c.Target, CommandID: id,
-				Text: "message from " + caller}
+				Text: "message from " + caller, Sender: caller}
 			o.st.Messages = append(o.st.Messages, m)
 			return store.Result{MessageID: m.ID, Status: "queued"}, true
 		}))
@@ -299,11 +429,12 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			return
 		}
 		id := cmd("thread-interrupt", k)
+		run := o.st.ActiveRun(c.Target)
 		reply(o.dispatch(id, caller, EffectInterrupt, c, func() (store.Result, bool) {
 			if o.Interrupt == nil || !o.Interrupt(c.Target) {
 				return store.Result{}, false
 			}
-			return store.Result{Status: "interrupt_requested"}, true
+			return store.Result{InterruptedRunID: run.ID, Status: "interrupt_requested"}, true
 		}))
 	case model.ToolTaskCancel:
 		t := o.st.Task(c.TaskID)
@@ -332,9 +463,90 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			return store.Result{TaskID: t.ID, Status: t.Status}, true
 		})
 		reply(a)
+	case ToolTaskStatus:
+		t := o.st.Task(c.TaskID)
+		if t == nil || t.ParentThread != caller {
+			reply(Answer{Outcome: ErrTaskNotFound})
+			return
+		}
+		res := o.taskView(t)
+		if t.Status != store.TaskRunning && t.Delivery == "pending" {
+			// Reading a terminal result acknowledges its completion
+			// delivery, under a fresh command id each time (never keyed by
+			// the clientRequestId).
+			ack := strings.Join([]string{"command:mcp", ns, "task-status-acknowledge", o.fresh()}, ":")
+			a := o.dispatch(ack, caller, "", c, func() (store.Result, bool) {
+				t.Delivery = "acknowledged"
+				return store.Result{TaskID: t.ID}, true
+			})
+			if a.Outcome != Accepted {
+				reply(Answer{Outcome: a.Outcome, CommandID: ack})
+				return
+			}
+			res.Delivery = t.Delivery
+			reply(Answer{Outcome: "ok", CommandID: ack, Result: res})
+			return
+		}
+		reply(Answer{Outcome: "ok", Result: res})
+	case ToolThreadFork:
+		src := c.Target
+		if src == "" {
+			src = caller
+		}
+		from := o.st.Thread(src)
+		if from == nil || from.ProjectID != o.projectOf(caller) {
+			reply(Answer{Outcome: ErrThreadNotFound})
+			return
+		}
+		id := cmd("thread-fork", k)
+		reply(o.dispatch(id, caller, EffectThreads, c, func() (store.Result, bool) {
+			tid := fmt.Sprintf("thread:mcp-fork:%s:%s", ns, k)
+			o.st.Threads = append(o.st.Threads, &store.Thread{ID: tid, ProjectID: from.ProjectID, Instance: from.Instance,
+				CreatedBy: "agent", CreationSource: "mcp", Title: "fork of " + src, Branch: from.Branch, WorktreePath: from.WorktreePath})
+			return store.Result{ThreadIDs: []string{tid}}, true
+		}))
+	case ToolThreadRead:
+		t := o.st.Thread(c.Target)
+		if t == nil || t.ProjectID != o.projectOf(caller) {
+			reply(Answer{Outcome: ErrThreadNotFound})
+			return
+		}
+		reply(Answer{Outcome: "ok", Result: store.Result{ThreadIDs: []string{t.ID}, RunID: t.ActiveRunID}})
+	case ToolThreadList:
+		var ids []string
+		project := o.projectOf(caller)
+		for _, t := range o.st.Threads {
+			if t.ProjectID != project || t.Archived || (!c.Extra.IncludeSubagents && t.Relationship == "subagent") {
+				continue
+			}
+			ids = append(ids, t.ID)
+		}
+		reply(Answer{Outcome: "ok", Result: store.Result{ThreadIDs: ids}})
 	default:
 		reply(Answer{Outcome: ErrInvalidRequest})
 	}
+}
+
+// taskView is task_status's view of a task: its status and summary, the
+// newest terminal run of the child (the child's own work, once it
+// settled) and whether a follow-up run of the child thread is pending.
+func (o *Orchestrator) taskView(t *store.Task) store.Result {
+	res := store.Result{TaskID: t.ID, ChildThreadID: t.ChildThreadID, Status: t.Status, Summary: t.Summary,
+		Delivery: t.Delivery}
+	if t.Status != store.TaskRunning {
+		res.LatestTerminalRunID = "run:" + t.ID
+	}
+	for _, r := range o.st.Runs {
+		if r.ThreadID != t.ChildThreadID {
+			continue
+		}
+		if r.Status == store.RunRunning {
+			res.HasPendingChildRuns = true
+			continue
+		}
+		res.LatestTerminalRunID, res.Status = r.ID, r.Status
+	}
+	return res
 }
 
 // dispatch is dispatchWithReceipt: replay an accepted receipt, refuse a
@@ -346,6 +558,9 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 			return Answer{Outcome: ErrPreviouslyRejected, CommandID: commandID}
 		}
 		return Answer{Outcome: Replayed, CommandID: commandID, Result: r.Result}
+	}
+	if o.FailCommand != nil && o.FailCommand(commandID) {
+		return Answer{Outcome: ErrDispatch, CommandID: commandID}
 	}
 	res, ok := exec()
 	if !ok {
@@ -372,8 +587,11 @@ func (o *Orchestrator) armChild(t *store.Task) {
 			return
 		}
 		status := store.TaskCompleted
-		if o.rand.Chance("child-fails", sim.Per(1, 10)) {
+		if o.ChildFails() {
 			status = store.TaskFailed
+		}
+		if status == store.TaskCompleted {
+			t.Summary = "answer to: " + t.Text
 		}
 		o.settle(t, status)
 	})
@@ -447,7 +665,7 @@ func (o *Orchestrator) finishWait(w *wait, timedOut bool) {
 	res := model.ToolResult{Outcome: w.answer.Outcome, Result: w.answer.Result}
 	t := o.st.Task(w.task)
 	if t != nil {
-		res.Status = t.Status
+		res.Status, res.Summary = t.Status, t.Summary
 	}
 	outcome := "settled"
 	if timedOut {

@@ -9,11 +9,13 @@
 package provider
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"orchsim/model"
 	"orchsim/model/mcp"
+	"orchsim/model/store"
 	"orchsim/sim"
 )
 
@@ -108,6 +110,15 @@ type Entry struct {
 	pinnedSince time.Duration
 	background  time.Duration // pending background work until this time
 	released    bool
+	subs        []*Subscription
+}
+
+// Subscription is a subscriber to an entry's provider event stream.
+type Subscription struct {
+	Items []string
+	// Ended: the stream ended; Err is its failure ("" for a normal end).
+	Ended bool
+	Err   string
 }
 
 // Attached reports whether threadID is attached.
@@ -152,6 +163,8 @@ type opening struct {
 type waiter struct {
 	threadID string
 	done     TurnFunc
+	// busy: the waiter starts a turn (StartTurn), else it only opens (Open).
+	busy bool
 }
 
 type prepared struct {
@@ -184,6 +197,23 @@ type Manager struct {
 	IdleTimeout, MaxIdlePin time.Duration
 	// OpenFailure is the probability that an adapter fails to open a session.
 	OpenFailure sim.Ratio
+
+	// Store, if set, is the durable projection the manager writes its
+	// provider-session status rows to and whose runtime requests a release
+	// settles.
+	Store *store.Store
+	// FailStatusWrite, if set, makes the status write of a release fail
+	// (a harness's broken event store): the release still cleans up, and
+	// Close reports ProviderSessionCloseError.
+	FailStatusWrite func(status string) bool
+	// ProbeBackground, if set, is the runtime's hasPendingBackgroundWork,
+	// answered asynchronously; nil answers at once from SetBackgroundWork.
+	ProbeBackground func(e *Entry, answer func(pending bool))
+	// WorkspaceMissing, if set, reports that a thread's cwd is not a
+	// directory: opening for it fails ProviderWorkspaceMissingError.
+	WorkspaceMissing func(threadID string) bool
+
+	closes int
 }
 
 const actor = "psm"
@@ -225,6 +255,22 @@ func (m *Manager) EntryForThread(threadID string) *Entry {
 
 func reservationKey(threadID, credID string) string { return threadID + "\x00" + credID }
 
+// Errors of the manager (MODEL.md §10).
+var (
+	// ErrWorkspaceMissing is ProviderWorkspaceMissingError.
+	ErrWorkspaceMissing = errors.New("ProviderWorkspaceMissingError: Restore the folder at this path before retrying.")
+	// ErrClose is ProviderSessionCloseError.
+	ErrClose = errors.New("ProviderSessionCloseError: the release could not be persisted")
+	// ErrNoSession is what Close answers for a session that is not live.
+	ErrNoSession = errors.New("ProviderSessionLookupError: no live session")
+)
+
+// Opens is the number of adapter opens started (openCount).
+func (m *Manager) Opens() int { return m.opened }
+
+// Closes is the number of adapter sessions closed (closeCount).
+func (m *Manager) Closes() int { return m.closes }
+
 // prepareMcpSession returns the credential for threadID: the slot's, reused
 // iff it still resolves to the same thread, instance and capability set
 // (the [variant] capability equality), else a fresh one after revoking the
@@ -245,7 +291,7 @@ func (m *Manager) prepareMcpSession(threadID, instance, incarnation string) prep
 	}
 	m.reg.RevokeThread(threadID, "prepare:"+incarnation)
 	c := m.reg.Issue(threadID, instance, caps, incarnation)
-	m.slots.Set(mcp.Slot{ThreadID: threadID, CredID: c.ID, Token: c.Token, InstanceID: instance, Caps: caps})
+	m.slots.Set(mcp.Slot{ThreadID: threadID, CredID: c.ID, Token: c.Token, InstanceID: instance, Caps: caps, Endpoint: c.Endpoint})
 	m.reserve[reservationKey(threadID, c.ID)]++
 	return prepared{credID: c.ID, token: c.Token, issued: true}
 }
@@ -264,7 +310,37 @@ func (m *Manager) unreserve(threadID, credID string) {
 // touches the thread's credentials, then calls done. Opening takes the
 // adapter's start-up time (openLatency) of virtual time.
 func (m *Manager) StartTurn(threadID, instance string, openLatency time.Duration, done TurnFunc) {
-	sid := SessionIDFor(threadID, instance)
+	m.open(SessionIDFor(threadID, instance), threadID, instance, openLatency, true, done)
+}
+
+// Open is open(threadId, providerSessionId) without a turn: it opens the
+// session sessionID (or joins an open in progress, or attaches threadID to
+// the live entry) and calls done with the entry.
+func (m *Manager) Open(sessionID, threadID, instance string, openLatency time.Duration, done TurnFunc) {
+	m.open(sessionID, threadID, instance, openLatency, false, done)
+}
+
+// BeginTurn is startTurn on a live entry: attach, markBusy.
+func (m *Manager) BeginTurn(e *Entry, threadID string) error {
+	if e.released {
+		return fmt.Errorf("Provider session released")
+	}
+	if !e.Attached(threadID) {
+		a, _ := AdapterFor(e.Instance)
+		if !a.MultiThread {
+			return fmt.Errorf("ProviderSessionOpenError: %s does not support attaching multiple app threads to one session", e.Instance)
+		}
+		m.attach(e, threadID)
+	}
+	m.markBusy(e, threadID)
+	return nil
+}
+
+func (m *Manager) open(sid, threadID, instance string, openLatency time.Duration, busy bool, done TurnFunc) {
+	if m.WorkspaceMissing != nil && m.WorkspaceMissing(threadID) {
+		done(nil, ErrWorkspaceMissing)
+		return
+	}
 	if e := m.Entry(sid); e != nil {
 		if !e.Attached(threadID) {
 			a, _ := AdapterFor(instance)
@@ -274,20 +350,24 @@ func (m *Manager) StartTurn(threadID, instance string, openLatency time.Duration
 			}
 			m.attach(e, threadID)
 		}
-		m.markBusy(e, threadID)
+		if busy {
+			m.markBusy(e, threadID)
+		} else {
+			m.Activity(e)
+		}
 		done(e, nil)
 		return
 	}
 	for _, o := range m.opens {
 		if o.sessionID == sid {
-			o.waiters = append(o.waiters, waiter{threadID, done})
+			o.waiters = append(o.waiters, waiter{threadID, done, busy})
 			return
 		}
 	}
 	m.opened++
 	inc := fmt.Sprintf("%s#%d.%d", sid, m.process, m.opened)
 	o := &opening{sessionID: sid, incarnation: inc, instance: instance, threadID: threadID}
-	o.waiters = append(o.waiters, waiter{threadID, done})
+	o.waiters = append(o.waiters, waiter{threadID, done, busy})
 	m.env.Emit(actor, "session.open", "", sim.A("psid", sid), sim.A("incarnation", inc), sim.A("thread", threadID), sim.A("instance", instance))
 	o.cred = m.prepareMcpSession(threadID, instance, inc)
 	m.opens = append(m.opens, o)
@@ -324,6 +404,7 @@ func (m *Manager) finishOpen(o *opening, fail bool) {
 	m.entries = append(m.entries, e)
 	m.env.Emit(actor, "session.opened", "ready", sim.A("psid", e.ID), sim.A("incarnation", e.Incarnation),
 		sim.A("thread", o.threadID), sim.A("cred", o.cred.credID))
+	m.writeStatus(e.ID, "ready", "")
 	m.scheduleIdleRelease(e)
 	for _, w := range o.waiters {
 		if e.released {
@@ -333,7 +414,9 @@ func (m *Manager) finishOpen(o *opening, fail bool) {
 		if !e.Attached(w.threadID) {
 			m.attach(e, w.threadID)
 		}
-		m.markBusy(e, w.threadID)
+		if w.busy {
+			m.markBusy(e, w.threadID)
+		}
 		w.done(e, nil)
 	}
 }
@@ -414,8 +497,23 @@ func (m *Manager) releaseIfStillIdle(e *Entry) {
 	if m.dead || e.released || e.busy > 0 || e.pendingGen != e.idleGen {
 		return
 	}
+	gen := e.idleGen
+	if m.ProbeBackground == nil {
+		m.afterProbe(e, gen, m.env.Now() < e.background)
+		return
+	}
+	m.ProbeBackground(e, func(pending bool) { m.afterProbe(e, gen, pending) })
+}
+
+// afterProbe acts on hasPendingBackgroundWork's answer for the idle
+// generation gen; an answer about a released runtime or an older
+// generation is ignored (onlyIfIdleGeneration).
+func (m *Manager) afterProbe(e *Entry, gen int, pending bool) {
+	if m.dead || e.released || e.busy > 0 || e.pendingGen != gen || e.idleGen != gen {
+		return
+	}
 	now := m.env.Now()
-	if now < e.background {
+	if pending {
 		since := now
 		if e.pinned {
 			since = e.pinnedSince
@@ -440,7 +538,7 @@ func (m *Manager) Crash(e *Entry) {
 		return
 	}
 	m.env.Emit(actor, "provider.crash", "", sim.A("psid", e.ID), sim.A("incarnation", e.Incarnation))
-	m.releaseEntry(e, ReasonRuntimeError)
+	m.releaseEntryDetail(e, ReasonRuntimeError, "provider process exited")
 }
 
 // Detach removes threadID from e (plain detach keeps the recorded
@@ -481,11 +579,82 @@ func (m *Manager) Shutdown() {
 	}
 }
 
-// releaseEntry removes e at once, then closes its scope (bounded by 30 s)
-// and finally cleans up its credentials unless held elsewhere.
-func (m *Manager) releaseEntry(e *Entry, reason string) {
+// Close is close(providerSessionId): releaseEntry(manual_shutdown). The
+// release happens whatever; a failed status write is reported as
+// ProviderSessionCloseError.
+func (m *Manager) Close(sessionID string) error {
+	e := m.Entry(sessionID)
+	if e == nil {
+		return ErrNoSession
+	}
+	return m.Release(e, ReasonManualShutdown, "")
+}
+
+// Release is releaseEntry for a live entry with a reason and, for
+// runtime_error, the error detail (lastError).
+func (m *Manager) Release(e *Entry, reason, detail string) error {
+	if e.released {
+		return ErrNoSession
+	}
+	if !m.releaseEntryDetail(e, reason, detail) {
+		return ErrClose
+	}
+	return nil
+}
+
+// ReportStatus is the provider publishing its session status (with a
+// lastError for status error): written to the projection.
+func (m *Manager) ReportStatus(e *Entry, status, lastError string) {
 	if e.released {
 		return
+	}
+	m.writeStatus(e.ID, status, lastError)
+}
+
+// Subscribe subscribes to e's provider event stream.
+func (m *Manager) Subscribe(e *Entry) *Subscription {
+	sub := &Subscription{}
+	if e.released {
+		sub.Ended = true
+		return sub
+	}
+	e.subs = append(e.subs, sub)
+	return sub
+}
+
+// Publish is a provider event on e's stream: it reaches the current
+// subscribers and counts as activity.
+func (m *Manager) Publish(e *Entry, item string) {
+	if e.released {
+		return
+	}
+	for _, sub := range e.subs {
+		sub.Items = append(sub.Items, item)
+	}
+	m.Activity(e)
+}
+
+// writeStatus writes a provider-session status row; it reports false when
+// the write failed. lastError is set only with status error and is kept
+// across later status writes.
+func (m *Manager) writeStatus(sessionID, status, lastError string) bool {
+	if m.FailStatusWrite != nil && m.FailStatusWrite(status) {
+		return false
+	}
+	if m.Store == nil {
+		return true
+	}
+	m.Store.WriteProviderSession(sessionID, status, lastError, m.env.Now())
+	return true
+}
+
+// releaseEntry removes e at once, then closes its scope (bounded by 30 s)
+// and finally cleans up its credentials unless held elsewhere.
+func (m *Manager) releaseEntry(e *Entry, reason string) { m.releaseEntryDetail(e, reason, "") }
+
+func (m *Manager) releaseEntryDetail(e *Entry, reason, detail string) (persisted bool) {
+	if e.released {
+		return true
 	}
 	for i, x := range m.entries {
 		if x == e {
@@ -502,6 +671,21 @@ func (m *Manager) releaseEntry(e *Entry, reason string) {
 		status = "error"
 	}
 	m.env.Emit(actor, "session.release", status, sim.A("psid", e.ID), sim.A("incarnation", e.Incarnation), sim.A("reason", reason))
+	m.closes++
+	// Subscribers: closed on a server shutdown, failed otherwise.
+	for _, sub := range e.subs {
+		sub.Ended = true
+		if reason != ReasonServerShutdown {
+			sub.Err = "Provider session released: " + reason + "."
+		}
+	}
+	e.subs = nil
+	lastError := ""
+	if reason == ReasonRuntimeError {
+		lastError = detail
+	}
+	persisted = m.writeStatus(e.ID, status, lastError)
+	m.settleRuntimeRequests(e, reason)
 	if m.OnRelease != nil {
 		m.OnRelease(e, reason)
 	}
@@ -516,6 +700,32 @@ func (m *Manager) releaseEntry(e *Entry, reason string) {
 		}
 		m.cleanupCredentials(e)
 	})
+	return persisted
+}
+
+// settleRuntimeRequests marks the session's pending runtime requests with a
+// live response capability non-live: cancelled on a manual or server
+// shutdown, expired otherwise, capability not_resumable; their nodes and
+// turn items cancelled (failed for runtime_error).
+func (m *Manager) settleRuntimeRequests(e *Entry, reason string) {
+	if m.Store == nil {
+		return
+	}
+	status, child := store.RequestExpired, store.RunCancelled
+	if reason == ReasonManualShutdown || reason == ReasonServerShutdown {
+		status = store.RequestCancelled
+	}
+	if reason == ReasonRuntimeError {
+		child = store.RunFailed
+	}
+	for _, r := range m.Store.RuntimeRequests {
+		if r.SessionID != e.ID || r.Status != store.RequestPending || r.Capability != store.CapabilityLive {
+			continue
+		}
+		r.Status, r.Capability = status, store.CapabilityNotResumable
+		r.NodeStatus, r.ItemStatus = child, child
+		r.ItemCompletedAt = m.env.Now()
+	}
 }
 
 func (m *Manager) cleanupCredentials(e *Entry) {

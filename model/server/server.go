@@ -68,10 +68,12 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 	s.PSM.CapsFor = s.capsFor
 	s.PSM.OnRelease = s.onRelease
 	s.PSM.OpenFailure = sim.Per(1, 50)
+	s.PSM.Store = st
 	s.Browser = browser.NewServerBrowser(env, incarnation)
 	s.Browser.DesktopFor = hooks.DesktopFor
 	s.Orch = orchestrator.New(env, st)
 	s.Orch.Interrupt = s.interrupt
+	s.Orch.StartRun = s.startIdle
 	env.Emit(actor, "server.start", "", sim.A("incarnation", fmt.Sprint(incarnation)))
 	// Startup order: reconcile, delegated-task recovery, then the effect
 	// worker (restart continuation).
@@ -93,49 +95,14 @@ const RunSettles = "running-thread-settles"
 // restart continuations (a modelling choice: the worker starts last).
 const ContinuationDelay = 500 * time.Millisecond
 
-// ContinuationText is the prompt of a restart continuation.
-const ContinuationText = "Continue where you left off."
-
 // reconcile cancels runs a dead process left running; they become restart
 // continuation sources.
 func (s *Server) reconcile(trigger string) {
-	for _, r := range s.Store.Runs {
-		if r.Status == store.RunRunning {
-			s.Store.EndRun(r.ID, store.RunCancelled)
-			s.env.Obligations.Discharge(RunSettles, r.ID+" of "+r.ThreadID)
-			r.CancelledByRestart = true
-			s.env.Emit(actor, "reconcile", store.RunCancelled, sim.A("trigger", trigger), sim.A("thread", r.ThreadID), sim.A("run", r.ID))
-		}
-	}
-}
-
-// continueRestartedRuns is continueRestartedRun for every eligible thread:
-// its latest run was cancelled by a restart, the thread is live and still on
-// the run's instance. The command and message ids derive from the source
-// run, so a continuation is dispatched at most once across restarts.
-func (s *Server) continueRestartedRuns() {
-	if s.dead {
-		return
-	}
-	for _, t := range s.Store.Threads {
-		var latest *store.Run
-		for _, r := range s.Store.Runs {
-			if r.ThreadID == t.ID {
-				latest = r
-			}
-		}
-		if latest == nil || !latest.CancelledByRestart || t.Archived || t.ActiveRunID != "" || t.Instance != latest.Instance {
-			continue
-		}
-		cmd := "command:restart-continuation:" + latest.ID
-		if s.Store.Receipt(cmd) != nil {
-			continue
-		}
-		s.Store.Receipts = append(s.Store.Receipts, &store.Receipt{CommandID: cmd, ThreadID: t.ID, Status: store.ReceiptAccepted})
-		s.Store.Messages = append(s.Store.Messages, &store.Message{ID: "message:restart-continuation:" + latest.ID,
-			ThreadID: t.ID, CommandID: cmd, Text: ContinuationText})
-		s.env.Emit(actor, "restart-continuation", "", sim.A("thread", t.ID), sim.A("source-run", latest.ID), sim.A("text", ContinuationText))
-		s.startRun(t.ID, latest.ID)
+	sum := Reconcile(s.Store, trigger, s.env.Now())
+	for _, r := range sum.CancelledRuns {
+		s.env.Obligations.Discharge(RunSettles, r.ID+" of "+r.ThreadID)
+		r.CancelledByRestart = true
+		s.env.Emit(actor, "reconcile", store.RunCancelled, sim.A("trigger", trigger), sim.A("thread", r.ThreadID), sim.A("run", r.ID))
 	}
 }
 
@@ -145,6 +112,7 @@ func (s *Server) Shutdown() {
 	if s.dead {
 		return
 	}
+	s.PrepareForShutdown()
 	s.PSM.Shutdown()
 	s.reconcile("shutdown")
 	s.Kill()
@@ -254,6 +222,17 @@ func (s *Server) interrupt(threadID string) bool {
 	}
 	s.endTurn(threadID, store.RunInterrupted, "interrupted")
 	return true
+}
+
+// startIdle starts a run of an idle, live thread (a message dispatched to
+// start immediately); it returns the run's id, or "".
+func (s *Server) startIdle(threadID string) string {
+	t := s.Store.Thread(threadID)
+	if s.dead || t == nil || t.Archived || t.ActiveRunID != "" {
+		return ""
+	}
+	s.startRun(threadID, "")
+	return t.ActiveRunID
 }
 
 // Interrupt is the user stopping the thread's running turn.
@@ -386,6 +365,13 @@ func (s *Server) SwitchProvider(threadID, instance string) bool {
 // takes the thread from the credential). reply gets the result when it is
 // decided; the outcome is traced then.
 func (s *Server) CallTool(caller, token, credID string, call model.ToolCall, reply func(model.ToolResult)) {
+	s.CallToolExt(caller, token, credID, call, orchestrator.Extra{}, reply)
+}
+
+// CallToolExt is CallTool with the orchestrator arguments model.ToolCall
+// does not carry (the fidelity cases' task texts, create_threads entries,
+// target instances).
+func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, extra orchestrator.Extra, reply func(model.ToolResult)) {
 	attrs := []sim.Attr{sim.A("thread", caller), sim.A("cred", credID)}
 	if call.TabID != "" {
 		attrs = append(attrs, sim.A("tab", call.TabID))
@@ -413,8 +399,8 @@ func (s *Server) CallTool(caller, token, credID string, call model.ToolCall, rep
 	// The credential, not the caller's claim, says which thread calls.
 	threadID := scope.Thread.ThreadID
 	attrs[0] = sim.A("thread", threadID)
-	if model.IsOrchestratorTool(call.Tool) {
-		s.callOrchestrator(scope, call, attrs, reply)
+	if model.IsOrchestratorTool(call.Tool) || orchestrator.Serves(call.Tool) {
+		s.callOrchestrator(scope, call, extra, attrs, reply)
 		return
 	}
 	if scope.Capabilities&mcp.CapPreview == 0 {
@@ -492,7 +478,7 @@ func (s *Server) liveCaller(scope mcp.Scope) bool {
 // callOrchestrator serves an orchestrator tool after its caller checks
 // (orchestration capability; a live run of the caller's instance) and
 // traces the dispatch: its outcome, command id and result ids.
-func (s *Server) callOrchestrator(scope mcp.Scope, call model.ToolCall, attrs []sim.Attr, reply func(model.ToolResult)) {
+func (s *Server) callOrchestrator(scope mcp.Scope, call model.ToolCall, extra orchestrator.Extra, attrs []sim.Attr, reply func(model.ToolResult)) {
 	key := call.ClientRequestID
 	if key == "" {
 		key = "-"
@@ -521,11 +507,11 @@ func (s *Server) callOrchestrator(scope mcp.Scope, call model.ToolCall, attrs []
 		refuse("capability_denied")
 		return
 	}
-	if !s.liveCaller(scope) {
+	if !orchestrator.IsRead(call.Tool) && !s.liveCaller(scope) {
 		refuse(model.OutcomeParentNotActive)
 		return
 	}
-	s.Orch.Dispatch(orchestrator.Call{Scope: scope, ToolCall: call}, func(a orchestrator.Answer) {
+	s.Orch.Dispatch(orchestrator.Call{Scope: scope, ToolCall: call, Extra: extra}, func(a orchestrator.Answer) {
 		if a.CommandID != "" {
 			attrs = append(attrs, sim.A("command", a.CommandID))
 		}

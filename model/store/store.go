@@ -30,6 +30,17 @@ type Thread struct {
 	Instance    string
 	Archived    bool
 	ActiveRunID string
+	// Relationship ("subagent" for a delegated child), RootParent (the
+	// root of its lineage) and CreationSource ("mcp" for agent-created
+	// threads) are the rest of the lineage; Branch and WorktreePath are
+	// inherited by threads an agent creates.
+	Relationship   string
+	RootParent     string
+	CreationSource string
+	Branch         string
+	WorktreePath   string
+	// Deleted marks a deleted thread (its rows stay).
+	Deleted bool
 }
 
 // Run is one run of a thread.
@@ -43,6 +54,73 @@ type Run struct {
 	CancelledByRestart bool
 	// ContinuationOf is the source run of a restart continuation.
 	ContinuationOf string
+	// ProviderThreadID is the provider thread the run drives ("" for the
+	// thread's own, as in the worlds).
+	ProviderThreadID string
+	// LostWork is restartCancelledBackgroundWork: background work a restart
+	// cancelled under this run (kinds and what it was).
+	LostWork []LostWork
+}
+
+// LostWork is one piece of background work a restart cancelled.
+type LostWork struct {
+	ProviderThread string
+	Kind           string
+	Description    string
+}
+
+// BackgroundWork is background work a provider thread runs (a shell, a
+// monitor, a native subagent) that a restart would cancel.
+type BackgroundWork struct {
+	ProviderThread string
+	Kind           string
+	Description    string
+}
+
+// Effect is an outbox effect row: pending, running, done, cancelled.
+type Effect struct {
+	ID        string
+	Type      string
+	SourceRun string
+	Status    string
+}
+
+// RunPart is a row of a run's subtree below the run: its attempt, nodes,
+// provider turns and turn items, with their status (running, waiting,
+// completed, cancelled, failed, ...).
+type RunPart struct {
+	ID     string
+	RunID  string
+	Kind   string // attempt, node, provider-turn, turn-item
+	Status string
+	// ItemKind is a turn item's kind (tool-call, shell, monitor,
+	// t3_thread_wait, approval, ...); Persistent marks a persistent monitor.
+	ItemKind   string
+	Persistent bool
+	// Instance is the item's own provider instance ("" unknown);
+	// ProviderThread the provider thread it ran on.
+	Instance       string
+	ProviderThread string
+	// Node is the node a turn item belongs to; RequestID the runtime
+	// request it waits on.
+	Node      string
+	RequestID string
+	// AppOwned marks an app-owned delegation node or item (it stays open).
+	AppOwned    bool
+	CompletedAt time.Duration
+}
+
+// ProviderThread is a provider thread row: the native conversation an app
+// thread drives on one provider instance.
+type ProviderThread struct {
+	ID        string
+	ThreadID  string
+	Instance  string
+	NativeRef bool
+	Status    string // active, idle, closed
+	SessionID string
+	// Roster is the provider thread's pending background tasks.
+	Roster []string
 }
 
 // Project holds the per-project settings the models read.
@@ -69,8 +147,24 @@ type Store struct {
 	Tasks     []*Task
 	Messages  []*Message
 	Schedules []*Schedule
-	Settings  Settings
-	runs      int
+	// Items are thread items other than messages (thread_created records).
+	Items    []*ThreadItem
+	Settings Settings
+	// ProviderSessions are the provider-session status rows (the durable
+	// mirror of the provider session manager's entries).
+	ProviderSessions []*ProviderSession
+	// RuntimeRequests are pending and settled runtime requests (approvals,
+	// questions) of provider sessions.
+	RuntimeRequests []*RuntimeRequest
+	// Background is the background work provider threads run; Effects
+	// the effect outbox.
+	Background []*BackgroundWork
+	Effects    []*Effect
+	// Parts are the rows of runs' subtrees; ProviderThreads the provider
+	// thread rows.
+	Parts           []*RunPart
+	ProviderThreads []*ProviderThread
+	runs            int
 	// Indexes for id lookups, extended lazily over rows appended since the
 	// last lookup (never ranged over).
 	threadIdx  index[*Thread]
@@ -187,6 +281,18 @@ type Result struct {
 	ScheduleID    string
 	RunID         string
 	Status        string
+	// Summary is a settled task's result text; InstanceID the provider
+	// instance a delegated child runs on; Delivery its completion
+	// delivery; LatestTerminalRunID and HasPendingChildRuns task_status's
+	// view of the child's runs.
+	Summary    string
+	InstanceID string
+	// InterruptedRunID is the run t3_thread_interrupt interrupted (not a
+	// result id: traces do not show it).
+	InterruptedRunID    string
+	Delivery            string
+	LatestTerminalRunID string
+	HasPendingChildRuns bool
 }
 
 // Task statuses.
@@ -204,6 +310,10 @@ type Task struct {
 	ChildThreadID string
 	CommandID     string
 	Status        string
+	// Text is the task the child received; Summary its answer once
+	// completed.
+	Text    string
+	Summary string
 	// CompletesAt is when the child's work settles (virtual time since the
 	// run's start); durable so delegated-task recovery can re-arm it.
 	CompletesAt time.Duration
@@ -217,6 +327,23 @@ type Message struct {
 	ThreadID  string
 	CommandID string
 	Text      string
+	// Sender is the thread that sent it ("" for the user or the server).
+	Sender string
+	// RunID is the run the message started, if any; ContinuationOf the
+	// source run of a restart continuation.
+	RunID          string
+	ContinuationOf string
+	// Streaming marks an assistant message still being streamed.
+	Streaming bool
+}
+
+// ThreadItem is a thread item that is not a message, such as the
+// thread_created record create_threads leaves on its parent.
+type ThreadItem struct {
+	ThreadID  string
+	Kind      string
+	Ref       string
+	CommandID string
 }
 
 // Schedule is a scheduled task row.
@@ -246,4 +373,72 @@ func (s *Store) Message(id string) *Message {
 		}
 	}
 	return nil
+}
+
+// ProviderSession is a provider-session projection row: the last status
+// written (ready, running, stopped, error) and the last error, which a
+// later status keeps.
+type ProviderSession struct {
+	ID          string
+	Status      string
+	LastError   string
+	LastErrorAt time.Duration
+	UpdatedAt   time.Duration
+	// Writes counts the status writes (provider-session.attached/updated).
+	Writes int
+}
+
+// ProviderSession returns the row of id, or nil.
+func (s *Store) ProviderSession(id string) *ProviderSession {
+	for _, p := range s.ProviderSessions {
+		if p.ID == id {
+			return p
+		}
+	}
+	return nil
+}
+
+// WriteProviderSession writes a status for session id at now; a non-empty
+// lastError is recorded with its time, an empty one keeps the last.
+func (s *Store) WriteProviderSession(id, status, lastError string, now time.Duration) {
+	p := s.ProviderSession(id)
+	if p == nil {
+		p = &ProviderSession{ID: id}
+		s.ProviderSessions = append(s.ProviderSessions, p)
+	}
+	p.Status, p.UpdatedAt = status, now
+	p.Writes++
+	if lastError != "" {
+		p.LastError, p.LastErrorAt = lastError, now
+	}
+}
+
+// Runtime request statuses and response capabilities.
+const (
+	RequestPending   = "pending"
+	RequestResolved  = "resolved"
+	RequestExpired   = "expired"
+	RequestCancelled = "cancelled"
+	// CapabilityLive: answered through the live provider runtime;
+	// CapabilityMessage: answered by a message (an async question), which
+	// survives the runtime; CapabilityNotResumable: can no longer be
+	// answered.
+	CapabilityLive         = "live"
+	CapabilityMessage      = "message"
+	CapabilityNotResumable = "not_resumable"
+)
+
+// RuntimeRequest is a runtime-request projection row with the status of
+// its node and of the turn item that waits on it.
+type RuntimeRequest struct {
+	ID              string
+	ThreadID        string
+	RunID           string
+	SessionID       string
+	Status          string
+	Capability      string
+	Reason          string
+	NodeStatus      string
+	ItemStatus      string
+	ItemCompletedAt time.Duration
 }

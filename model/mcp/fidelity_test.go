@@ -1,0 +1,127 @@
+package mcp
+
+// Fidelity cases of FIDELITY.md §4 (McpSessionRegistry.test.ts @ 0b31e51e
+// and liveness-era variants), run against the registry. Each test is named
+// after its case id; the registry of cases is scenarios/fidelity_test.go.
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"orchsim/model"
+	"orchsim/sim"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// reg is the upstream harness: a registry over a test clock that starts at
+// t=1000 ms, the fake HTTP server at 127.0.0.1:43123.
+type reg struct {
+	k *sim.Kernel
+	r *Registry
+}
+
+func newReg(t *testing.T, p model.Profile) *reg {
+	k := sim.NewKernel(false)
+	env := &model.Env{Clock: k, Trace: k.Trace(), Source: sim.NewTapeSource(nil, false), Profile: p, EnvironmentID: "env-1"}
+	r := NewRegistry(env)
+	r.Endpoint = "http://127.0.0.1:43123/mcp"
+	k.RunUntil(1000 * time.Millisecond)
+	return &reg{k: k, r: r}
+}
+
+func (x *reg) at(ms int) { x.k.RunUntil(time.Duration(ms) * time.Millisecond) }
+
+var profiles = []model.Profile{
+	model.MustProfile(model.PresetReported, nil, nil),
+	model.MustProfile(model.PresetFixed, nil, nil),
+}
+
+// TestMR01_TokenResolvesAndRevokesByThread is MR-01, upstream "stores only a
+// token hash, resolves the bearer token, and revokes by thread". The model
+// keeps the token on the record (no hashing: the simulation never leaks
+// tokens); the rest is as upstream.
+func TestMR01_TokenResolvesAndRevokesByThread(t *testing.T) {
+	x := newReg(t, profiles[0])
+	c := x.r.Issue("thread-1", "codex", CapOrchestration, "test")
+	assert.Equal(t, "http://127.0.0.1:43123/mcp", c.Endpoint)
+	assert.Greater(t, len(c.Token), 20)
+	got := x.r.Resolve(c.Token)
+	require.NotNil(t, got)
+	assert.Equal(t, "thread-1", got.Scope.Thread.ThreadID)
+	x.r.RevokeThread("thread-1", "test")
+	assert.Nil(t, x.r.Resolve(c.Token))
+}
+
+// TestMR02_RevokesOneProviderSessionOnly is MR-02, upstream "revokes one
+// provider session without revoking another credential for the thread"
+// [BUG-1] [BUG-2]. The fixes do not touch the registry: both profiles agree.
+func TestMR02_RevokesOneProviderSessionOnly(t *testing.T) {
+	for _, p := range profiles {
+		x := newReg(t, p)
+		c1 := x.r.Issue("thread-1", "codex", CapOrchestration, "test")
+		c2 := x.r.Issue("thread-1", "claudeAgent", CapOrchestration, "test")
+		require.NotEqual(t, c1.ID, c2.ID, "each credential has its own random providerSessionId")
+		assert.NotEqual(t, "thread-1", c1.ID, "the credential id is not the thread id")
+		x.r.RevokeProviderSession(c2.ID, "test")
+		got := x.r.Resolve(c1.Token)
+		require.NotNil(t, got, "%s", p)
+		assert.Equal(t, c1.ID, got.Scope.Thread.ProviderSessionID)
+		assert.Equal(t, c1.ID, got.Scope.RequestNamespace, "a thread caller's namespace is its credential id")
+		assert.Nil(t, x.r.Resolve(c2.Token))
+	}
+}
+
+// TestMR04_ExpiresAfterInactivity is MR-04, upstream (idle era, idle 100
+// ms, maximum lifetime 1000 ms) "expires credentials after inactivity".
+func TestMR04_ExpiresAfterInactivity(t *testing.T) {
+	x := newReg(t, profiles[0])
+	x.r.LivenessWindow, x.r.ResolveRefreshes, x.r.MaxLifetime = 100*time.Millisecond, true, time.Second
+	c := x.r.Issue("thread-1", "codex", CapOrchestration, "test")
+	x.at(1101)
+	assert.Nil(t, x.r.Resolve(c.Token), "idle 100 ms exceeded by 1 ms")
+
+	// The maximum lifetime caps a credential in use.
+	c = x.r.Issue("thread-1", "codex", CapOrchestration, "test")
+	for ms := 1150; ms <= 2100; ms += 50 {
+		x.at(ms)
+		require.NotNil(t, x.r.Resolve(c.Token), "alive while used within its lifetime (at %d ms)", ms)
+	}
+	x.at(2102)
+	assert.Nil(t, x.r.Resolve(c.Token), "past the 1000 ms lifetime")
+}
+
+// TestMR05_ExpiresWithoutSignsOfLife is MR-05 [variant], "expires
+// credentials once their session stops showing signs of life" (liveness
+// window 100 ms; resolve alone does not extend life).
+func TestMR05_ExpiresWithoutSignsOfLife(t *testing.T) {
+	x := newReg(t, profiles[0])
+	x.r.LivenessWindow = 100 * time.Millisecond
+	c := x.r.Issue("thread-1", "codex", CapOrchestration, "test")
+	x.at(1050)
+	require.NotNil(t, x.r.Resolve(c.Token))
+	x.at(1101)
+	assert.Nil(t, x.r.Resolve(c.Token))
+}
+
+// TestMR07_TouchOfOtherThreadKeepsNothingAlive is MR-07 [variant], "does not
+// keep credentials of other threads alive".
+func TestMR07_TouchOfOtherThreadKeepsNothingAlive(t *testing.T) {
+	x := newReg(t, profiles[0])
+	x.r.LivenessWindow = 100 * time.Millisecond
+	c := x.r.Issue("thread-4", "codex", CapOrchestration, "test")
+	x.at(1099)
+	x.r.Touch("thread-unrelated")
+	x.at(1101)
+	assert.Nil(t, x.r.Resolve(c.Token))
+	// Touching its own thread does.
+	c = x.r.Issue("thread-4", "codex", CapOrchestration, "test")
+	x.at(1199)
+	x.r.Touch("thread-4")
+	x.at(1201)
+	assert.NotNil(t, x.r.Resolve(c.Token))
+}

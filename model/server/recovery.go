@@ -1,0 +1,259 @@
+package server
+
+import (
+	"time"
+
+	"orchsim/model/store"
+)
+
+// ProviderRuntimeRecoveryService.reconcile (ProviderRuntimeRecoveryService.ts
+// @ 03800668, MODEL.md §8) over the durable projection. The worlds' runs
+// have no subtree rows, provider threads, requests or effects, so for them
+// it cancels the running runs and nothing else; the fidelity cases (RC-10,
+// RC-11, RC-13, RC-14) build the subtrees.
+
+// RecoveryEvent is one row update a reconcile commits, in order.
+type RecoveryEvent struct {
+	Entity string // run, attempt, node, provider-turn, message, turn-item, runtime-request, provider-thread, provider-session, effect
+	ID     string
+	Status string
+	// Instance attributes a cancelled item to a provider instance.
+	Instance string
+}
+
+// BackgroundCancelled is a run.background-work-cancelled record.
+type BackgroundCancelled struct {
+	RunID string
+	Kinds []string
+}
+
+// RecoverySummary is what a reconcile did.
+type RecoverySummary struct {
+	TerminalizedRuns int
+	StoppedSessions  int
+	RetiredEffects   int
+	RequeuedEffects  int
+	ClosedRequests   int
+	Background       []BackgroundCancelled
+	// CancelledRuns are the runs it cancelled, in store order.
+	CancelledRuns []*store.Run
+	Events        []RecoveryEvent
+}
+
+// Effect types: process-bound ones die with the process and are cancelled;
+// a checkpoint capture is replay-safe and requeued.
+const (
+	EffectCheckpointCapture = "checkpoint.capture"
+)
+
+// ProcessBoundEffects are the effect types a restart cancels.
+var ProcessBoundEffects = []string{"provider-turn.start", "provider-turn.interrupt", "provider-turn.steer",
+	"provider-turn.restart", "runtime-request.respond"}
+
+func processBound(t string) bool {
+	for _, x := range ProcessBoundEffects {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func nonTerminal(status string) bool {
+	switch status {
+	case RunPreparing, RunStarting, store.RunRunning, RunWaiting:
+		return true
+	}
+	return false
+}
+
+func openStatus(status string) bool {
+	switch status {
+	case "running", "waiting", "pending", "starting", "queued":
+		return true
+	}
+	return false
+}
+
+// Reconcile is reconcile(trigger) at now: non-terminal runs are cancelled
+// with their subtrees (except a waiting run whose checkpoint capture is
+// pending or running: its running items are cancelled and recorded as
+// lost background work, and the capture requeued); leftover running items
+// of settled runs are cancelled; pending runtime requests other than
+// message-capability ones expire (startup) or are cancelled (shutdown);
+// active provider threads go idle with empty rosters; sessions stop;
+// process-bound effects are cancelled.
+func Reconcile(st *store.Store, trigger string, now time.Duration) RecoverySummary {
+	var sum RecoverySummary
+	ev := func(entity, id, status, instance string) {
+		sum.Events = append(sum.Events, RecoveryEvent{Entity: entity, ID: id, Status: status, Instance: instance})
+	}
+	pthread := func(id string) *store.ProviderThread {
+		for _, p := range st.ProviderThreads {
+			if p.ID == id {
+				return p
+			}
+		}
+		return nil
+	}
+	capture := func(runID string) *store.Effect {
+		for _, e := range st.Effects {
+			if e.SourceRun == runID && e.Type == EffectCheckpointCapture && (e.Status == "pending" || e.Status == "running") {
+				return e
+			}
+		}
+		return nil
+	}
+	ownedByRequest := func(p *store.RunPart) bool {
+		if p.RequestID == "" {
+			return false
+		}
+		for _, r := range st.RuntimeRequests {
+			if r.ID == p.RequestID && r.Status == store.RequestPending {
+				return true
+			}
+		}
+		return false
+	}
+	// attribution: the run's instance, else the item's own, else its
+	// provider thread's.
+	attribute := func(r *store.Run, p *store.RunPart) string {
+		switch {
+		case r != nil && r.Instance != "":
+			return r.Instance
+		case p.Instance != "":
+			return p.Instance
+		}
+		if pt := pthread(p.ProviderThread); pt != nil {
+			return pt.Instance
+		}
+		return ""
+	}
+	cancelPart := func(r *store.Run, p *store.RunPart) {
+		p.Status, p.CompletedAt = store.RunCancelled, now
+		ev(p.Kind, p.ID, store.RunCancelled, attribute(r, p))
+	}
+	partsOf := func(runID, kind string) []*store.RunPart {
+		var out []*store.RunPart
+		for _, p := range st.Parts {
+			if p.RunID == runID && p.Kind == kind {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+
+	for _, r := range st.Runs {
+		switch {
+		case r.Status == RunWaiting && capture(r.ID) != nil:
+			// The run stays waiting; what ran in the background is lost.
+			var kinds []string
+			for _, p := range partsOf(r.ID, "turn-item") {
+				if p.Status != "running" || p.AppOwned {
+					continue
+				}
+				cancelPart(r, p)
+				seen := false
+				for _, k := range kinds {
+					seen = seen || k == p.ItemKind
+				}
+				if !seen {
+					kinds = append(kinds, p.ItemKind)
+				}
+			}
+			if len(kinds) > 0 {
+				sum.Background = append(sum.Background, BackgroundCancelled{RunID: r.ID, Kinds: kinds})
+			}
+		case nonTerminal(r.Status):
+			r.Status = store.RunCancelled
+			if t := st.Thread(r.ThreadID); t != nil && t.ActiveRunID == r.ID {
+				t.ActiveRunID = ""
+			}
+			sum.TerminalizedRuns++
+			sum.CancelledRuns = append(sum.CancelledRuns, r)
+			ev("run", r.ID, store.RunCancelled, "")
+			for _, kind := range []string{"attempt", "node", "provider-turn"} {
+				for _, p := range partsOf(r.ID, kind) {
+					if openStatus(p.Status) && !p.AppOwned && !ownedByRequest(p) {
+						cancelPart(r, p)
+					}
+				}
+			}
+			for _, m := range st.Messages {
+				if m.RunID == r.ID && m.Streaming {
+					m.Streaming = false
+					ev("message", m.ID, "streaming=false", "")
+				}
+			}
+			for _, p := range partsOf(r.ID, "turn-item") {
+				if openStatus(p.Status) && !p.AppOwned && !ownedByRequest(p) {
+					cancelPart(r, p)
+				}
+			}
+		default:
+			// A settled run: leftover running items and their nodes.
+			for _, p := range partsOf(r.ID, "turn-item") {
+				if !openStatus(p.Status) || p.AppOwned || ownedByRequest(p) {
+					continue
+				}
+				cancelPart(r, p)
+				for _, n := range partsOf(r.ID, "node") {
+					if n.ID == p.Node && openStatus(n.Status) {
+						cancelPart(r, n)
+					}
+				}
+			}
+		}
+	}
+
+	reason := "The server restarted before this runtime request was resolved."
+	status := store.RequestExpired
+	if trigger == "shutdown" {
+		reason, status = "The server shut down before this runtime request was resolved.", store.RequestCancelled
+	}
+	for _, q := range st.RuntimeRequests {
+		if q.Status != store.RequestPending || q.Capability == store.CapabilityMessage {
+			continue
+		}
+		q.Status, q.Capability, q.Reason = status, store.CapabilityNotResumable, reason
+		sum.ClosedRequests++
+		ev("runtime-request", q.ID, status, "")
+		for _, p := range st.Parts {
+			if p.RequestID == q.ID && openStatus(p.Status) {
+				p.Status, p.CompletedAt = store.RunCancelled, now
+				ev(p.Kind, p.ID, store.RunCancelled, "")
+			}
+		}
+	}
+
+	for _, pt := range st.ProviderThreads {
+		if pt.Status != "active" && len(pt.Roster) == 0 {
+			continue
+		}
+		if pt.Status == "active" {
+			pt.Status = "idle"
+		}
+		pt.Roster = nil
+		ev("provider-thread", pt.ID, pt.Status, "")
+	}
+	for _, ps := range st.ProviderSessions {
+		if ps.Status == "stopped" || ps.Status == "error" {
+			continue
+		}
+		ps.Status, ps.UpdatedAt = "stopped", now
+		sum.StoppedSessions++
+		ev("provider-session", ps.ID, "stopped", "")
+	}
+	for _, e := range st.Effects {
+		switch {
+		case (e.Status == "pending" || e.Status == "running") && processBound(e.Type):
+			e.Status = "cancelled"
+			sum.RetiredEffects++
+		case e.Status == "running" && e.Type == EffectCheckpointCapture,
+			e.Status == "running" && e.Type == EffectContinue:
+			e.Status = "pending"
+			sum.RequeuedEffects++
+		}
+	}
+	return sum
+}
