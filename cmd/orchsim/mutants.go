@@ -37,6 +37,7 @@ every scenario (the invariant suite missed a wrong fix), 0 if all are killed.`,
 			if workers <= 0 {
 				workers = defaultWorkers()
 			}
+			campaignGC()
 			type pair struct{ mutant, scenario string }
 			var pairs []pair
 			for _, m := range model.Mutants() {
