@@ -325,51 +325,38 @@ func (c *Control) resume() {
 // work settles; failures are swallowed (counted, never poisoning the
 // queue). It returns the work's settle function; err != "" is a failure.
 func (c *Control) Track() (settle func(err string)) {
-	c.trackSeq++
-	id := c.trackSeq
-	c.tracked = append(c.tracked, id)
-	settled := false
-	return func(err string) {
-		if settled {
-			return
-		}
-		settled = true
-		if err != "" {
-			c.TrackedFailures++
-		}
-		for i, x := range c.tracked {
-			if x == id {
-				c.tracked = append(c.tracked[:i], c.tracked[i+1:]...)
-				break
-			}
-		}
-		c.resume()
-	}
+	return c.trackIn(&c.tracked, c.resume)
 }
 
 // TrackUntilHandoff is trackUntilHandoff(work): a human's navigation runs
 // without holding the queue, but a release waits for it before control
 // changes hands to queued agent work.
 func (c *Control) TrackUntilHandoff() (settle func(err string)) {
+	return c.trackIn(&c.handoff, c.notifyHandoff)
+}
+
+// trackIn registers work in list and returns its settle function, which
+// removes it once (counting a failure) and then calls settled.
+func (c *Control) trackIn(list *[]int, settled func()) func(err string) {
 	c.trackSeq++
 	id := c.trackSeq
-	c.handoff = append(c.handoff, id)
-	settled := false
+	*list = append(*list, id)
+	done := false
 	return func(err string) {
-		if settled {
+		if done {
 			return
 		}
-		settled = true
+		done = true
 		if err != "" {
 			c.TrackedFailures++
 		}
-		for i, x := range c.handoff {
+		for i, x := range *list {
 			if x == id {
-				c.handoff = append(c.handoff[:i], c.handoff[i+1:]...)
+				*list = append((*list)[:i], (*list)[i+1:]...)
 				break
 			}
 		}
-		c.notifyHandoff()
+		settled()
 	}
 }
 
