@@ -6,42 +6,68 @@ import (
 	"time"
 )
 
-// BenchmarkKernel measures the kernel alone on a timer-heavy workload: n
-// sessions, each with a 30 min idle timer that activity re-arms at random
-// earlier times, with tracing and fingerprinting on (events not kept). One
-// b.N iteration is one kernel event; read ns/op as ns/event and allocs/op
-// as allocs/event.
-func BenchmarkKernel(b *testing.B) {
-	for _, n := range []int{1, 100, 10_000} {
-		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+// Micro-benchmarks of the kernel's parts. The kernel as a whole, against
+// its alternatives, is BenchmarkCompare (compare_bench_test.go).
+
+// BenchmarkTraceEmit is one Emit with tracing and fingerprinting on and
+// events not kept, with 0, 2 and 4 inline attributes, on a short trace
+// (strings hashed byte by byte) and a long one (recurring strings hashed
+// through their tables). It must not allocate.
+func BenchmarkTraceEmit(b *testing.B) {
+	for _, long := range []bool{false, true} {
+		for _, attrs := range []int{0, 2, 4} {
+			b.Run(fmt.Sprintf("long=%v/attrs=%d", long, attrs), func(b *testing.B) {
+				k := NewKernel(false)
+				tr := k.Trace()
+				if long {
+					for range hashLongTrace + hashTableUses {
+						tr.Emit("agent/thread-1", "t3_preview_navigate", "ok", A("thread", "thread-1"), A("tab", "tab_12"))
+					}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					k.now += time.Millisecond
+					switch attrs {
+					case 0:
+						tr.Emit("agent/thread-1", "t3_preview_navigate", "ok")
+					case 2:
+						tr.Emit("agent/thread-1", "t3_preview_navigate", "ok", A("thread", "thread-1"), A("tab", "tab_12"))
+					default:
+						tr.Emit("agent/thread-1", "t3_preview_navigate", "ok", A("thread", "thread-1"), A("tab", "tab_12"),
+							A("cred", "cred-9f3a"), A("tab-thread", "thread-1"))
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkTimerReset re-arms one pending timer among n (a re-key in place
+// and a sift), the way activity pushes an idle timer back.
+func BenchmarkTimerReset(b *testing.B) {
+	for _, n := range []int{2, 200, 20_000} {
+		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) {
 			k := NewKernel(false)
-			r := NewRand(NewSeededSource(1, false), "bench")
+			p := NewPRNG(1)
 			timers := make([]Timer, n)
 			for i := range timers {
-				i := i
-				var t Timer
-				t = k.AfterFunc(r.Duration("first", 0, 30*time.Minute), func() {
-					k.Trace().Emit("session", "activity", "")
-					// Activity re-arms the idle timer somewhere inside the window.
-					t.Reset(r.Duration("gap", time.Second, 30*time.Minute))
-				})
-				timers[i] = t
+				timers[i] = k.AfterFunc(time.Duration(p.Below(uint64(time.Hour))), func() {})
 			}
-			// Warm up so the heap and trace are in steady state.
-			for i := 0; i < 4*n; i++ {
-				k.Step()
-			}
-			start := k.Elapsed()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				k.Step()
+				timers[i%n].Reset(time.Duration(p.Below(uint64(time.Hour))))
 			}
-			b.StopTimer()
-			if v := k.Trace().Violation(); v != nil {
-				b.Fatal(v)
-			}
-			b.ReportMetric(float64(k.Elapsed()-start)/float64(time.Second)/b.Elapsed().Seconds(), "virtual-s/wall-s")
 		})
+	}
+}
+
+// BenchmarkFormatT renders one virtual time (invariants' messages and
+// every timeline line).
+func BenchmarkFormatT(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		_ = FormatT(time.Duration(i) * 1_234_567 * time.Microsecond)
 	}
 }

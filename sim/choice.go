@@ -91,7 +91,7 @@ func (s *SeededSource) Tape() []Choice { return s.tape }
 type TapeSource struct {
 	names  []string
 	index  map[string]int
-	queues map[string]*tapeQueue
+	queues map[tapeKey]*tapeQueue
 	order  []*tapeQueue // queues in first-seen order, for iteration
 	// Misses counts draws that found no recorded choice.
 	Misses int
@@ -99,6 +99,12 @@ type TapeSource struct {
 	Mismatches int
 	record     bool
 	tape       []Choice
+}
+
+// tapeKey addresses the recorded choices of one site of one actor (a
+// struct, so that looking a draw up does not build a string).
+type tapeKey struct {
+	actor, label string
 }
 
 type tapeQueue struct {
@@ -111,9 +117,9 @@ var _ Source = (*TapeSource)(nil)
 // NewTapeSource returns a source that replays tape. With record set, the
 // draws actually made (after defaulting and clamping) are kept as a new tape.
 func NewTapeSource(tape []Choice, record bool) *TapeSource {
-	t := &TapeSource{index: make(map[string]int), queues: make(map[string]*tapeQueue), record: record}
+	t := &TapeSource{index: make(map[string]int), queues: make(map[tapeKey]*tapeQueue), record: record}
 	for _, c := range tape {
-		key := c.Actor + "\x00" + c.Label
+		key := tapeKey{c.Actor, c.Label}
 		q := t.queues[key]
 		if q == nil {
 			q = &tapeQueue{}
@@ -142,7 +148,7 @@ func (t *TapeSource) ActorName(actor int) string { return t.names[actor] }
 func (t *TapeSource) Draw(actor int, label string, n uint64) uint64 {
 	name := t.names[actor]
 	var v uint64
-	q := t.queues[name+"\x00"+label]
+	q := t.queues[tapeKey{name, label}]
 	if q == nil || q.next >= len(q.values) {
 		t.Misses++
 	} else {

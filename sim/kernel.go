@@ -12,13 +12,36 @@ import (
 // Events at the same instant run in the order they were scheduled, unless a
 // TieBreak is installed (PCT-style exploration), whose draws come from the
 // run's Source and so replay.
+//
+// The queue is a 4-ary min-heap of 16-byte entries (time, slot); a queued
+// timer owns a slot, and dense per-slot arrays hold its position in the
+// heap and the timer itself, so sifting touches only the heap and an int32
+// array (the rest of the key, in the timer, matters only for events at the
+// same instant). Keys are unique (the sequence number is), so
+// which event runs next depends on the keys alone, never on the heap's
+// shape. A re-armed timer is re-keyed in place (one sift), and the firing
+// timer's entry stays queued while its callback runs, so a timer that its
+// own callback re-arms (periodic, idle, activity) costs one sift instead of
+// a pop and a push.
 type Kernel struct {
-	now      time.Duration
-	seq      uint64
-	heap     eventHeap
+	now   time.Duration
+	seq   uint64
+	queue []entry // heapBase unused entries, then the heap
+	// Per slot: the position of its entry in queue, and its timer.
+	// Separate arrays, so that sifting writes only to pos.
+	pos      []int32
+	owner    []*KernelTimer
+	freeSlot []int32
 	executed uint64
 	trace    *Trace
 	tieBreak func() uint64
+	// firing is the timer whose callback is running (nil between events);
+	// its entry is still queued, under the key it fired with. If the
+	// callback re-arms it, the new key waits in rearm until it returns.
+	firing *KernelTimer
+	rearm  key
+	// free holds fired timers of Schedule, which no one else references.
+	free []*KernelTimer
 }
 
 var _ Clock = (*Kernel)(nil)
@@ -26,7 +49,7 @@ var _ Clock = (*Kernel)(nil)
 // NewKernel returns a kernel at virtual time 0 with an empty queue and a
 // trace that keeps its events when keep is set.
 func NewKernel(keep bool) *Kernel {
-	k := &Kernel{}
+	k := &Kernel{queue: make([]entry, heapBase, heapBase+16)}
 	k.trace = NewTrace(k, keep)
 	return k
 }
@@ -49,57 +72,108 @@ func (k *Kernel) Elapsed() time.Duration { return k.now }
 func (k *Kernel) Executed() uint64 { return k.executed }
 
 // Pending returns how many events are queued.
-func (k *Kernel) Pending() int { return len(k.heap) }
+func (k *Kernel) Pending() int {
+	n := len(k.queue) - heapBase
+	if k.firing != nil && !k.firing.armed {
+		n-- // the firing timer's entry: it is not pending any more
+	}
+	return n
+}
 
 // AfterFunc implements Clock.
 func (k *Kernel) AfterFunc(d time.Duration, f func()) Timer {
-	t := &KernelTimer{k: k, fn: f, index: -1}
+	t := &KernelTimer{k: k, fn: f, slot: -1}
 	k.arm(t, d)
 	return t
 }
 
 // Schedule runs f d from now; it is AfterFunc without a handle to keep.
 func (k *Kernel) Schedule(d time.Duration, f func()) {
-	k.arm(&KernelTimer{k: k, fn: f, index: -1}, d)
+	var t *KernelTimer
+	if n := len(k.free); n > 0 {
+		t = k.free[n-1]
+		k.free[n-1] = nil
+		k.free = k.free[:n-1]
+		t.fn = f
+	} else {
+		t = &KernelTimer{k: k, fn: f, slot: -1, pooled: true}
+	}
+	k.arm(t, d)
 }
 
+// arm gives t the key (now+d, priority, next sequence number) and makes it
+// pending: it queues t, or re-keys its queued entry in place.
 func (k *Kernel) arm(t *KernelTimer, d time.Duration) {
 	if d < 0 {
 		d = 0
 	}
-	t.at = k.now + d
 	k.seq++
-	t.seq = k.seq
-	t.prio = 0
+	next := key{at: k.now + d, seq: k.seq}
 	if k.tieBreak != nil {
-		t.prio = k.tieBreak()
+		next.prio = k.tieBreak()
 	}
-	k.heap.push(t)
+	t.armed = true
+	switch {
+	case t == k.firing:
+		// Re-keyed when its callback returns (settle): until then its entry
+		// keeps the key it fired with, the least in the queue.
+		k.rearm = next
+	case t.slot < 0:
+		t.key = next
+		k.push(t)
+	default:
+		k.move(int(k.pos[t.slot]), t, next)
+	}
+}
+
+// key orders events: time, then tie-break priority, then sequence number.
+// Keys are unique (seq is).
+type key struct {
+	at   time.Duration
+	prio uint64
+	seq  uint64
+}
+
+func (a key) less(b key) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	if a.prio != b.prio {
+		return a.prio < b.prio
+	}
+	return a.seq < b.seq
 }
 
 // KernelTimer is the kernel's Timer: a queued event that can be stopped or
 // re-armed without allocating.
 type KernelTimer struct {
-	k     *Kernel
-	at    time.Duration
-	prio  uint64
-	seq   uint64
-	index int // position in the heap, -1 when not queued
-	fn    func()
+	k *Kernel
+	// key is the key of its queue entry (for the firing timer, the key it
+	// fired with).
+	key  key
+	slot int32 // the slot of its queue entry, -1 when it has none
+	// armed: pending, will fire at its key unless stopped.
+	armed bool
+	// pooled: made by Schedule; returned to the kernel's free list once run.
+	pooled bool
+	fn     func()
 }
 
 // Stop implements Timer.
 func (t *KernelTimer) Stop() bool {
-	if t.index < 0 {
+	if !t.armed {
 		return false
 	}
-	t.k.heap.remove(t.index)
+	t.armed = false
+	if t != t.k.firing {
+		t.k.remove(int(t.k.pos[t.slot]))
+	}
 	return true
 }
 
 // Reset implements Timer.
 func (t *KernelTimer) Reset(d time.Duration) bool {
-	was := t.Stop()
+	was := t.armed
 	t.k.arm(t, d)
 	return was
 }
@@ -154,15 +228,28 @@ const (
 // or the budget. A panic inside a callback is recovered and reported as the
 // violation "model-panic"; the run then stops. Checkers that implement
 // Finisher judge the end state when the run ends without a violation.
-func (k *Kernel) Run(lim Limits) EndReason {
+//
+// Run, Step and RunUntil must not be called from inside a callback.
+func (k *Kernel) Run(lim Limits) (end EndReason) {
+	k.mustNotBeFiring("Run")
+	defer func() {
+		// Only a panic raised inside a callback is the model's; any other
+		// keeps unwinding.
+		if k.firing != nil {
+			if r := recover(); r != nil {
+				k.recoverModelPanic(r)
+				end = EndViolation
+			}
+		}
+	}()
 	for {
 		if k.trace.violation != nil && !lim.KeepGoing {
 			return EndViolation
 		}
-		if len(k.heap) == 0 {
+		next := k.next()
+		if next == nil {
 			return k.finish(EndQuiescent)
 		}
-		next := k.heap[0]
 		if lim.Horizon > 0 && next.at > lim.Horizon {
 			k.now = lim.Horizon
 			return k.finish(EndHorizon)
@@ -172,33 +259,40 @@ func (k *Kernel) Run(lim Limits) EndReason {
 				Message: fmt.Sprintf("%d events ran without reaching the horizon (livelock guard)", k.executed)})
 			return EndBudget
 		}
-		k.heap.pop()
-		k.now = next.at
-		k.executed++
-		if !k.fire(next.fn) {
-			return EndViolation
-		}
+		k.fire(next)
 	}
 }
 
 // Step runs the next event, if any, regardless of horizon and budget; it
 // reports whether one ran. Scripted scenarios and benchmarks drive the
 // kernel with it.
-func (k *Kernel) Step() bool {
-	if len(k.heap) == 0 {
+func (k *Kernel) Step() (ran bool) {
+	k.mustNotBeFiring("Step")
+	next := k.next()
+	if next == nil {
 		return false
 	}
-	next := k.heap.pop()
-	k.now = next.at
-	k.executed++
-	k.fire(next.fn)
+	defer func() {
+		if k.firing != nil {
+			if r := recover(); r != nil {
+				k.recoverModelPanic(r)
+				ran = true
+			}
+		}
+	}()
+	k.fire(next)
 	return true
 }
 
 // RunUntil runs every event due at or before t, then sets the clock to t.
 // It stops early at a violation; it reports whether the run may go on.
 func (k *Kernel) RunUntil(t time.Duration) bool {
-	for len(k.heap) > 0 && k.heap[0].at <= t {
+	k.mustNotBeFiring("RunUntil")
+	for {
+		next := k.next()
+		if next == nil || next.at > t {
+			break
+		}
 		if k.trace.violation != nil {
 			return false
 		}
@@ -208,6 +302,56 @@ func (k *Kernel) RunUntil(t time.Duration) bool {
 		k.now = t
 	}
 	return k.trace.violation == nil
+}
+
+func (k *Kernel) mustNotBeFiring(what string) {
+	if k.firing != nil {
+		panic("sim: Kernel." + what + " called from inside an event callback")
+	}
+}
+
+// next returns the entry of the event that runs next, nil when none is queued.
+func (k *Kernel) next() *entry {
+	if len(k.queue) == heapBase {
+		return nil
+	}
+	return &k.queue[heapBase]
+}
+
+// fire runs the event of next (the top entry).
+func (k *Kernel) fire(next *entry) {
+	t := k.owner[next.slot]
+	k.now = next.at
+	k.executed++
+	t.armed = false
+	k.firing = t
+	t.fn()
+	k.firing = nil
+	k.settle(t)
+}
+
+// settle re-keys the entry of a timer whose callback has run if the
+// callback re-armed it, and removes it otherwise.
+func (k *Kernel) settle(t *KernelTimer) {
+	i := int(k.pos[t.slot])
+	if t.armed {
+		k.move(i, t, k.rearm)
+		return
+	}
+	k.remove(i)
+	if t.pooled {
+		t.fn = nil
+		k.free = append(k.free, t)
+	}
+}
+
+// recoverModelPanic cleans up after a callback panicked (the timer may have
+// been re-armed before the panic) and records the violation.
+func (k *Kernel) recoverModelPanic(r any) {
+	t := k.firing
+	k.firing = nil
+	k.settle(t)
+	k.trace.Fail(Violation{Invariant: ModelPanic, Message: fmt.Sprint(r)})
 }
 
 func (k *Kernel) finish(r EndReason) EndReason {
@@ -225,103 +369,173 @@ func (k *Kernel) finish(r EndReason) EndReason {
 	return r
 }
 
-func (k *Kernel) fire(fn func()) (ok bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			k.trace.Fail(Violation{Invariant: ModelPanic, Message: fmt.Sprint(r)})
-			ok = false
-		}
-	}()
-	fn()
-	return true
+// entry is one queued event: its time and the slot of its timer, where
+// the rest of its key (prio, seq) is. Keys are unique (seq is), so they
+// order events totally.
+type entry struct {
+	at   time.Duration
+	slot int32
 }
 
-// eventHeap is a 4-ary min-heap of timers keyed by (at, prio, seq). A 4-ary
-// heap halves the depth of a binary one and keeps siblings in one cache line.
-type eventHeap []*KernelTimer
+// heapBase is where the heap starts in the queue slice: with the root at 3,
+// the four children of a node start at a multiple of 4, so they share one
+// 64-byte cache line when the array is line-aligned (large ones are).
+const heapBase = 3
 
-func less(a, b *KernelTimer) bool {
+// less orders two queued entries by key; only events at the same instant
+// need the rest of the key.
+func (k *Kernel) less(a, b *entry) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
-	if a.prio != b.prio {
-		return a.prio < b.prio
+	return k.owner[a.slot].key.less(k.owner[b.slot].key)
+}
+
+// push queues t under its armed key.
+func (k *Kernel) push(t *KernelTimer) {
+	var id int32
+	if n := len(k.freeSlot); n > 0 {
+		id = k.freeSlot[n-1]
+		k.freeSlot = k.freeSlot[:n-1]
+	} else {
+		id = int32(len(k.pos))
+		k.pos = append(k.pos, 0)
+		k.owner = append(k.owner, nil)
 	}
-	return a.seq < b.seq
+	i := len(k.queue)
+	k.pos[id] = int32(i)
+	k.owner[id] = t
+	t.slot = id
+	k.queue = append(k.queue, entry{at: t.key.at, slot: id})
+	k.up(i)
 }
 
-func (h *eventHeap) push(t *KernelTimer) {
-	*h = append(*h, t)
-	t.index = len(*h) - 1
-	h.up(t.index)
-}
-
-func (h *eventHeap) pop() *KernelTimer {
-	return h.remove(0)
-}
-
-func (h *eventHeap) remove(i int) *KernelTimer {
-	old := *h
-	t := old[i]
-	last := len(old) - 1
-	if i != last {
-		old[i] = old[last]
-		old[i].index = i
+// move gives t's entry, at queue position i, the key next and sifts it the
+// way the key moved.
+func (k *Kernel) move(i int, t *KernelTimer, next key) {
+	earlier := next.less(t.key)
+	t.key = next
+	k.queue[i].at = next.at
+	if earlier {
+		k.up(i)
+	} else {
+		k.down(i)
 	}
-	old[last] = nil
-	*h = old[:last]
-	if i != last {
-		if !h.down(i) {
-			h.up(i)
+}
+
+// fix restores the heap after the key at i changed.
+func (k *Kernel) fix(i int) {
+	if !k.down(i) {
+		k.up(i)
+	}
+}
+
+// least4 returns the position of the least of the four entries from f on.
+// It picks by time alone, as a tournament the compiler turns into
+// conditional moves (siblings' order is unpredictable, so branches would
+// mispredict), and settles ties between instants exactly, which is rare.
+func (k *Kernel) least4(f int) int {
+	q := k.queue[f : f+4 : f+4]
+	a0, a1, a2, a3 := q[0].at, q[1].at, q[2].at, q[3].at
+	x, ax := 0, a0
+	if a1 < ax {
+		x, ax = 1, a1
+	}
+	y, ay := 2, a2
+	if a3 < ay {
+		y, ay = 3, a3
+	}
+	if ay < ax {
+		x, ax = y, ay
+	}
+	if (a0 == ax && x != 0) || (a1 == ax && x != 1) || (a2 == ax && x != 2) || (a3 == ax && x != 3) {
+		x = 0
+		for c := 1; c < 4; c++ {
+			if k.less(&q[c], &q[x]) {
+				x = c
+			}
 		}
 	}
-	t.index = -1
-	return t
+	return f + x
 }
 
-func (h eventHeap) up(i int) {
-	t := h[i]
-	for i > 0 {
-		parent := (i - 1) / 4
-		if !less(t, h[parent]) {
+// remove deletes the entry at queue position i and frees its slot.
+func (k *Kernel) remove(i int) {
+	q := k.queue
+	id := q[i].slot
+	k.owner[id].slot = -1
+	k.owner[id] = nil
+	k.freeSlot = append(k.freeSlot, id)
+	last := len(q) - 1
+	if i != last {
+		q[i] = q[last]
+		k.pos[q[i].slot] = int32(i)
+	}
+	k.queue = q[:last]
+	if i != last {
+		k.fix(i)
+	}
+}
+
+func (k *Kernel) up(i int) {
+	q := k.queue
+	e := q[i]
+	for i > heapBase {
+		parent := (i-heapBase-1)/4 + heapBase
+		if !k.less(&e, &q[parent]) {
 			break
 		}
-		h[i] = h[parent]
-		h[i].index = i
+		q[i] = q[parent]
+		k.pos[q[i].slot] = int32(i)
 		i = parent
 	}
-	h[i] = t
-	t.index = i
+	q[i] = e
+	k.pos[e.slot] = int32(i)
 }
 
-// down sifts h[i] towards the leaves; it reports whether it moved.
-func (h eventHeap) down(i int) bool {
-	t := h[i]
+// down sifts the entry at i towards the leaves; it reports whether it moved.
+func (k *Kernel) down(i int) bool {
+	q := k.queue
+	e := q[i]
 	start := i
-	n := len(h)
+	n := len(q)
 	for {
-		first := 4*i + 1
+		first := 4*(i-heapBase) + 1 + heapBase
 		if first >= n {
 			break
 		}
 		best := first
-		end := first + 4
-		if end > n {
-			end = n
-		}
-		for c := first + 1; c < end; c++ {
-			if less(h[c], h[best]) {
-				best = c
+		if first+3 < n && SelTmp == 0 {
+			best = k.least4(first)
+		} else if first+3 < n && SelTmp == 1 {
+			a, b := first, first+2
+			if k.less(&q[first+1], &q[a]) {
+				a = first + 1
+			}
+			if k.less(&q[first+3], &q[b]) {
+				b = first + 3
+			}
+			if k.less(&q[b], &q[a]) {
+				a = b
+			}
+			best = a
+		} else {
+			for c := first + 1; c < min(first+4, n); c++ {
+				if k.less(&q[c], &q[best]) {
+					best = c
+				}
 			}
 		}
-		if !less(h[best], t) {
+		if !k.less(&q[best], &e) {
 			break
 		}
-		h[i] = h[best]
-		h[i].index = i
+		q[i] = q[best]
+		k.pos[q[i].slot] = int32(i)
 		i = best
 	}
-	h[i] = t
-	t.index = i
+	q[i] = e
+	k.pos[e.slot] = int32(i)
 	return i != start
 }
+
+var SelTmp int

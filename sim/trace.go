@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -69,8 +70,27 @@ func (e *Event) Describe() string {
 }
 
 // FormatT renders virtual time as T+hh:mm:ss.mmm (hours may exceed 99).
+// Invariants call it for their messages and timelines for every line, so
+// it does not go through fmt.
 func FormatT(d time.Duration) string {
 	ms := d.Milliseconds()
+	if ms < 0 {
+		return formatTSlow(ms)
+	}
+	h, m, s, frac := ms/3_600_000, ms/60_000%60, ms/1000%60, ms%1000
+	var buf [32]byte
+	b := append(buf[:0], 'T', '+')
+	if h < 10 {
+		b = append(b, '0')
+	}
+	b = strconv.AppendInt(b, h, 10)
+	b = append(b, ':', byte('0'+m/10), byte('0'+m%10), ':', byte('0'+s/10), byte('0'+s%10),
+		'.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
+	return string(b)
+}
+
+// formatTSlow is FormatT's definition, kept for negative times.
+func formatTSlow(ms int64) string {
 	h := ms / 3_600_000
 	m := ms / 60_000 % 60
 	s := ms / 1000 % 60
@@ -86,7 +106,8 @@ type Violation struct {
 }
 
 // Checker is a safety invariant fed every event as it is appended. It
-// returns nil while the property holds, or the violation.
+// returns nil while the property holds, or the violation. The event, its
+// Attrs included, is valid only during the call: copy what you keep.
 type Checker interface {
 	Name() string
 	Observe(ev *Event) *Violation
@@ -101,8 +122,16 @@ type Finisher interface {
 // Trace is the history of one run. It fingerprints every event over a
 // canonical binary encoding (64-bit FNV-1a), feeds the checkers, and keeps
 // the events for the timeline when asked to.
+//
+// Emit does not allocate unless the trace keeps its events: the event is
+// built in a reused scratch value and its attributes are copied into a
+// reused buffer, so the caller's variadic slice does not escape either. The
+// timeline is formatted only on demand (Event.Describe).
 type Trace struct {
-	clock     Clock
+	clock Clock
+	// kernel is clock when it is a *Kernel: Emit reads its elapsed time
+	// directly instead of going through time.Time.
+	kernel    *Kernel
 	keep      bool
 	events    []Event
 	count     uint64
@@ -110,14 +139,19 @@ type Trace struct {
 	checkers  []Checker
 	violation *Violation
 	sink      func(*Event)
-	scratch   Event // reused so that Emit does not allocate
+	scratch   Event         // reused so that Emit does not allocate
+	attrs     []Attr        // the scratch event's attributes
+	slab      []Attr        // kept events' attributes are carved out of it
+	strings   *stringHasher // nil until the trace is long (hashLongTrace events)
 }
 
 // NewTrace returns an empty trace stamping events with clock. With keep set
 // it retains every event (for timelines and trace files); without, it keeps
 // only the count and the fingerprint.
 func NewTrace(clock Clock, keep bool) *Trace {
-	return &Trace{clock: clock, keep: keep, hash: fnvOffset64}
+	t := &Trace{clock: clock, keep: keep, hash: fnvOffset64, attrs: make([]Attr, 0, 8)}
+	t.kernel, _ = clock.(*Kernel)
+	return t
 }
 
 // AddChecker registers a safety checker; checkers run in registration order.
@@ -126,17 +160,36 @@ func (t *Trace) AddChecker(c Checker) { t.checkers = append(t.checkers, c) }
 // Checkers returns the registered checkers.
 func (t *Trace) Checkers() []Checker { return t.checkers }
 
-// OnEvent sets a function called with every appended event (streaming output).
+// OnEvent sets a function called with every appended event (streaming
+// output). The event, its Attrs included, is valid only during the call.
 func (t *Trace) OnEvent(f func(*Event)) { t.sink = f }
+
+// elapsed is Since(t.clock), read directly from the kernel when there is one.
+func (t *Trace) elapsed() time.Duration {
+	if t.kernel != nil {
+		return t.kernel.now
+	}
+	return Since(t.clock)
+}
 
 // Emit appends an event at the current virtual time and runs the checkers.
 // After the first violation events are still recorded but no longer checked.
 // Checkers and sinks get a pointer that is valid only during the call.
 func (t *Trace) Emit(actor, kind, outcome string, attrs ...Attr) {
 	ev := &t.scratch
-	*ev = Event{At: Since(t.clock), Seq: t.count, Actor: actor, Kind: kind, Attrs: attrs, Outcome: outcome}
+	ev.At = t.elapsed()
+	ev.Seq = t.count
+	ev.Actor, ev.Kind, ev.Outcome = actor, kind, outcome
+	if attrs == nil {
+		ev.Attrs = nil
+	} else {
+		// Copied rather than referenced, so attrs does not escape and a
+		// call like Emit(a, k, o, A("tab", id)) does not allocate.
+		t.attrs = append(t.attrs[:0], attrs...)
+		ev.Attrs = t.attrs
+	}
 	t.append(ev)
-	if t.violation != nil {
+	if t.violation != nil || len(t.checkers) == 0 {
 		return
 	}
 	for _, c := range t.checkers {
@@ -149,13 +202,37 @@ func (t *Trace) Emit(actor, kind, outcome string, attrs ...Attr) {
 
 func (t *Trace) append(ev *Event) {
 	t.count++
-	t.hash = hashEvent(t.hash, ev)
+	if t.strings != nil && !NoCacheTmp {
+		t.hash = t.strings.hashEvent(t.hash, ev)
+	} else {
+		t.hash = hashEvent(t.hash, ev)
+		if t.count >= hashLongTrace {
+			t.strings = &stringHasher{}
+		}
+	}
 	if t.keep {
-		t.events = append(t.events, *ev)
+		kept := *ev
+		kept.Attrs = t.keepAttrs(ev.Attrs)
+		t.events = append(t.events, kept)
 	}
 	if t.sink != nil {
 		t.sink(ev)
 	}
+}
+
+// keepAttrs returns a copy of attrs that no later Emit overwrites, carved
+// out of a slab to allocate once per many events (nil stays nil).
+func (t *Trace) keepAttrs(attrs []Attr) []Attr {
+	if attrs == nil {
+		return nil
+	}
+	n := len(attrs)
+	if cap(t.slab)-len(t.slab) < n {
+		t.slab = make([]Attr, 0, max(256, n))
+	}
+	start := len(t.slab)
+	t.slab = append(t.slab, attrs...)
+	return t.slab[start : start+n : start+n]
 }
 
 // Fail records v as the run's violation (only the first one counts) and
@@ -164,7 +241,7 @@ func (t *Trace) Fail(v Violation) {
 	if t.violation != nil {
 		return
 	}
-	v.At = Since(t.clock)
+	v.At = t.elapsed()
 	t.violation = &v
 	ev := Event{At: v.At, Seq: t.count, Actor: "invariant", Kind: v.Invariant, Outcome: "VIOLATED: " + v.Message}
 	t.append(&ev)
@@ -182,32 +259,140 @@ func (t *Trace) Len() uint64 { return t.count }
 // Fingerprint returns the 64-bit hash of every event so far.
 func (t *Trace) Fingerprint() uint64 { return t.hash }
 
+// hashEvent folds the canonical encoding of ev (see AppendCanonical) into
+// the FNV-1a state h.
 func hashEvent(h uint64, ev *Event) uint64 {
 	h = hashUvarint(h, uint64(ev.At))
 	h = hashUvarint(h, ev.Seq)
 	h = hashLenString(h, ev.Actor)
 	h = hashLenString(h, ev.Kind)
 	h = hashUvarint(h, uint64(len(ev.Attrs)))
-	for _, a := range ev.Attrs {
-		h = hashLenString(h, a.Key)
-		h = hashLenString(h, a.Value)
+	for i := range ev.Attrs {
+		h = hashLenString(h, ev.Attrs[i].Key)
+		h = hashLenString(h, ev.Attrs[i].Value)
 	}
 	return hashLenString(h, ev.Outcome)
+}
+
+// hashEvent is the package function hashEvent through the string tables.
+func (c *stringHasher) hashEvent(h uint64, ev *Event) uint64 {
+	h = hashUvarint(h, uint64(ev.At))
+	h = hashUvarint(h, ev.Seq)
+	h = c.hashLenString(h, ev.Actor)
+	h = c.hashLenString(h, ev.Kind)
+	h = hashUvarint(h, uint64(len(ev.Attrs)))
+	for i := range ev.Attrs {
+		h = c.hashLenString(h, ev.Attrs[i].Key)
+		h = c.hashLenString(h, ev.Attrs[i].Value)
+	}
+	return c.hashLenString(h, ev.Outcome)
 }
 
 func hashUvarint(h, v uint64) uint64 {
 	for v >= 0x80 {
 		h ^= v&0x7f | 0x80
-		h *= 0x100000001b3
+		h *= fnvPrime64
 		v >>= 7
 	}
 	h ^= v
-	h *= 0x100000001b3
+	h *= fnvPrime64
 	return h
 }
 
 func hashLenString(h uint64, s string) uint64 {
 	return hashString(hashUvarint(h, uint64(len(s))), s)
+}
+
+// stringHasher folds length-prefixed strings into an FNV-1a state, fast for
+// the strings a run repeats (actors, kinds, attribute keys, common values).
+//
+// FNV-1a is one xor and one multiply per byte, so a string costs its length
+// times the multiply's latency. But xor-ing a byte into h only touches h's
+// low 8 bits: (h ^ b) = h - l + (l ^ b) with l = h & 0xff, so
+//
+//	(h ^ b) * P = h*P + ((l ^ b) - l)*P
+//
+// and the new low byte, ((l ^ b) * P) & 0xff, again depends on l alone. By
+// induction, folding a fixed byte string e of length n into any h gives
+//
+//	h*P^n + add[h & 0xff]
+//
+// where add depends only on e: add[l] is the fold of e into l, minus l*P^n.
+// For a string that recurs, one multiply and one table lookup replace n
+// dependent multiplies, and the result is bit for bit the same FNV-1a.
+// TestStringHasherMatchesFNV checks it.
+//
+// Tables live in a small direct-mapped cache indexed by a few of the
+// string's bytes and checked by comparing the whole string (which is a
+// pointer comparison for the same string). A table is built only after its
+// string came back hashTableUses times in a row at its slot, so strings
+// that vary (ids, formatted messages) never pay for one, and a trace starts
+// using the cache only once it is long (hashLongTrace events), so short
+// runs (a scenario seed) pay nothing for it.
+type stringHasher struct {
+	slots [hashSlots]hashSlot
+}
+
+type hashSlot struct {
+	s     string
+	uses  uint32
+	table *hashTable // nil, or the table of s
+}
+
+type hashTable struct {
+	pn  uint64 // P^n, n the length of the encoding
+	add [256]uint64
+}
+
+const (
+	hashSlots       = 256
+	hashTableMinLen = 4      // shorter strings hash as fast byte by byte
+	hashTableUses   = 256    // hashes of one string before its table is built
+	hashLongTrace   = 50_000 // events before a trace starts caching
+	fnvPrime64      = 0x100000001b3
+)
+
+// hashLenString folds the uvarint length of s, then s, into h.
+func (c *stringHasher) hashLenString(h uint64, s string) uint64 {
+	n := len(s)
+	if n < hashTableMinLen || n >= 0x80 {
+		return hashLenString(h, s)
+	}
+	x := uint32(n) | uint32(s[0])<<8 | uint32(s[n/2])<<16 | uint32(s[n-1])<<24
+	slot := &c.slots[(x*0x9e3779b1)>>24]
+	if slot.s != s {
+		slot.s, slot.uses, slot.table = s, 0, nil
+	} else if slot.table != nil {
+		return h*slot.table.pn + slot.table.add[h&0xff]
+	} else if slot.uses++; slot.uses >= hashTableUses {
+		slot.table = newHashTable(s)
+		return h*slot.table.pn + slot.table.add[h&0xff]
+	}
+	return hashLenString(h, s)
+}
+
+// newHashTable builds the table of the encoding of s (its one-byte uvarint
+// length, then its bytes), folding every byte into all 256 low bytes at once.
+func newHashTable(s string) *hashTable {
+	t := &hashTable{pn: 1}
+	var h [256]uint64
+	for l := range h {
+		h[l] = uint64(l)
+	}
+	fold := func(b byte) {
+		for l := range h {
+			h[l] = (h[l] ^ uint64(b)) * fnvPrime64
+		}
+		t.pn *= fnvPrime64
+	}
+	fold(byte(len(s)))
+	for i := 0; i < len(s); i++ {
+		fold(s[i])
+	}
+	for l := range h {
+		t.add[l] = h[l] - t.pn*uint64(l)
+	}
+	return t
 }
 
 // AppendCanonical appends the canonical binary encoding of ev to buf: the
@@ -243,7 +428,9 @@ func HashBytes(b []byte) uint64 {
 	h := uint64(fnvOffset64)
 	for _, c := range b {
 		h ^= uint64(c)
-		h *= 0x100000001b3
+		h *= fnvPrime64
 	}
 	return h
 }
+
+var NoCacheTmp bool

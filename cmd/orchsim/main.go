@@ -78,6 +78,6 @@ timeouts and faults, and checks invariants over what happened.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newListCmd(), newRunCmd(), newReplayCmd(), newFuzzCmd(), newShrinkCmd(), newExplainCmd(), newMutantsCmd(), newMergeCmd())
+	root.AddCommand(newListCmd(), newRunCmd(), newReplayCmd(), newFuzzCmd(), newShrinkCmd(), newExplainCmd(), newMutantsCmd(), newMergeCmd(), newBenchCmd())
 	return root
 }

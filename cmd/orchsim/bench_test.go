@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"orchsim/bench"
+)
+
+// tinyPlan is QuickPlan cut down to a fraction of a second.
+func tinyPlan() bench.Plan {
+	p := bench.QuickPlan()
+	p.Sessions = []int{1, 100}
+	p.Warmup = time.Hour
+	p.Events = []uint64{2000, 2000}
+	p.MockEvents = []uint64{3, 3}
+	p.SynctestEvents = []uint64{200, 200}
+	p.ScenarioSeeds = 1
+	p.MemorySeeds = 1
+	p.MemoryScenario = "tab-ownership"
+	return p
+}
+
+func TestBench_PrintsEveryTable(t *testing.T) {
+	var out, errb bytes.Buffer
+	require.NoError(t, runBench(&out, &errb, tinyPlan(), true))
+	s := out.String()
+	for _, want := range []string{"KERNEL WORKLOAD", "RATIOS", "SCENARIOS", "MEMORY", "orchsim/bare", "Mock/orchsim",
+		"synctest/orchsim", "tab-ownership", "growth from 1 to 10 seeds"} {
+		assert.Contains(t, s, want)
+	}
+	for _, engine := range bench.Engines {
+		assert.Contains(t, s, engine)
+	}
+	assert.Contains(t, errb.String(), "repeat 1/1: synctest, 100 sessions")
+}
+
+func TestBench_BadFlags(t *testing.T) {
+	cmd := newBenchCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"--quick", "--memory-seeds", "0"})
+	err := cmd.Execute()
+	var ee *exitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, exitUsage, ee.code)
+	assert.Contains(t, ee.msg, "--memory-seeds must be at least 1")
+
+	p := tinyPlan()
+	p.MemoryScenario = "no-such"
+	err = runBench(&out, &out, p, false)
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, exitUsage, ee.code)
+	assert.True(t, strings.Contains(ee.msg, `unknown scenario "no-such"`), ee.msg)
+}

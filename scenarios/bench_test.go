@@ -1,0 +1,57 @@
+package scenarios_test
+
+import (
+	"testing"
+
+	"orchsim/bench"
+	"orchsim/scenarios"
+)
+
+// BenchmarkScenario measures the throughput of every registered scenario
+// (chaos included once it is registered) under the fixed profile, each
+// seed running 24 h of virtual time: seeds/s, kernel events/s and the
+// median wall time of one seed. One b.N iteration is one seed.
+//
+//	go test ./scenarios -run '^$' -bench Scenario -count 5
+func BenchmarkScenario(b *testing.B) {
+	profile := bench.FixedProfile()
+	for _, sc := range scenarios.All() {
+		b.Run(sc.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			r, err := bench.MeasureScenario(sc.Name, profile, bench.ScenarioHorizon, 1, b.N)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(r.SeedsPerSecond(), "seeds/s")
+			b.ReportMetric(r.EventsPerSecond(), "events/s")
+			b.ReportMetric(r.EventsPerSeed(), "events/seed")
+			b.ReportMetric(float64(r.Median.Microseconds())/1000, "ms/seed")
+		})
+	}
+}
+
+// BenchmarkScenarioMemory runs one long seed loop per scenario, seeds 1 to
+// 10N with N = b.N (set it: -benchtime 1000x), and reports the heap in use
+// after a forced GC at N and at 10N seeds, the peak seen without forcing
+// GCs, and the memory obtained from the OS. Flat means the 10N figures are
+// no larger than the N ones beyond noise: nothing a seed allocates
+// outlives it.
+//
+//	go test ./scenarios -run '^$' -bench ScenarioMemory -benchtime 1000x
+func BenchmarkScenarioMemory(b *testing.B) {
+	profile := bench.FixedProfile()
+	for _, sc := range scenarios.All() {
+		b.Run(sc.Name, func(b *testing.B) {
+			m, err := bench.MeasureMemory(sc.Name, profile, bench.ScenarioHorizon, b.N)
+			if err != nil {
+				b.Fatal(err)
+			}
+			const mb = 1 << 20
+			b.ReportMetric(float64(m.HeapInuse[0])/mb, "heap-MB-at-N")
+			b.ReportMetric(float64(m.HeapInuse[1])/mb, "heap-MB-at-10N")
+			b.ReportMetric(float64(m.PeakHeapInuse[1])/mb, "peak-heap-MB")
+			b.ReportMetric(float64(m.Sys[0])/mb, "sys-MB-at-N")
+			b.ReportMetric(float64(m.Sys[1])/mb, "sys-MB-at-10N")
+		})
+	}
+}

@@ -1,0 +1,278 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+)
+
+// Tests of the kernel's fast paths: that they change nothing but speed.
+
+// The table path of stringHasher is bit for bit FNV-1a over the canonical
+// encoding, for every string length it accepts and any starting state.
+func TestStringHasherMatchesFNV(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := rapid.StringN(0, 200, 200).Draw(t, "s")
+		h := rapid.Uint64().Draw(t, "h")
+		var c stringHasher
+		want := hashLenString(h, s)
+		for i := 0; i <= hashTableUses+1; i++ {
+			if got := c.hashLenString(h, s); got != want {
+				t.Fatalf("hash %d of %q from %x: got %x, want %x", i, s, h, got, want)
+			}
+			h = h*31 + 7
+			want = hashLenString(h, s)
+		}
+	})
+}
+
+// A trace's fingerprint is the same whether its strings hashed through
+// tables or byte by byte: a long trace (so that it caches) of many repeats
+// of few strings, interleaved with strings that collide in the cache and
+// strings seen once.
+func TestStringHasherFingerprintUnchanged(t *testing.T) {
+	k := NewKernel(true)
+	tr := k.Trace()
+	kinds := []string{"activity", "release", "resume", "session.open", "t3_preview_close"}
+	for i := 0; i < hashLongTrace+30_000; i++ {
+		k.now += time.Duration(i%7) * time.Millisecond
+		actor := fmt.Sprintf("session/%d", i%37)
+		tr.Emit(actor, kinds[i%len(kinds)], strings.Repeat("x", i%9),
+			A("thread", fmt.Sprintf("t%d", i%5)), A("once", fmt.Sprint(i)))
+	}
+	var buf []byte
+	for i := range tr.Events() {
+		buf = AppendCanonical(buf, &tr.Events()[i])
+	}
+	assert.Equal(t, HashBytes(buf), tr.Fingerprint())
+	require.NotNil(t, tr.strings, "a long trace caches")
+	built := 0
+	for _, s := range tr.strings.slots {
+		if s.table != nil {
+			built++
+		}
+	}
+	assert.Positive(t, built, "no table was built: the test does not exercise the fast path")
+}
+
+// Emit copies the attributes: the caller's slice may be reused at once, and
+// kept events keep their own.
+func TestTrace_EmitCopiesAttrs(t *testing.T) {
+	k := NewKernel(true)
+	attrs := []Attr{A("tab", "tab_1")}
+	var seen []string
+	k.Trace().OnEvent(func(ev *Event) { seen = append(seen, ev.Get("tab")) })
+	k.Trace().Emit("a", "k", "", attrs...)
+	attrs[0].Value = "tab_2"
+	k.Trace().Emit("a", "k", "", attrs...)
+	k.Trace().Emit("a", "none", "")
+	evs := k.Trace().Events()
+	require.Len(t, evs, 3)
+	assert.Equal(t, "tab_1", evs[0].Get("tab"))
+	assert.Equal(t, "tab_2", evs[1].Get("tab"))
+	assert.Nil(t, evs[2].Attrs)
+	assert.Equal(t, []string{"tab_1", "tab_2", ""}, seen)
+}
+
+// Emit with inline attributes does not allocate when events are not kept.
+func TestTrace_EmitDoesNotAllocate(t *testing.T) {
+	k := NewKernel(false)
+	tab := "tab_" + fmt.Sprint(3)
+	allocs := testing.AllocsPerRun(1000, func() {
+		k.Trace().Emit("agent/t1", "t3_preview_navigate", "ok", A("thread", "t1"), A("tab", tab))
+	})
+	assert.Zero(t, allocs)
+}
+
+// refKernel is the kernel's specification: a list of pending events, the
+// least (time, priority, sequence) runs next.
+type refKernel struct {
+	now     time.Duration
+	seq     uint64
+	pending []*refTimer
+	prio    func() uint64
+}
+
+type refTimer struct {
+	r         *refKernel
+	at        time.Duration
+	prio, seq uint64
+	fn        func()
+}
+
+func (r *refKernel) AfterFunc(d time.Duration, f func()) Timer {
+	t := &refTimer{r: r, fn: f}
+	t.Reset(d)
+	return t
+}
+
+func (r *refKernel) Now() time.Time { return Epoch.Add(r.now) }
+
+func (t *refTimer) Reset(d time.Duration) bool {
+	was := t.Stop()
+	r := t.r
+	r.seq++
+	t.at, t.prio, t.seq = r.now+max(d, 0), 0, r.seq
+	if r.prio != nil {
+		t.prio = r.prio()
+	}
+	r.pending = append(r.pending, t)
+	return was
+}
+
+func (t *refTimer) Stop() bool {
+	for i, p := range t.r.pending {
+		if p == t {
+			t.r.pending = append(t.r.pending[:i], t.r.pending[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+func (r *refKernel) step() bool {
+	if len(r.pending) == 0 {
+		return false
+	}
+	sort.Slice(r.pending, func(i, j int) bool {
+		a, b := r.pending[i], r.pending[j]
+		if a.at != b.at {
+			return a.at < b.at
+		}
+		if a.prio != b.prio {
+			return a.prio < b.prio
+		}
+		return a.seq < b.seq
+	})
+	t := r.pending[0]
+	r.pending = r.pending[1:]
+	r.now = t.at
+	t.fn()
+	return true
+}
+
+// runScript drives a scheduler (the kernel or the reference) with ops, the
+// same way whichever it is, and logs what it observes.
+func runScript(clock Clock, pending func() int, step func() bool, ops []int) []string {
+	var log []string
+	var timers []Timer
+	next := 0
+	op := func() int {
+		v := ops[next%len(ops)]
+		next++
+		return v
+	}
+	now := func() time.Duration { return Since(clock) }
+	var act func(from int)
+	newTimer := func() {
+		id := len(timers)
+		timers = append(timers, clock.AfterFunc(time.Duration(op()%20)*time.Millisecond, func() {
+			log = append(log, fmt.Sprintf("%d@%s pending=%d", id, now(), pending()))
+			act(id)
+		}))
+	}
+	act = func(from int) {
+		if next > 3*len(ops) {
+			return
+		}
+		for n := op() % 3; n > 0; n-- {
+			v := op()
+			d := time.Duration(v%25) * time.Millisecond
+			i := -1
+			if len(timers) > 0 {
+				i = v / 6 % len(timers)
+				if from >= 0 && v%12 < 6 {
+					i = from // the firing timer itself
+				}
+			}
+			switch {
+			case v%6 == 0:
+				newTimer()
+			case v%6 <= 2 && i >= 0:
+				log = append(log, fmt.Sprint("reset ", i, timers[i].Reset(d)))
+			case v%6 == 3 && i >= 0:
+				log = append(log, fmt.Sprint("stop ", i, timers[i].Stop()))
+			case v%6 == 4:
+				m := v % 97
+				clock.AfterFunc(d, func() { log = append(log, fmt.Sprint("once ", m, "@", now())) })
+			default:
+				log = append(log, fmt.Sprint("pending ", pending()))
+			}
+		}
+	}
+	for range 1 + op()%10 {
+		newTimer()
+	}
+	act(-1)
+	for steps := 0; steps < 2000 && step(); steps++ {
+	}
+	return append(log, fmt.Sprint("end ", now(), " pending ", pending()))
+}
+
+// The kernel runs exactly the events the reference runs, in the same order
+// and at the same times, under any mix of AfterFunc, Stop and Reset, from
+// outside and from inside callbacks (a timer re-arming or stopping itself
+// included), with and without a tie-break; Stop, Reset and Pending answer
+// the same.
+func TestKernel_MatchesReference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ops := rapid.SliceOfN(rapid.IntRange(0, 1<<20), 1, 300).Draw(t, "ops")
+		k := NewKernel(false)
+		ref := &refKernel{}
+		if rapid.Bool().Draw(t, "tieBreak") {
+			a, b := NewPRNG(1), NewPRNG(1)
+			n := rapid.Uint64Range(1, 4).Draw(t, "prios")
+			k.SetTieBreak(func() uint64 { return a.Below(n) })
+			ref.prio = func() uint64 { return b.Below(n) }
+		}
+		want := runScript(ref, func() int { return len(ref.pending) }, ref.step, ops)
+		got := runScript(k, k.Pending, k.Step, ops)
+		require.Equal(t, want, got)
+	})
+}
+
+// A callback that panics after re-arming its own timer leaves it armed,
+// and the kernel reports the panic as a violation.
+func TestKernel_PanicAfterRearm(t *testing.T) {
+	k := NewKernel(false)
+	var tm Timer
+	fired := 0
+	tm = k.AfterFunc(time.Second, func() {
+		fired++
+		if fired == 1 {
+			tm.Reset(time.Second)
+			panic("boom")
+		}
+	})
+	assert.Equal(t, EndViolation, k.Run(Limits{}))
+	assert.Equal(t, ModelPanic, k.Trace().Violation().Invariant)
+	assert.Equal(t, 1, k.Pending())
+	assert.True(t, k.Step())
+	assert.Equal(t, 2, fired)
+	assert.Equal(t, 0, k.Pending())
+}
+
+// Running the kernel from inside a callback is a programming error.
+func TestKernel_RunFromCallbackPanics(t *testing.T) {
+	k := NewKernel(false)
+	k.Schedule(0, func() { k.Run(Limits{}) })
+	assert.Equal(t, EndViolation, k.Run(Limits{}))
+	assert.Contains(t, k.Trace().Violation().Message, "called from inside an event callback")
+}
+
+// FormatT without fmt renders exactly what its fmt definition renders.
+func TestFormatT_MatchesDefinition(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := time.Duration(rapid.Int64().Draw(t, "d"))
+		if rapid.Bool().Draw(t, "small") {
+			d = time.Duration(rapid.Int64Range(-1e13, 1e15).Draw(t, "small d"))
+		}
+		require.Equal(t, formatTSlow(d.Milliseconds()), FormatT(d))
+	})
+}
