@@ -44,7 +44,10 @@ func init() {
 		Name: TerminalRemount,
 		Doc: "report 003 (agent-code #596): pane remounts (Spotlight, Reader, Settings, tab switch, StrictMode) " +
 			"of Claude/Codex/OpenCode agents with drafts and prompts; wedged spawns, start failures, crashes",
-		Horizon:    time.Hour,
+		Horizon: time.Hour,
+		// The terminal world opens no ledger obligations (its liveness
+		// invariant judges the end of the run), so a short heal suffices.
+		HealWindow: 5 * time.Minute,
 		Invariants: invariants.Terminal,
 		Build:      func(env *model.Env) { BuildTerminalWorld(env, DefaultTerminalOptions()) },
 	})
