@@ -9,8 +9,7 @@ import "time"
 // the comparison measures what the kernel adds (interfaces, closures,
 // tracing, fingerprinting), not a better heap: the firing timer's entry
 // stays at the root and is re-keyed in place when the callback re-arms it,
-// a pending timer is re-keyed in place, and the least of four children is
-// picked with conditional moves.
+// and a pending timer is re-keyed in place.
 type bareEngine struct {
 	w    *world
 	now  time.Duration
@@ -137,13 +136,9 @@ func (e *bareEngine) down(i int) bool {
 			break
 		}
 		best := first
-		if first+3 < n {
-			best = least4(h[first:first+4:first+4]) + first
-		} else {
-			for c := first + 1; c < n; c++ {
-				if h[c].less(&h[best]) {
-					best = c
-				}
+		for c := first + 1; c < min(first+4, n); c++ {
+			if h[c].less(&h[best]) {
+				best = c
 			}
 		}
 		if !h[best].less(&x) {
@@ -156,30 +151,4 @@ func (e *bareEngine) down(i int) bool {
 	h[i] = x
 	e.pos[x.timer] = int32(i)
 	return i != start
-}
-
-// least4 is the kernel's: a tournament by time in conditional moves, ties
-// settled exactly.
-func least4(q []bareEntry) int {
-	a0, a1, a2, a3 := q[0].at, q[1].at, q[2].at, q[3].at
-	x, ax := 0, a0
-	if a1 < ax {
-		x, ax = 1, a1
-	}
-	y, ay := 2, a2
-	if a3 < ay {
-		y, ay = 3, a3
-	}
-	if ay < ax {
-		x, ax = y, ay
-	}
-	if (a0 == ax && x != 0) || (a1 == ax && x != 1) || (a2 == ax && x != 2) || (a3 == ax && x != 3) {
-		x = 0
-		for c := 1; c < 4; c++ {
-			if q[c].less(&q[x]) {
-				x = c
-			}
-		}
-	}
-	return x
 }

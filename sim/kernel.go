@@ -430,35 +430,6 @@ func (k *Kernel) fix(i int) {
 	}
 }
 
-// least4 returns the position of the least of the four entries from f on.
-// It picks by time alone, as a tournament the compiler turns into
-// conditional moves (siblings' order is unpredictable, so branches would
-// mispredict), and settles ties between instants exactly, which is rare.
-func (k *Kernel) least4(f int) int {
-	q := k.queue[f : f+4 : f+4]
-	a0, a1, a2, a3 := q[0].at, q[1].at, q[2].at, q[3].at
-	x, ax := 0, a0
-	if a1 < ax {
-		x, ax = 1, a1
-	}
-	y, ay := 2, a2
-	if a3 < ay {
-		y, ay = 3, a3
-	}
-	if ay < ax {
-		x, ax = y, ay
-	}
-	if (a0 == ax && x != 0) || (a1 == ax && x != 1) || (a2 == ax && x != 2) || (a3 == ax && x != 3) {
-		x = 0
-		for c := 1; c < 4; c++ {
-			if k.less(&q[c], &q[x]) {
-				x = c
-			}
-		}
-	}
-	return f + x
-}
-
 // remove deletes the entry at queue position i and frees its slot.
 func (k *Kernel) remove(i int) {
 	q := k.queue
@@ -505,25 +476,9 @@ func (k *Kernel) down(i int) bool {
 			break
 		}
 		best := first
-		if first+3 < n && SelTmp == 0 {
-			best = k.least4(first)
-		} else if first+3 < n && SelTmp == 1 {
-			a, b := first, first+2
-			if k.less(&q[first+1], &q[a]) {
-				a = first + 1
-			}
-			if k.less(&q[first+3], &q[b]) {
-				b = first + 3
-			}
-			if k.less(&q[b], &q[a]) {
-				a = b
-			}
-			best = a
-		} else {
-			for c := first + 1; c < min(first+4, n); c++ {
-				if k.less(&q[c], &q[best]) {
-					best = c
-				}
+		for c := first + 1; c < min(first+4, n); c++ {
+			if k.less(&q[c], &q[best]) {
+				best = c
 			}
 		}
 		if !k.less(&q[best], &e) {
@@ -537,5 +492,3 @@ func (k *Kernel) down(i int) bool {
 	k.pos[e.slot] = int32(i)
 	return i != start
 }
-
-var SelTmp int

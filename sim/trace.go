@@ -139,10 +139,9 @@ type Trace struct {
 	checkers  []Checker
 	violation *Violation
 	sink      func(*Event)
-	scratch   Event         // reused so that Emit does not allocate
-	attrs     []Attr        // the scratch event's attributes
-	slab      []Attr        // kept events' attributes are carved out of it
-	strings   *stringHasher // nil until the trace is long (hashLongTrace events)
+	scratch   Event  // reused so that Emit does not allocate
+	attrs     []Attr // the scratch event's attributes
+	slab      []Attr // kept events' attributes are carved out of it
 }
 
 // NewTrace returns an empty trace stamping events with clock. With keep set
@@ -202,14 +201,7 @@ func (t *Trace) Emit(actor, kind, outcome string, attrs ...Attr) {
 
 func (t *Trace) append(ev *Event) {
 	t.count++
-	if t.strings != nil && !NoCacheTmp {
-		t.hash = t.strings.hashEvent(t.hash, ev)
-	} else {
-		t.hash = hashEvent(t.hash, ev)
-		if t.count >= hashLongTrace {
-			t.strings = &stringHasher{}
-		}
-	}
+	t.hash = hashEvent(t.hash, ev)
 	if t.keep {
 		kept := *ev
 		kept.Attrs = t.keepAttrs(ev.Attrs)
@@ -274,20 +266,6 @@ func hashEvent(h uint64, ev *Event) uint64 {
 	return hashLenString(h, ev.Outcome)
 }
 
-// hashEvent is the package function hashEvent through the string tables.
-func (c *stringHasher) hashEvent(h uint64, ev *Event) uint64 {
-	h = hashUvarint(h, uint64(ev.At))
-	h = hashUvarint(h, ev.Seq)
-	h = c.hashLenString(h, ev.Actor)
-	h = c.hashLenString(h, ev.Kind)
-	h = hashUvarint(h, uint64(len(ev.Attrs)))
-	for i := range ev.Attrs {
-		h = c.hashLenString(h, ev.Attrs[i].Key)
-		h = c.hashLenString(h, ev.Attrs[i].Value)
-	}
-	return c.hashLenString(h, ev.Outcome)
-}
-
 func hashUvarint(h, v uint64) uint64 {
 	for v >= 0x80 {
 		h ^= v&0x7f | 0x80
@@ -303,97 +281,7 @@ func hashLenString(h uint64, s string) uint64 {
 	return hashString(hashUvarint(h, uint64(len(s))), s)
 }
 
-// stringHasher folds length-prefixed strings into an FNV-1a state, fast for
-// the strings a run repeats (actors, kinds, attribute keys, common values).
-//
-// FNV-1a is one xor and one multiply per byte, so a string costs its length
-// times the multiply's latency. But xor-ing a byte into h only touches h's
-// low 8 bits: (h ^ b) = h - l + (l ^ b) with l = h & 0xff, so
-//
-//	(h ^ b) * P = h*P + ((l ^ b) - l)*P
-//
-// and the new low byte, ((l ^ b) * P) & 0xff, again depends on l alone. By
-// induction, folding a fixed byte string e of length n into any h gives
-//
-//	h*P^n + add[h & 0xff]
-//
-// where add depends only on e: add[l] is the fold of e into l, minus l*P^n.
-// For a string that recurs, one multiply and one table lookup replace n
-// dependent multiplies, and the result is bit for bit the same FNV-1a.
-// TestStringHasherMatchesFNV checks it.
-//
-// Tables live in a small direct-mapped cache indexed by a few of the
-// string's bytes and checked by comparing the whole string (which is a
-// pointer comparison for the same string). A table is built only after its
-// string came back hashTableUses times in a row at its slot, so strings
-// that vary (ids, formatted messages) never pay for one, and a trace starts
-// using the cache only once it is long (hashLongTrace events), so short
-// runs (a scenario seed) pay nothing for it.
-type stringHasher struct {
-	slots [hashSlots]hashSlot
-}
-
-type hashSlot struct {
-	s     string
-	uses  uint32
-	table *hashTable // nil, or the table of s
-}
-
-type hashTable struct {
-	pn  uint64 // P^n, n the length of the encoding
-	add [256]uint64
-}
-
-const (
-	hashSlots       = 256
-	hashTableMinLen = 4      // shorter strings hash as fast byte by byte
-	hashTableUses   = 256    // hashes of one string before its table is built
-	hashLongTrace   = 50_000 // events before a trace starts caching
-	fnvPrime64      = 0x100000001b3
-)
-
-// hashLenString folds the uvarint length of s, then s, into h.
-func (c *stringHasher) hashLenString(h uint64, s string) uint64 {
-	n := len(s)
-	if n < hashTableMinLen || n >= 0x80 {
-		return hashLenString(h, s)
-	}
-	x := uint32(n) | uint32(s[0])<<8 | uint32(s[n/2])<<16 | uint32(s[n-1])<<24
-	slot := &c.slots[(x*0x9e3779b1)>>24]
-	if slot.s != s {
-		slot.s, slot.uses, slot.table = s, 0, nil
-	} else if slot.table != nil {
-		return h*slot.table.pn + slot.table.add[h&0xff]
-	} else if slot.uses++; slot.uses >= hashTableUses {
-		slot.table = newHashTable(s)
-		return h*slot.table.pn + slot.table.add[h&0xff]
-	}
-	return hashLenString(h, s)
-}
-
-// newHashTable builds the table of the encoding of s (its one-byte uvarint
-// length, then its bytes), folding every byte into all 256 low bytes at once.
-func newHashTable(s string) *hashTable {
-	t := &hashTable{pn: 1}
-	var h [256]uint64
-	for l := range h {
-		h[l] = uint64(l)
-	}
-	fold := func(b byte) {
-		for l := range h {
-			h[l] = (h[l] ^ uint64(b)) * fnvPrime64
-		}
-		t.pn *= fnvPrime64
-	}
-	fold(byte(len(s)))
-	for i := 0; i < len(s); i++ {
-		fold(s[i])
-	}
-	for l := range h {
-		t.add[l] = h[l] - t.pn*uint64(l)
-	}
-	return t
-}
+const fnvPrime64 = 0x100000001b3
 
 // AppendCanonical appends the canonical binary encoding of ev to buf: the
 // fingerprint is FNV-1a 64 over exactly these bytes, event after event.
@@ -432,5 +320,3 @@ func HashBytes(b []byte) uint64 {
 	}
 	return h
 }
-
-var NoCacheTmp bool

@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,53 +12,6 @@ import (
 )
 
 // Tests of the kernel's fast paths: that they change nothing but speed.
-
-// The table path of stringHasher is bit for bit FNV-1a over the canonical
-// encoding, for every string length it accepts and any starting state.
-func TestStringHasherMatchesFNV(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		s := rapid.StringN(0, 200, 200).Draw(t, "s")
-		h := rapid.Uint64().Draw(t, "h")
-		var c stringHasher
-		want := hashLenString(h, s)
-		for i := 0; i <= hashTableUses+1; i++ {
-			if got := c.hashLenString(h, s); got != want {
-				t.Fatalf("hash %d of %q from %x: got %x, want %x", i, s, h, got, want)
-			}
-			h = h*31 + 7
-			want = hashLenString(h, s)
-		}
-	})
-}
-
-// A trace's fingerprint is the same whether its strings hashed through
-// tables or byte by byte: a long trace (so that it caches) of many repeats
-// of few strings, interleaved with strings that collide in the cache and
-// strings seen once.
-func TestStringHasherFingerprintUnchanged(t *testing.T) {
-	k := NewKernel(true)
-	tr := k.Trace()
-	kinds := []string{"activity", "release", "resume", "session.open", "t3_preview_close"}
-	for i := 0; i < hashLongTrace+30_000; i++ {
-		k.now += time.Duration(i%7) * time.Millisecond
-		actor := fmt.Sprintf("session/%d", i%37)
-		tr.Emit(actor, kinds[i%len(kinds)], strings.Repeat("x", i%9),
-			A("thread", fmt.Sprintf("t%d", i%5)), A("once", fmt.Sprint(i)))
-	}
-	var buf []byte
-	for i := range tr.Events() {
-		buf = AppendCanonical(buf, &tr.Events()[i])
-	}
-	assert.Equal(t, HashBytes(buf), tr.Fingerprint())
-	require.NotNil(t, tr.strings, "a long trace caches")
-	built := 0
-	for _, s := range tr.strings.slots {
-		if s.table != nil {
-			built++
-		}
-	}
-	assert.Positive(t, built, "no table was built: the test does not exercise the fast path")
-}
 
 // Emit copies the attributes: the caller's slice may be reused at once, and
 // kept events keep their own.
