@@ -20,9 +20,21 @@ import (
 // Format is the value of every replay file's "format" field.
 const Format = "orchsim-replay"
 
-// Version is the current format version. Readers accept exactly the
-// versions they know.
-const Version = 1
+// Version is the format version this build writes. Readers accept exactly
+// the versions they know: this one, and LegacyVersion.
+const Version = 2
+
+// LegacyVersion is the previous format: the same fields, but its
+// fingerprint was FNV-1a over the canonical encoding, which this build no
+// longer computes (the fingerprint became a word-wise hash in version 2).
+// Its tape and settings replay as before; its fingerprint cannot be
+// compared (FingerprintComparable), and re-recording it (orchsim shrink)
+// writes the current version.
+const LegacyVersion = 1
+
+// FingerprintComparable reports whether f's recorded fingerprint was
+// computed the way this build computes it.
+func (f *File) FingerprintComparable() bool { return f.Version == Version }
 
 // File is one replay file.
 type File struct {
@@ -102,8 +114,8 @@ func Parse(b []byte) (*File, error) {
 	if f.Format != Format {
 		return nil, fmt.Errorf("not a replay file: format is %q, want %q", f.Format, Format)
 	}
-	if f.Version != Version {
-		return nil, fmt.Errorf("%w %d (this build reads version %d)", ErrUnknownVersion, f.Version, Version)
+	if f.Version != Version && f.Version != LegacyVersion {
+		return nil, fmt.Errorf("%w %d (this build reads versions %d and %d)", ErrUnknownVersion, f.Version, LegacyVersion, Version)
 	}
 	if f.Scenario == "" {
 		return nil, errors.New("malformed replay file: no scenario")

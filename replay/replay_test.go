@@ -70,7 +70,7 @@ func TestParseRejects(t *testing.T) {
 	for name, body := range map[string]string{
 		"garbage":        "{not json",
 		"wrong format":   `{"format":"other","version":1}`,
-		"future version": `{"format":"orchsim-replay","version":2,"scenario":"s","fingerprint":"0123456789abcdef","horizon":"1h"}`,
+		"future version": `{"format":"orchsim-replay","version":3,"scenario":"s","fingerprint":"0123456789abcdef","horizon":"1h"}`,
 		"no scenario":    `{"format":"orchsim-replay","version":1,"fingerprint":"0123456789abcdef","horizon":"1h"}`,
 		"zero horizon":   `{"format":"orchsim-replay","version":1,"scenario":"s","fingerprint":"0123456789abcdef","horizon":"0s"}`,
 		"bad print":      `{"format":"orchsim-replay","version":1,"scenario":"s","fingerprint":"xyz","horizon":"1h"}`,

@@ -58,7 +58,9 @@ func TestDeterminism_TapeReplaysSeed(t *testing.T) {
 			for i := range rep.Trace {
 				buf = sim.AppendCanonical(buf, &rep.Trace[i])
 			}
-			assert.Equal(t, rep.Fingerprint, sim.HashBytes(buf))
+			want, err := sim.HashCanonical(buf)
+			require.NoError(t, err)
+			assert.Equal(t, want, rep.Fingerprint)
 		}
 	}
 }

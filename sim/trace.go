@@ -120,7 +120,7 @@ type Finisher interface {
 }
 
 // Trace is the history of one run. It fingerprints every event over a
-// canonical binary encoding (64-bit FNV-1a), feeds the checkers, and keeps
+// canonical binary encoding (see HashCanonical), feeds the checkers, and keeps
 // the events for the timeline when asked to.
 //
 // Emit does not allocate unless the trace keeps its events: the event is
@@ -148,7 +148,7 @@ type Trace struct {
 // it retains every event (for timelines and trace files); without, it keeps
 // only the count and the fingerprint.
 func NewTrace(clock Clock, keep bool) *Trace {
-	t := &Trace{clock: clock, keep: keep, hash: fnvOffset64, attrs: make([]Attr, 0, 8)}
+	t := &Trace{clock: clock, keep: keep, hash: fpSeed, attrs: make([]Attr, 0, 8)}
 	t.kernel, _ = clock.(*Kernel)
 	return t
 }
@@ -201,7 +201,7 @@ func (t *Trace) Emit(actor, kind, outcome string, attrs ...Attr) {
 
 func (t *Trace) append(ev *Event) {
 	t.count++
-	t.hash = hashEvent(t.hash, ev)
+	t.hash = fpEvent(t.hash, ev)
 	if t.keep {
 		kept := *ev
 		kept.Attrs = t.keepAttrs(ev.Attrs)
@@ -248,43 +248,15 @@ func (t *Trace) Events() []Event { return t.events }
 // Len returns the number of events appended.
 func (t *Trace) Len() uint64 { return t.count }
 
-// Fingerprint returns the 64-bit hash of every event so far.
-func (t *Trace) Fingerprint() uint64 { return t.hash }
+// Fingerprint returns the 64-bit fingerprint of every event so far (see
+// HashCanonical for its definition).
+func (t *Trace) Fingerprint() uint64 { return fpFinish(t.hash) }
 
-// hashEvent folds the canonical encoding of ev (see AppendCanonical) into
-// the FNV-1a state h.
-func hashEvent(h uint64, ev *Event) uint64 {
-	h = hashUvarint(h, uint64(ev.At))
-	h = hashUvarint(h, ev.Seq)
-	h = hashLenString(h, ev.Actor)
-	h = hashLenString(h, ev.Kind)
-	h = hashUvarint(h, uint64(len(ev.Attrs)))
-	for i := range ev.Attrs {
-		h = hashLenString(h, ev.Attrs[i].Key)
-		h = hashLenString(h, ev.Attrs[i].Value)
-	}
-	return hashLenString(h, ev.Outcome)
-}
-
-func hashUvarint(h, v uint64) uint64 {
-	for v >= 0x80 {
-		h ^= v&0x7f | 0x80
-		h *= fnvPrime64
-		v >>= 7
-	}
-	h ^= v
-	h *= fnvPrime64
-	return h
-}
-
-func hashLenString(h uint64, s string) uint64 {
-	return hashString(hashUvarint(h, uint64(len(s))), s)
-}
-
-const fnvPrime64 = 0x100000001b3
-
-// AppendCanonical appends the canonical binary encoding of ev to buf: the
-// fingerprint is FNV-1a 64 over exactly these bytes, event after event.
+// AppendCanonical appends the canonical binary encoding of ev to buf: its
+// time and sequence number as uvarints, then actor, kind, the number of
+// attributes, each attribute's key and value, and the outcome, every string
+// prefixed with its uvarint length. The fingerprint is a function of these
+// bytes alone (HashCanonical).
 func AppendCanonical(buf []byte, ev *Event) []byte {
 	buf = appendUvarint(buf, uint64(ev.At))
 	buf = appendUvarint(buf, ev.Seq)
@@ -308,15 +280,4 @@ func appendUvarint(buf []byte, v uint64) []byte {
 
 func appendLenString(buf []byte, s string) []byte {
 	return append(appendUvarint(buf, uint64(len(s))), s...)
-}
-
-// HashBytes is FNV-1a 64 over b, starting from the offset basis; hashing the
-// concatenated AppendCanonical encodings of a trace gives its Fingerprint.
-func HashBytes(b []byte) uint64 {
-	h := uint64(fnvOffset64)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= fnvPrime64
-	}
-	return h
 }

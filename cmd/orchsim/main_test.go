@@ -115,6 +115,25 @@ func TestReplay_FingerprintMismatchIsExit3(t *testing.T) {
 	assert.Contains(t, errOut, "fingerprint mismatch")
 }
 
+// A file of the previous format (FNV-1a fingerprint) still replays: the
+// violation decides the exit status, the fingerprint is not compared, and
+// the note says how to re-record it.
+func TestReplay_LegacyFormatReplaysWithoutComparingTheFingerprint(t *testing.T) {
+	seed := firstFailingSeed(t)
+	file := filepath.Join(t.TempDir(), "failure.json")
+	cli(t, "run", "--scenario", "tab-ownership", "--seed", seed, "--out", file)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	legacy := strings.Replace(string(b), `"version": 2`, `"version": 1`, 1)
+	legacy = regexp.MustCompile(`"fingerprint": "[0-9a-f]{16}"`).ReplaceAllString(legacy, `"fingerprint": "06a4540c915519de"`)
+	require.NoError(t, os.WriteFile(file, []byte(legacy), 0o644))
+	code, out, errOut := cli(t, "replay", file)
+	assert.Equal(t, exitViolation, code, errOut)
+	assert.Contains(t, out, "not compared: ")
+	assert.Contains(t, out, "orchsim shrink "+file)
+	assert.True(t, strings.HasPrefix(lastLineOf(out), "violation: thread-keeps-its-tabs"), lastLineOf(out))
+}
+
 func TestReplay_FixedFailureSaysSo(t *testing.T) {
 	seed := firstFailingSeed(t)
 	file := filepath.Join(t.TempDir(), "failure.json")

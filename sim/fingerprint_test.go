@@ -1,0 +1,82 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+)
+
+// The trace's incremental fingerprint equals HashCanonical over the
+// concatenated canonical encodings, for any events: strings of every length
+// around the 8-byte word boundaries, any number of attributes, large times
+// and sequence numbers (multi-byte varints).
+func TestFingerprint_MatchesCanonical(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		str := rapid.StringN(0, 20, 40)
+		k := NewKernel(true)
+		tr := k.Trace()
+		n := rapid.IntRange(0, 12).Draw(t, "events")
+		for range n {
+			k.now += time.Duration(rapid.Uint64Range(0, 1<<40).Draw(t, "gap"))
+			var attrs []Attr
+			for range rapid.IntRange(0, 4).Draw(t, "attrs") {
+				attrs = append(attrs, A(str.Draw(t, "key"), str.Draw(t, "value")))
+			}
+			tr.Emit(str.Draw(t, "actor"), str.Draw(t, "kind"), str.Draw(t, "outcome"), attrs...)
+		}
+		var buf []byte
+		for i := range tr.Events() {
+			buf = AppendCanonical(buf, &tr.Events()[i])
+		}
+		want, err := HashCanonical(buf)
+		require.NoError(t, err)
+		assert.Equal(t, want, tr.Fingerprint())
+	})
+}
+
+// Strings that differ only past the first word, only in their last
+// (zero-padded) word, or only by trailing zero bytes, and attributes that
+// trade bytes between key and value, all fingerprint differently.
+func TestFingerprint_SeparatesNearStrings(t *testing.T) {
+	variants := [][]Attr{
+		{A("thread", "thread-1")},
+		{A("thread", "thread-2")},
+		{A("thread", "thread-1\x00")},
+		{A("thread", "thread-10")},
+		{A("threa", "dthread-1")},
+		{A("thread", "thread-1"), A("", "")},
+		{A("session/12345678", "x")},
+		{A("session/12345679", "x")},
+		{},
+	}
+	seen := map[uint64]int{}
+	for i, attrs := range variants {
+		k := NewKernel(false)
+		k.Trace().Emit("agent/thread-1", "t3_preview_navigate", "ok", attrs...)
+		f := k.Trace().Fingerprint()
+		if j, dup := seen[f]; dup {
+			t.Fatalf("variants %d and %d share fingerprint %016x", j, i, f)
+		}
+		seen[f] = i
+	}
+}
+
+func TestHashCanonical_RejectsTruncatedAndOverlong(t *testing.T) {
+	ev := Event{At: time.Hour, Seq: 300, Actor: "psm", Kind: "session.release", Attrs: []Attr{A("thread", "t1")}, Outcome: "stopped"}
+	whole := AppendCanonical(nil, &ev)
+	_, err := HashCanonical(whole)
+	require.NoError(t, err)
+	for cut := 1; cut < len(whole); cut++ {
+		_, err := HashCanonical(whole[:cut])
+		assert.ErrorIs(t, err, ErrBadCanonical, "cut at %d of %d", cut, len(whole))
+	}
+	overlong := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}
+	_, err = HashCanonical(overlong)
+	assert.ErrorIs(t, err, ErrBadCanonical)
+	empty, err := HashCanonical(nil)
+	require.NoError(t, err)
+	assert.Equal(t, NewKernel(false).Trace().Fingerprint(), empty, "no events: the empty trace's fingerprint")
+}
