@@ -88,7 +88,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		hit("idle-release-deferred-by-pin")
 	case ev.Kind == "session.release" && ev.Get("reason") == "idle_timeout":
 		for _, t := range p.threadsWithTabs() {
-			if strings.HasSuffix(ev.Get("psid"), t) || ev.Get("psid") == "psess:codex" {
+			if strings.HasSuffix(ev.Get("providerSessionId"), t) || ev.Get("providerSessionId") == "psess:codex" {
 				hit("idle-release-with-open-tab")
 				break
 			}

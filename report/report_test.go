@@ -153,7 +153,7 @@ func TestMermaid_Routes(t *testing.T) {
 		ev(2, "agent/thread-a", "schedule_task", "accepted", sim.A("thread", "thread-a")),
 		ev(2, "fault", "response-lost", "", sim.A("thread", "thread-a"), sim.A("tool", "schedule_task")),
 		ev(3, "mcp-client/thread-a", "timeout", "", sim.A("tool", "delegate_task")),
-		ev(4, "fault", "provider-crash", "", sim.A("psid", "psess:codex")),
+		ev(4, "fault", "provider-crash", "", sim.A("providerSessionId", "psess:codex")),
 		ev(5, "pane/p1", "pane.mount", "", sim.A("session", "s1")),
 		ev(6, "main", "spawn", "starting", sim.A("session", "s1"), sim.A("backend", "s1#1")),
 		ev(7, "agent/s1", "screen", "composer", sim.A("session", "s1"), sim.A("backend", "s1#1")),

@@ -190,7 +190,7 @@ func faultTarget(ev *sim.Event) string {
 	switch {
 	case ev.Get("thread") != "":
 		return "agent/" + ev.Get("thread")
-	case ev.Get("psid") != "":
+	case ev.Get("providerSessionId") != "":
 		return "psm"
 	case ev.Get("session") != "":
 		return "agent/" + ev.Get("session")

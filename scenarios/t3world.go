@@ -344,7 +344,7 @@ func (w *T3World) crash() {
 		return
 	}
 	e := entries[w.faults.IntN("crash-which", len(entries))]
-	w.env.Emit("fault", "provider-crash", "", sim.A("psid", e.ID))
+	w.env.Emit("fault", "provider-crash", "", sim.A("providerSessionId", e.ID))
 	s.PSM.Crash(e)
 }
 

@@ -65,7 +65,7 @@ func TestTabOwnership_BugReachedThroughSeveralPaths(t *testing.T) {
 			if thread == "" && strings.HasPrefix(ev.Actor, "agent/") {
 				thread = ev.Get("thread")
 			}
-			if ev.Kind == "session.release" && strings.HasSuffix(ev.Get("psid"), thread) || ev.Kind == "session.release" && ev.Get("psid") == "psess:codex" {
+			if ev.Kind == "session.release" && strings.HasSuffix(ev.Get("providerSessionId"), thread) || ev.Kind == "session.release" && ev.Get("providerSessionId") == "psess:codex" {
 				paths[ev.Get("reason")]++
 				break
 			}

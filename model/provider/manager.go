@@ -368,7 +368,7 @@ func (m *Manager) open(sid, threadID, instance string, openLatency time.Duration
 	inc := fmt.Sprintf("%s#%d.%d", sid, m.process, m.opened)
 	o := &opening{sessionID: sid, incarnation: inc, instance: instance, threadID: threadID}
 	o.waiters = append(o.waiters, waiter{threadID, done, busy})
-	m.env.Emit(actor, "session.open", "", sim.A("psid", sid), sim.A("incarnation", inc), sim.A("thread", threadID), sim.A("instance", instance))
+	m.env.Emit(actor, "session.open", "", sim.A("providerSessionId", sid), sim.A("incarnation", inc), sim.A("thread", threadID), sim.A("instance", instance))
 	o.cred = m.prepareMcpSession(threadID, instance, inc)
 	m.opens = append(m.opens, o)
 	fail := m.rand.Chance("open-failure", m.OpenFailure)
@@ -389,7 +389,7 @@ func (m *Manager) finishOpen(o *opening, fail bool) {
 	}
 	m.unreserve(o.threadID, o.cred.credID)
 	if fail {
-		m.env.Emit(actor, "session.open", "ProviderSessionOpenError", sim.A("psid", o.sessionID), sim.A("incarnation", o.incarnation))
+		m.env.Emit(actor, "session.open", "ProviderSessionOpenError", sim.A("providerSessionId", o.sessionID), sim.A("incarnation", o.incarnation))
 		if o.cred.issued {
 			m.clearMcpSession(o.threadID, o.cred.credID, "open-failed:"+o.incarnation)
 		}
@@ -402,7 +402,7 @@ func (m *Manager) finishOpen(o *opening, fail bool) {
 	e.attached = []string{o.threadID}
 	e.creds = []ThreadCred{{ThreadID: o.threadID, CredID: o.cred.credID, Token: o.cred.token}}
 	m.entries = append(m.entries, e)
-	m.env.Emit(actor, "session.opened", "ready", sim.A("psid", e.ID), sim.A("incarnation", e.Incarnation),
+	m.env.Emit(actor, "session.opened", "ready", sim.A("providerSessionId", e.ID), sim.A("incarnation", e.Incarnation),
 		sim.A("thread", o.threadID), sim.A("cred", o.cred.credID))
 	m.writeStatus(e.ID, "ready", "")
 	m.scheduleIdleRelease(e)
@@ -427,7 +427,7 @@ func (m *Manager) attach(e *Entry, threadID string) {
 	e.attached = append(e.attached, threadID)
 	e.setCred(ThreadCred{ThreadID: threadID, CredID: p.credID, Token: p.token})
 	m.unreserve(threadID, p.credID)
-	m.env.Emit(actor, "session.attach", "", sim.A("psid", e.ID), sim.A("incarnation", e.Incarnation),
+	m.env.Emit(actor, "session.attach", "", sim.A("providerSessionId", e.ID), sim.A("incarnation", e.Incarnation),
 		sim.A("thread", threadID), sim.A("cred", p.credID))
 }
 
@@ -449,7 +449,7 @@ func (m *Manager) markBusy(e *Entry, threadID string) {
 	e.pinned = false
 	e.lastActive = m.env.Now()
 	m.reg.Touch(threadID)
-	m.env.Emit(actor, "turn.start", "", sim.A("psid", e.ID), sim.A("thread", threadID))
+	m.env.Emit(actor, "turn.start", "", sim.A("providerSessionId", e.ID), sim.A("thread", threadID))
 }
 
 // TurnTerminal is the runtime's turn.terminal event: markIdle.
@@ -461,7 +461,7 @@ func (m *Manager) TurnTerminal(e *Entry, threadID string) {
 		e.busy--
 	}
 	e.lastActive = m.env.Now()
-	m.env.Emit(actor, "turn.terminal", "", sim.A("psid", e.ID), sim.A("thread", threadID))
+	m.env.Emit(actor, "turn.terminal", "", sim.A("providerSessionId", e.ID), sim.A("thread", threadID))
 	m.scheduleIdleRelease(e)
 }
 
@@ -522,11 +522,11 @@ func (m *Manager) afterProbe(e *Entry, gen int, pending bool) {
 			if !e.pinned {
 				e.pinned, e.pinnedSince = true, now
 			}
-			m.env.Emit(actor, "idle-release-deferred", "", sim.A("psid", e.ID))
+			m.env.Emit(actor, "idle-release-deferred", "", sim.A("providerSessionId", e.ID))
 			e.idleTimer.Reset(m.IdleTimeout)
 			return
 		}
-		m.env.Emit(actor, "idle-release-pin-expired", "", sim.A("psid", e.ID))
+		m.env.Emit(actor, "idle-release-pin-expired", "", sim.A("providerSessionId", e.ID))
 	}
 	m.releaseEntry(e, ReasonIdleTimeout)
 }
@@ -537,7 +537,7 @@ func (m *Manager) Crash(e *Entry) {
 	if e.released {
 		return
 	}
-	m.env.Emit(actor, "provider.crash", "", sim.A("psid", e.ID), sim.A("incarnation", e.Incarnation))
+	m.env.Emit(actor, "provider.crash", "", sim.A("providerSessionId", e.ID), sim.A("incarnation", e.Incarnation))
 	m.releaseEntryDetail(e, ReasonRuntimeError, "provider process exited")
 }
 
@@ -554,7 +554,7 @@ func (m *Manager) Detach(e *Entry, threadID string, terminal bool) {
 			break
 		}
 	}
-	m.env.Emit(actor, "session.detach", "", sim.A("psid", e.ID), sim.A("thread", threadID), sim.A("terminal", fmt.Sprint(terminal)))
+	m.env.Emit(actor, "session.detach", "", sim.A("providerSessionId", e.ID), sim.A("thread", threadID), sim.A("terminal", fmt.Sprint(terminal)))
 	if terminal {
 		for i, c := range e.creds {
 			if c.ThreadID == threadID {
@@ -670,7 +670,7 @@ func (m *Manager) releaseEntryDetail(e *Entry, reason, detail string) (persisted
 	if reason == ReasonRuntimeError {
 		status = "error"
 	}
-	m.env.Emit(actor, "session.release", status, sim.A("psid", e.ID), sim.A("incarnation", e.Incarnation), sim.A("reason", reason))
+	m.env.Emit(actor, "session.release", status, sim.A("providerSessionId", e.ID), sim.A("incarnation", e.Incarnation), sim.A("reason", reason))
 	m.closes++
 	// Subscribers: closed on a server shutdown, failed otherwise.
 	for _, sub := range e.subs {
