@@ -72,5 +72,12 @@ func (e *Env) Emit(actor, kind, outcome string, attrs ...sim.Attr) {
 }
 
 // After schedules f d from now (a cross-process delivery or a timer the
-// caller never cancels).
-func (e *Env) After(d time.Duration, f func()) { e.Clock.AfterFunc(d, f) }
+// caller never cancels). On the kernel it goes through Schedule, which
+// recycles its timer: most of a run's events are such deliveries.
+func (e *Env) After(d time.Duration, f func()) {
+	if k, ok := e.Clock.(*sim.Kernel); ok {
+		k.Schedule(d, f)
+		return
+	}
+	e.Clock.AfterFunc(d, f)
+}

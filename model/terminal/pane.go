@@ -11,6 +11,7 @@ import (
 type Pane struct {
 	r       *Renderer
 	ID      string
+	actor   string // "pane/"+ID, built once
 	Key     string
 	Session string
 	// Surface is editor, spotlight or debug.
@@ -35,7 +36,12 @@ type Pane struct {
 }
 
 func (p *Pane) emit(kind, outcome string, attrs ...sim.Attr) {
-	p.r.env.Emit("pane/"+p.ID, kind, outcome, append([]sim.Attr{sim.A("session", p.Session)}, attrs...)...)
+	if p.actor == "" {
+		p.actor = "pane/" + p.ID
+	}
+	// On the stack: Emit copies the attributes.
+	var buf [6]sim.Attr
+	p.r.env.Emit(p.actor, kind, outcome, append(append(buf[:0], sim.A("session", p.Session)), attrs...)...)
 }
 
 // Pending returns the keystrokes queued before attach.

@@ -2,6 +2,7 @@ package terminal
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"orchsim/model"
@@ -355,7 +356,7 @@ func (r *Renderer) slots() []slot {
 		n := len(leaves)
 		for _, m := range leaves {
 			size := Size{Cols: (EditorArea.Cols - (n - 1)) / n, Rows: EditorArea.Rows}
-			out = append(out, slot{key: fmt.Sprintf("editor/%d/%s", m.Tab, m.ID), session: m.ID, surface: "editor",
+			out = append(out, slot{key: "editor/" + strconv.Itoa(m.Tab) + "/" + m.ID, session: m.ID, surface: "editor",
 				mode: m.Mode, size: size})
 		}
 	case SurfaceSpotlight:
