@@ -102,12 +102,20 @@ func TestRun_OutThenReplayReproduces(t *testing.T) {
 	assert.Equal(t, lastLineOf(out), lastLineOf(rout), "replay prints the same last line")
 }
 
-func TestReplay_FingerprintMismatchIsExit3(t *testing.T) {
-	seed := firstFailingSeed(t)
+// failingReplayFile records a failing tab-ownership run and returns its
+// path and bytes.
+func failingReplayFile(t *testing.T) (string, []byte) {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "failure.json")
-	cli(t, "run", "--scenario", "tab-ownership", "--seed", seed, "--out", file)
+	code, _, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", firstFailingSeed(t), "--out", file)
+	require.Equal(t, exitViolation, code, errOut)
 	b, err := os.ReadFile(file)
 	require.NoError(t, err)
+	return file, b
+}
+
+func TestReplay_FingerprintMismatchIsExit3(t *testing.T) {
+	file, b := failingReplayFile(t)
 	tampered := regexp.MustCompile(`"fingerprint": "[0-9a-f]{16}"`).ReplaceAll(b, []byte(`"fingerprint": "0000000000000000"`))
 	require.NoError(t, os.WriteFile(file, tampered, 0o644))
 	code, _, errOut := cli(t, "replay", file)
@@ -119,11 +127,7 @@ func TestReplay_FingerprintMismatchIsExit3(t *testing.T) {
 // violation decides the exit status, the fingerprint is not compared, and
 // the note says how to re-record it.
 func TestReplay_LegacyFormatReplaysWithoutComparingTheFingerprint(t *testing.T) {
-	seed := firstFailingSeed(t)
-	file := filepath.Join(t.TempDir(), "failure.json")
-	cli(t, "run", "--scenario", "tab-ownership", "--seed", seed, "--out", file)
-	b, err := os.ReadFile(file)
-	require.NoError(t, err)
+	file, b := failingReplayFile(t)
 	legacy := strings.Replace(string(b), `"version": 2`, `"version": 1`, 1)
 	legacy = regexp.MustCompile(`"fingerprint": "[0-9a-f]{16}"`).ReplaceAllString(legacy, `"fingerprint": "06a4540c915519de"`)
 	require.NoError(t, os.WriteFile(file, []byte(legacy), 0o644))
@@ -135,11 +139,7 @@ func TestReplay_LegacyFormatReplaysWithoutComparingTheFingerprint(t *testing.T) 
 }
 
 func TestReplay_FixedFailureSaysSo(t *testing.T) {
-	seed := firstFailingSeed(t)
-	file := filepath.Join(t.TempDir(), "failure.json")
-	cli(t, "run", "--scenario", "tab-ownership", "--seed", seed, "--out", file)
-	b, err := os.ReadFile(file)
-	require.NoError(t, err)
+	file, b := failingReplayFile(t)
 	// The same seed under the fixed profile, re-drawn from the seed (no tape).
 	fixed := strings.Replace(string(b), `"profile": "reported"`, `"profile": "fixed"`, 1)
 	fixed = fixed[:strings.Index(fixed, `,
