@@ -111,7 +111,11 @@ func (r *refKernel) step() bool {
 
 // runScript drives a scheduler (the kernel or the reference) with ops, the
 // same way whichever it is, and logs what it observes.
-func runScript(clock Clock, pending func() int, step func() bool, ops []int) []string {
+// Delays are mostly milliseconds, sometimes hours, so that events sit at
+// every scale of the queue's buckets; between steps, the script sometimes
+// runs the clock to an instant short of the next event (a horizon) and acts
+// from outside, scheduling before the next event.
+func runScript(clock Clock, pending func() int, step func() bool, until func(time.Duration), ops []int) []string {
 	var log []string
 	var timers []Timer
 	next := 0
@@ -124,7 +128,7 @@ func runScript(clock Clock, pending func() int, step func() bool, ops []int) []s
 	var act func(from int)
 	newTimer := func() {
 		id := len(timers)
-		timers = append(timers, clock.AfterFunc(time.Duration(op()%20)*time.Millisecond, func() {
+		timers = append(timers, clock.AfterFunc(delay(op()), func() {
 			log = append(log, fmt.Sprintf("%d@%s pending=%d", id, now(), pending()))
 			act(id)
 		}))
@@ -135,7 +139,7 @@ func runScript(clock Clock, pending func() int, step func() bool, ops []int) []s
 		}
 		for n := op() % 3; n > 0; n-- {
 			v := op()
-			d := time.Duration(v%25) * time.Millisecond
+			d := delay(op())
 			i := -1
 			if len(timers) > 0 {
 				i = v / 6 % len(timers)
@@ -162,9 +166,44 @@ func runScript(clock Clock, pending func() int, step func() bool, ops []int) []s
 		newTimer()
 	}
 	act(-1)
-	for steps := 0; steps < 2000 && step(); steps++ {
+	for steps := 0; steps < 2000; steps++ {
+		if v := op(); v%5 == 0 {
+			until(now() + time.Duration(v%30)*time.Millisecond)
+			log = append(log, fmt.Sprint("until ", now(), " pending ", pending()))
+			act(-1)
+			continue
+		}
+		if !step() {
+			break
+		}
 	}
 	return append(log, fmt.Sprint("end ", now(), " pending ", pending()))
+}
+
+func delay(v int) time.Duration {
+	switch {
+	case v%7 == 0:
+		return time.Duration(v%50) * time.Hour
+	case v%3 == 0:
+		return 0 // same instants, often
+	}
+	return time.Duration(v%25) * time.Millisecond
+}
+
+func (r *refKernel) until(t time.Duration) {
+	for len(r.pending) > 0 {
+		first := r.pending[0]
+		for _, p := range r.pending[1:] {
+			if p.at < first.at || p.at == first.at && (p.prio < first.prio || p.prio == first.prio && p.seq < first.seq) {
+				first = p
+			}
+		}
+		if first.at > t {
+			break
+		}
+		r.step()
+	}
+	r.now = max(r.now, t)
 }
 
 // The kernel runs exactly the events the reference runs, in the same order
@@ -183,8 +222,8 @@ func TestKernel_MatchesReference(t *testing.T) {
 			k.SetTieBreak(func() uint64 { return a.Below(n) })
 			ref.prio = func() uint64 { return b.Below(n) }
 		}
-		want := runScript(ref, func() int { return len(ref.pending) }, ref.step, ops)
-		got := runScript(k, k.Pending, k.Step, ops)
+		want := runScript(ref, func() int { return len(ref.pending) }, ref.step, ref.until, ops)
+		got := runScript(k, k.Pending, k.Step, func(t time.Duration) { k.RunUntil(t) }, ops)
 		require.Equal(t, want, got)
 	})
 }
@@ -227,4 +266,22 @@ func TestFormatT_MatchesDefinition(t *testing.T) {
 		}
 		require.Equal(t, formatTSlow(d.Milliseconds()), FormatT(d))
 	})
+}
+
+// A timer re-armed for the current instant runs after the events already
+// due at that instant: its new sequence number orders it, in the queue's
+// same-instant heap as anywhere.
+func TestKernel_RearmAtSameInstantGoesLast(t *testing.T) {
+	k := NewKernel(false)
+	var order []string
+	var b Timer
+	k.AfterFunc(time.Second, func() {
+		order = append(order, "a")
+		b.Reset(0)
+	})
+	b = k.AfterFunc(time.Second, func() { order = append(order, "b") })
+	k.AfterFunc(time.Second, func() { order = append(order, "c") })
+	k.AfterFunc(time.Second, func() { order = append(order, "d") })
+	k.Run(Limits{})
+	assert.Equal(t, []string{"a", "c", "d", "b"}, order)
 }
