@@ -8,18 +8,14 @@ import (
 
 // Engine names, as printed in tables and benchmark names.
 const (
-	Kernel = "orchsim"
-	Bare   = "bare-heap"
-	// BareRadix is the bare loop on the kernel's own queue structure (a
-	// radix heap): what the kernel's API, trace and fingerprint cost over
-	// its data structure. Informational; the baseline is Bare.
-	BareRadix = "bare-radix"
-	Mock      = "clock.Mock"
-	Synctest  = "synctest"
+	Kernel   = "orchsim"
+	Bare     = "bare-heap"
+	Mock     = "clock.Mock"
+	Synctest = "synctest"
 )
 
 // Engines lists the engine names in table order.
-var Engines = []string{Kernel, Bare, BareRadix, Mock, Synctest}
+var Engines = []string{Kernel, Bare, Mock, Synctest}
 
 // Result is what one measured section produced.
 type Result struct {
@@ -110,8 +106,6 @@ func open(name string, sessions int, seed uint64, limit time.Duration) (*Instanc
 		impl = newKernelEngine(w)
 	case Bare:
 		impl = newBareEngine(w)
-	case BareRadix:
-		impl = newRadixEngine(w)
 	case Mock:
 		impl = newMockEngine(w)
 	case Synctest:

@@ -94,11 +94,8 @@ type Report struct {
 // Ratios are the comparisons the report is for, at one workload size.
 type Ratios struct {
 	Sessions int
-	// KernelOverBare is orchsim's events/s over the bare heap loop's (the
-	// issue's baseline); KernelOverBareRadix over the bare loop on the
-	// kernel's own queue structure.
-	KernelOverBare      float64
-	KernelOverBareRadix float64
+	// KernelOverBare is orchsim's events/s over the bare heap loop's.
+	KernelOverBare float64
 	// MockOverKernel and SynctestOverKernel are their time per event over
 	// orchsim's.
 	MockOverKernel     float64
@@ -111,11 +108,10 @@ func (r *Report) Ratios() []Ratios {
 	for _, n := range r.Plan.Sessions {
 		k, b, m, s := r.find(Kernel, n), r.find(Bare, n), r.find(Mock, n), r.find(Synctest, n)
 		out = append(out, Ratios{
-			Sessions:            n,
-			KernelOverBare:      div(k.EventsPerSecond(), b.EventsPerSecond()),
-			KernelOverBareRadix: div(k.EventsPerSecond(), r.find(BareRadix, n).EventsPerSecond()),
-			MockOverKernel:      div(m.NsPerEvent(), k.NsPerEvent()),
-			SynctestOverKernel:  div(s.NsPerEvent(), k.NsPerEvent()),
+			Sessions:           n,
+			KernelOverBare:     div(k.EventsPerSecond(), b.EventsPerSecond()),
+			MockOverKernel:     div(m.NsPerEvent(), k.NsPerEvent()),
+			SynctestOverKernel: div(s.NsPerEvent(), k.NsPerEvent()),
 		})
 	}
 	return out
@@ -241,11 +237,11 @@ func (r *Report) Write(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\nRATIOS (orchsim / bare-heap and orchsim / bare-radix: events per second; Mock / orchsim and synctest / orchsim: time per event)")
+	fmt.Fprintln(w, "\nRATIOS (orchsim / bare: events per second; Mock / orchsim and synctest / orchsim: time per event)")
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "sessions\torchsim/bare-heap\torchsim/bare-radix\tMock/orchsim\tsynctest/orchsim\t")
+	fmt.Fprintln(tw, "sessions\torchsim/bare\tMock/orchsim\tsynctest/orchsim\t")
 	for _, x := range r.Ratios() {
-		fmt.Fprintf(tw, "%d\t%.2fx\t%.2fx\t%.0fx\t%.1fx\t\n", x.Sessions, x.KernelOverBare, x.KernelOverBareRadix, x.MockOverKernel, x.SynctestOverKernel)
+		fmt.Fprintf(tw, "%d\t%.2fx\t%.0fx\t%.1fx\t\n", x.Sessions, x.KernelOverBare, x.MockOverKernel, x.SynctestOverKernel)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -13,20 +13,33 @@ import (
 // TieBreak is installed (PCT-style exploration), whose draws come from the
 // run's Source and so replay.
 //
-// The queue is a radix heap (see queue.go): arming, re-arming and stopping
-// a timer cost O(1), and the next event is found by a scan of one small
-// bucket. Keys are unique (the sequence number is), so which event runs
-// next depends on the keys alone, never on the queue's layout.
+// The queue is a 4-ary min-heap of 16-byte entries (time, slot); a queued
+// timer owns a slot, and dense per-slot arrays hold its position in the
+// heap and the timer itself, so sifting touches only the heap and an int32
+// array (the rest of the key, in the timer, matters only for events at the
+// same instant). Keys are unique (the sequence number is), so
+// which event runs next depends on the keys alone, never on the heap's
+// shape. A re-armed timer is re-keyed in place (one sift), and the firing
+// timer's entry stays queued while its callback runs, so a timer that its
+// own callback re-arms (periodic, idle, activity) costs one sift instead of
+// a pop and a push.
 type Kernel struct {
-	now      time.Duration
-	seq      uint64
-	q        queue
+	now   time.Duration
+	seq   uint64
+	queue []entry // heapBase unused entries, then the heap
+	// Per slot: the position of its entry in queue, and its timer.
+	// Separate arrays, so that sifting writes only to pos.
+	pos      []int32
+	owner    []*KernelTimer
+	freeSlot []int32
 	executed uint64
 	trace    *Trace
 	tieBreak func() uint64
-	// firing is the timer whose callback is running (nil between events).
-	// It left the queue when it fired; re-arming it queues it again.
+	// firing is the timer whose callback is running (nil between events);
+	// its entry is still queued, under the key it fired with. If the
+	// callback re-arms it, the new key waits in rearm until it returns.
 	firing *KernelTimer
+	rearm  key
 	// free holds fired timers of Schedule, which no one else references.
 	free []*KernelTimer
 }
@@ -36,7 +49,7 @@ var _ Clock = (*Kernel)(nil)
 // NewKernel returns a kernel at virtual time 0 with an empty queue and a
 // trace that keeps its events when keep is set.
 func NewKernel(keep bool) *Kernel {
-	k := &Kernel{}
+	k := &Kernel{queue: make([]entry, heapBase, heapBase+16)}
 	k.trace = NewTrace(k, keep)
 	return k
 }
@@ -59,7 +72,13 @@ func (k *Kernel) Elapsed() time.Duration { return k.now }
 func (k *Kernel) Executed() uint64 { return k.executed }
 
 // Pending returns how many events are queued.
-func (k *Kernel) Pending() int { return k.q.len() }
+func (k *Kernel) Pending() int {
+	n := len(k.queue) - heapBase
+	if k.firing != nil && !k.firing.armed {
+		n-- // the firing timer's entry: it is not pending any more
+	}
+	return n
+}
 
 // AfterFunc implements Clock.
 func (k *Kernel) AfterFunc(d time.Duration, f func()) Timer {
@@ -83,7 +102,7 @@ func (k *Kernel) Schedule(d time.Duration, f func()) {
 }
 
 // arm gives t the key (now+d, priority, next sequence number) and makes it
-// pending: it queues t, or re-keys its queued entry.
+// pending: it queues t, or re-keys its queued entry in place.
 func (k *Kernel) arm(t *KernelTimer, d time.Duration) {
 	if d < 0 {
 		d = 0
@@ -94,10 +113,16 @@ func (k *Kernel) arm(t *KernelTimer, d time.Duration) {
 		next.prio = k.tieBreak()
 	}
 	t.armed = true
-	if t.slot < 0 {
-		t.slot = k.q.push(t, next)
-	} else {
-		k.q.rekey(t.slot, next)
+	switch {
+	case t == k.firing:
+		// Re-keyed when its callback returns (settle): until then its entry
+		// keeps the key it fired with, the least in the queue.
+		k.rearm = next
+	case t.slot < 0:
+		t.key = next
+		k.push(t)
+	default:
+		k.move(int(k.pos[t.slot]), t, next)
 	}
 }
 
@@ -122,8 +147,11 @@ func (a key) less(b key) bool {
 // KernelTimer is the kernel's Timer: a queued event that can be stopped or
 // re-armed without allocating.
 type KernelTimer struct {
-	k    *Kernel
-	slot int32 // its slot in the queue, -1 when it is not queued
+	k *Kernel
+	// key is the key of its queue entry (for the firing timer, the key it
+	// fired with).
+	key  key
+	slot int32 // the slot of its queue entry, -1 when it has none
 	// armed: pending, will fire at its key unless stopped.
 	armed bool
 	// pooled: made by Schedule; returned to the kernel's free list once run.
@@ -137,8 +165,9 @@ func (t *KernelTimer) Stop() bool {
 		return false
 	}
 	t.armed = false
-	t.k.q.remove(t.slot)
-	t.slot = -1
+	if t != t.k.firing {
+		t.k.remove(int(t.k.pos[t.slot]))
+	}
 	return true
 }
 
@@ -217,11 +246,11 @@ func (k *Kernel) Run(lim Limits) (end EndReason) {
 		if k.trace.violation != nil && !lim.KeepGoing {
 			return EndViolation
 		}
-		next := k.q.peek()
-		if next < 0 {
+		next := k.next()
+		if next == nil {
 			return k.finish(EndQuiescent)
 		}
-		if lim.Horizon > 0 && k.q.at(next) > lim.Horizon {
+		if lim.Horizon > 0 && next.at > lim.Horizon {
 			k.now = lim.Horizon
 			return k.finish(EndHorizon)
 		}
@@ -239,8 +268,8 @@ func (k *Kernel) Run(lim Limits) (end EndReason) {
 // kernel with it.
 func (k *Kernel) Step() (ran bool) {
 	k.mustNotBeFiring("Step")
-	next := k.q.peek()
-	if next < 0 {
+	next := k.next()
+	if next == nil {
 		return false
 	}
 	defer func() {
@@ -260,8 +289,8 @@ func (k *Kernel) Step() (ran bool) {
 func (k *Kernel) RunUntil(t time.Duration) bool {
 	k.mustNotBeFiring("RunUntil")
 	for {
-		next := k.q.peek()
-		if next < 0 || k.q.at(next) > t {
+		next := k.next()
+		if next == nil || next.at > t {
 			break
 		}
 		if k.trace.violation != nil {
@@ -281,14 +310,19 @@ func (k *Kernel) mustNotBeFiring(what string) {
 	}
 }
 
-// fire runs the event in slot s, the next one: it leaves the queue, and
-// its callback may queue it again.
-func (k *Kernel) fire(s int32) {
-	t := k.q.owner[s]
-	k.now = k.q.at(s)
+// next returns the entry of the event that runs next, nil when none is queued.
+func (k *Kernel) next() *entry {
+	if len(k.queue) == heapBase {
+		return nil
+	}
+	return &k.queue[heapBase]
+}
+
+// fire runs the event of next (the top entry).
+func (k *Kernel) fire(next *entry) {
+	t := k.owner[next.slot]
+	k.now = next.at
 	k.executed++
-	k.q.remove(s)
-	t.slot = -1
 	t.armed = false
 	k.firing = t
 	t.fn()
@@ -296,9 +330,16 @@ func (k *Kernel) fire(s int32) {
 	k.settle(t)
 }
 
-// settle returns a Schedule timer whose callback has run to the pool.
+// settle re-keys the entry of a timer whose callback has run if the
+// callback re-armed it, and removes it otherwise.
 func (k *Kernel) settle(t *KernelTimer) {
-	if t.pooled && !t.armed {
+	i := int(k.pos[t.slot])
+	if t.armed {
+		k.move(i, t, k.rearm)
+		return
+	}
+	k.remove(i)
+	if t.pooled {
 		t.fn = nil
 		k.free = append(k.free, t)
 	}
@@ -326,4 +367,128 @@ func (k *Kernel) finish(r EndReason) EndReason {
 		}
 	}
 	return r
+}
+
+// entry is one queued event: its time and the slot of its timer, where
+// the rest of its key (prio, seq) is. Keys are unique (seq is), so they
+// order events totally.
+type entry struct {
+	at   time.Duration
+	slot int32
+}
+
+// heapBase is where the heap starts in the queue slice: with the root at 3,
+// the four children of a node start at a multiple of 4, so they share one
+// 64-byte cache line when the array is line-aligned (large ones are).
+const heapBase = 3
+
+// less orders two queued entries by key; only events at the same instant
+// need the rest of the key.
+func (k *Kernel) less(a, b *entry) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return k.owner[a.slot].key.less(k.owner[b.slot].key)
+}
+
+// push queues t under its armed key.
+func (k *Kernel) push(t *KernelTimer) {
+	var id int32
+	if n := len(k.freeSlot); n > 0 {
+		id = k.freeSlot[n-1]
+		k.freeSlot = k.freeSlot[:n-1]
+	} else {
+		id = int32(len(k.pos))
+		k.pos = append(k.pos, 0)
+		k.owner = append(k.owner, nil)
+	}
+	i := len(k.queue)
+	k.pos[id] = int32(i)
+	k.owner[id] = t
+	t.slot = id
+	k.queue = append(k.queue, entry{at: t.key.at, slot: id})
+	k.up(i)
+}
+
+// move gives t's entry, at queue position i, the key next and sifts it the
+// way the key moved.
+func (k *Kernel) move(i int, t *KernelTimer, next key) {
+	earlier := next.less(t.key)
+	t.key = next
+	k.queue[i].at = next.at
+	if earlier {
+		k.up(i)
+	} else {
+		k.down(i)
+	}
+}
+
+// fix restores the heap after the key at i changed.
+func (k *Kernel) fix(i int) {
+	if !k.down(i) {
+		k.up(i)
+	}
+}
+
+// remove deletes the entry at queue position i and frees its slot.
+func (k *Kernel) remove(i int) {
+	q := k.queue
+	id := q[i].slot
+	k.owner[id].slot = -1
+	k.owner[id] = nil
+	k.freeSlot = append(k.freeSlot, id)
+	last := len(q) - 1
+	if i != last {
+		q[i] = q[last]
+		k.pos[q[i].slot] = int32(i)
+	}
+	k.queue = q[:last]
+	if i != last {
+		k.fix(i)
+	}
+}
+
+func (k *Kernel) up(i int) {
+	q := k.queue
+	e := q[i]
+	for i > heapBase {
+		parent := (i-heapBase-1)/4 + heapBase
+		if !k.less(&e, &q[parent]) {
+			break
+		}
+		q[i] = q[parent]
+		k.pos[q[i].slot] = int32(i)
+		i = parent
+	}
+	q[i] = e
+	k.pos[e.slot] = int32(i)
+}
+
+// down sifts the entry at i towards the leaves; it reports whether it moved.
+func (k *Kernel) down(i int) bool {
+	q := k.queue
+	e := q[i]
+	start := i
+	n := len(q)
+	for {
+		first := 4*(i-heapBase) + 1 + heapBase
+		if first >= n {
+			break
+		}
+		best := first
+		for c := first + 1; c < min(first+4, n); c++ {
+			if k.less(&q[c], &q[best]) {
+				best = c
+			}
+		}
+		if !k.less(&q[best], &e) {
+			break
+		}
+		q[i] = q[best]
+		k.pos[q[i].slot] = int32(i)
+		i = best
+	}
+	q[i] = e
+	k.pos[e.slot] = int32(i)
+	return i != start
 }

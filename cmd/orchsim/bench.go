@@ -21,19 +21,17 @@ func newBenchCmd() *cobra.Command {
 		Long: `Measure orchsim's kernel against the alternatives on one timer-heavy workload
 (N sessions with 30 min idle timers that activity resets; released on firing,
 resumed after 0-60 min), at N = 1, 100 and 10,000: a bare 4-ary heap loop with
-inline callbacks (the baseline), the same bare loop on the kernel's radix heap,
-benbjohnson/clock's Mock (AfterFunc + Add) and testing/synctest (time.AfterFunc
-in a bubble). All five run the same events from the same seeded streams. Then
-every scenario's seeds/s and events/s under the fixed profile over 24 h of
-virtual time, and the heap of one long seed loop sampled at N and 10N seeds (it
-must stay flat).
+inline callbacks (the limit), benbjohnson/clock's Mock (AfterFunc + Add) and
+testing/synctest (time.AfterFunc in a bubble). All four run the same events from
+the same seeded streams. Then every scenario's seeds/s and events/s under the
+fixed profile over 24 h of virtual time, and the heap of one long seed loop
+sampled at N and 10N seeds (it must stay flat).
 
 It prints ns/event, allocs/event and virtual seconds per wall second per engine,
-and the ratios: orchsim / bare-heap and orchsim / bare-radix (events per
-second), Mock / orchsim and synctest / orchsim (time per event). Ratios are the
-result; absolute figures depend on the machine. The full run interleaves 5
-repeats and takes a few minutes; --quick measures less and finishes in well
-under 30 s.
+and the ratios: orchsim / bare (events per second), Mock / orchsim and
+synctest / orchsim (time per event). Ratios are the result; absolute figures
+depend on the machine. The full run interleaves 5 repeats and takes a few
+minutes; --quick measures less and finishes in well under 30 s.
 
 The same measurements run as Go benchmarks:
   go test ./sim -run '^$' -bench Compare -count 5
