@@ -28,7 +28,8 @@ type Campaign struct {
 	Scenarios []string
 	Profile   model.Profile
 	Strategy  scenarios.Strategy
-	// Start is the first seed; Seeds the number of seeds (before sharding).
+	// Start is the first seed; Seeds the number of seeds per scenario
+	// (before sharding), so a campaign of k scenarios makes k*Seeds runs.
 	// With Seeds == 0 the campaign runs until Budget of wall time.
 	Start, Seeds uint64
 	Budget       time.Duration
@@ -74,6 +75,29 @@ type Story struct {
 	Timeline    []string
 	ReplayFile  string
 	Replay      *replay.File
+	// Groups are the signature groups whose first seeds shrank to this
+	// story, by first seed; Groups[0] is the story's own (its Seed).
+	Groups []Group
+}
+
+// Group is the failures of one scenario that share a signature: their
+// first (lowest) seed, the one shrunk, and how many seeds failed so.
+//
+// A campaign's stories depend only on its groups, so the shards of a
+// campaign can be merged into exactly the unsharded stories: per
+// signature keep the lowest seed's group and add the counts, then tell
+// each story by its lowest group. For that, a group other than its
+// story's first keeps its own shrunk story's Actions and Timeline (in a
+// shard, its seed may be the lowest of the whole campaign); no replay file
+// is written for it.
+type Group struct {
+	Signature string
+	Seed      uint64
+	Count     int
+	// Actions and Timeline are the shrunk story of Seed when the group is
+	// not its story's first (empty otherwise: the story's own).
+	Actions  int
+	Timeline []string
 }
 
 // Summary is what a campaign found.
@@ -302,13 +326,13 @@ func (c *Campaign) stories(ctx context.Context, sum *Summary, start time.Time) e
 		id := f.Scenario + "\x00" + f.Invariant + "\x00" + fp
 		if st := byStory[id]; st != nil {
 			st.Count += g.count
+			st.Groups = append(st.Groups, Group{Signature: f.Signature, Seed: f.Seed, Count: g.count,
+				Actions: shrink.Actions(res.Trace), Timeline: timeline(res.Trace)})
 			continue
 		}
 		st := &Story{Scenario: f.Scenario, Invariant: f.Invariant, Seed: f.Seed, Count: g.count, Fingerprint: fp,
-			Actions: shrink.Actions(res.Trace)}
-		for i := range res.Trace {
-			st.Timeline = append(st.Timeline, res.Trace[i].Describe())
-		}
+			Actions: shrink.Actions(res.Trace), Timeline: timeline(res.Trace),
+			Groups: []Group{{Signature: f.Signature, Seed: f.Seed, Count: g.count}}}
 		st.Replay = ReplayFile(cfg, &res)
 		if c.Corpus != "" {
 			st.ReplayFile = filepath.Join(c.Corpus, fmt.Sprintf("%s-%s-seed%d.json", f.Scenario, f.Invariant, f.Seed))
@@ -320,6 +344,15 @@ func (c *Campaign) stories(ctx context.Context, sum *Summary, start time.Time) e
 		sum.Stories = append(sum.Stories, st)
 	}
 	return nil
+}
+
+// timeline describes a trace, one line per event.
+func timeline(trace []sim.Event) []string {
+	var out []string
+	for i := range trace {
+		out = append(out, trace[i].Describe())
+	}
+	return out
 }
 
 // ReplayFile builds the replay file of a run made from cfg.

@@ -136,3 +136,45 @@ func TestCampaignsAreReproducible(t *testing.T) {
 		assert.LessOrEqual(t, st.Count, n, "a story counts only its own scenario's failures")
 	}
 }
+
+// Each story lists the signature groups it tells: every failure is in one
+// group, a group's seed is its signature's lowest failing seed, the first
+// group is the story's own, and a later group (its seed shrank to the same
+// story) carries its own shrunk timeline.
+func TestStoriesListTheirGroups(t *testing.T) {
+	c := Campaign{Scenarios: []string{"terminal-remount"}, Profile: model.MustProfile(model.PresetReported, nil, nil),
+		Strategy: scenarios.Swarm, Start: 1, Seeds: 10, Workers: 2, ShrinkRuns: 100}
+	sum, err := c.Run(context.Background(), false)
+	require.NoError(t, err)
+	lowest, count := map[string]uint64{}, map[string]int{}
+	for _, f := range sum.Failures {
+		if _, ok := lowest[f.Signature]; !ok || f.Seed < lowest[f.Signature] {
+			lowest[f.Signature] = f.Seed
+		}
+		count[f.Signature]++
+	}
+	seen := map[string]bool{}
+	later := 0
+	for _, st := range sum.Stories {
+		require.NotEmpty(t, st.Groups)
+		assert.Equal(t, st.Seed, st.Groups[0].Seed, "the story's own group comes first")
+		assert.Empty(t, st.Groups[0].Timeline, "the story's own timeline is the story's")
+		n := 0
+		for i, g := range st.Groups {
+			assert.False(t, seen[g.Signature], "one group per signature")
+			seen[g.Signature] = true
+			assert.Equal(t, lowest[g.Signature], g.Seed)
+			assert.Equal(t, count[g.Signature], g.Count)
+			n += g.Count
+			if i > 0 {
+				later++
+				assert.Greater(t, g.Seed, st.Groups[i-1].Seed)
+				assert.NotEmpty(t, g.Timeline)
+				assert.Positive(t, g.Actions)
+			}
+		}
+		assert.Equal(t, st.Count, n)
+	}
+	assert.Len(t, seen, len(lowest))
+	assert.Positive(t, later, "this campaign has two signatures that shrink to one story")
+}

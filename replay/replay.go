@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -55,7 +56,11 @@ type File struct {
 	Violation   *sim.Violation `json:"violation,omitempty"`
 	Fingerprint string         `json:"fingerprint"`
 	Events      uint64         `json:"events"`
-	// Tape is the choice tape; when absent the run is re-drawn from Seed.
+	// Tape is the choice tape. When absent the run is re-drawn from Seed;
+	// when present, even as [], the run replays exactly these choices (an
+	// empty tape answers every draw with 0, and a replay that draws reports
+	// that it did not follow it). Marshal omits an empty tape: a run that drew
+	// nothing re-draws the same nothing from its seed.
 	Tape []sim.Choice `json:"tape,omitempty"`
 }
 
@@ -110,6 +115,11 @@ func Parse(b []byte) (*File, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("malformed replay file: %w", err)
+	}
+	// One object, then only white space: not a second object, not garbage.
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("malformed replay file: more data after the JSON object ends at byte %d", end)
 	}
 	if f.Format != Format {
 		return nil, fmt.Errorf("not a replay file: format is %q, want %q", f.Format, Format)
@@ -174,17 +184,56 @@ func Marshal(f *File) ([]byte, error) {
 	return append(out, "  ]\n}\n"...), nil
 }
 
+// WriteTarget returns the file a write to path lands on: path itself, or,
+// when path is a symbolic link, the file the link points to, followed
+// through any chain of links whether or not that file exists yet (a
+// dangling link names the file to create).
+func WriteTarget(path string) (string, error) {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real, nil
+	}
+	if _, err := os.Stat(path); err == nil {
+		// It exists through a link EvalSymlinks cannot spell, such as
+		// /dev/stdout -> /proc/self/fd/1 -> pipe:[123]: write it in place.
+		return path, nil
+	}
+	orig := path
+	for hops := 0; ; hops++ {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return path, nil // the file to create, or not a link
+		}
+		if hops == 40 {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", orig)
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dir := filepath.Dir(path)
+			if real, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = real
+			}
+			dest = filepath.Join(dir, dest)
+		}
+		path = dest
+	}
+}
+
 // WriteFileAtomic writes data to path through a synced temporary file and a
 // rename, so a reader never sees a half-written file. A symbolic link is
-// followed (its target is replaced, not the link); a path that exists and
-// is not a regular file (a device such as /dev/stdout, a pipe) is written
-// to directly, since renaming over it would replace the device.
+// followed (its target is replaced, not the link; a dangling link's target
+// is created, see WriteTarget); a path that exists and is not a regular file
+// (a device such as /dev/stdout, a pipe) is written to directly, since
+// renaming over it would replace the device.
 func WriteFileAtomic(path string, data []byte) error {
 	if path == "" {
 		return errors.New("empty file name")
 	}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
+	path, err := WriteTarget(path)
+	if err != nil {
+		return err
 	}
 	if fi, err := os.Stat(path); err == nil {
 		if fi.IsDir() {

@@ -3,6 +3,7 @@ package replay
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -66,6 +67,43 @@ func TestWriteFollowsSymlinksAndKeepsDevices(t *testing.T) {
 	assert.Error(t, WriteFileAtomic("", []byte("x")))
 }
 
+// A dangling link names the file to create: the write creates the link's
+// target (through a chain of links, relative ones included) and leaves the
+// link a link, as the doc of WriteFileAtomic says.
+func TestWriteCreatesADanglingLinksTarget(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	link := filepath.Join(dir, "link.json")
+	require.NoError(t, os.Symlink("chain.json", link))
+	require.NoError(t, os.Symlink(filepath.Join("sub", "real.json"), filepath.Join(dir, "chain.json")))
+	target, err := WriteTarget(link)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "sub", "real.json"), target)
+
+	require.NoError(t, Write(link, sample()))
+	for _, l := range []string{link, filepath.Join(dir, "chain.json")} {
+		fi, err := os.Lstat(l)
+		require.NoError(t, err)
+		assert.NotZero(t, fi.Mode()&os.ModeSymlink, "%s is still a link", l)
+	}
+	got, err := Read(filepath.Join(dir, "sub", "real.json"))
+	require.NoError(t, err)
+	assert.Equal(t, sample().Tape, got.Tape)
+	entries, _ := os.ReadDir(filepath.Join(dir, "sub"))
+	assert.Len(t, entries, 1, "no temporary file left behind")
+
+	nowhere := filepath.Join(dir, "nowhere.json")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "no", "such", "dir.json"), nowhere))
+	assert.Error(t, WriteFileAtomic(nowhere, []byte("x")), "the target's directory does not exist")
+	fi, err := os.Lstat(nowhere)
+	require.NoError(t, err)
+	assert.NotZero(t, fi.Mode()&os.ModeSymlink, "a failed write leaves the link alone")
+
+	loop := filepath.Join(dir, "loop.json")
+	require.NoError(t, os.Symlink(loop, loop))
+	assert.Error(t, WriteFileAtomic(loop, []byte("x")))
+}
+
 func TestParseRejects(t *testing.T) {
 	for name, body := range map[string]string{
 		"garbage":        "{not json",
@@ -80,4 +118,40 @@ func TestParseRejects(t *testing.T) {
 		_, err := Parse([]byte(body))
 		assert.Error(t, err, name)
 	}
+}
+
+// A replay file is one JSON object: trailing garbage or a second object
+// (two files concatenated) is a malformed file, not a replay of the first.
+func TestParseRejectsDataAfterTheObject(t *testing.T) {
+	good, err := Marshal(sample())
+	require.NoError(t, err)
+	_, err = Parse(append(good, " \n\t\n"...))
+	require.NoError(t, err, "trailing white space is fine")
+	for name, tail := range map[string]string{
+		"garbage":       "garbage",
+		"a brace":       "}",
+		"second object": string(good),
+	} {
+		_, err := Parse(append(append([]byte{}, good...), tail...))
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "malformed replay file", name)
+	}
+}
+
+// An explicit empty tape is a tape (every draw answers 0), an absent one
+// re-draws from the seed; the writer omits an empty tape.
+func TestEmptyTapeIsKeptApartFromNoTape(t *testing.T) {
+	f := sample()
+	f.Tape = []sim.Choice{}
+	b, err := Marshal(f)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), `"tape"`)
+	got, err := Parse(b)
+	require.NoError(t, err)
+	assert.Nil(t, got.Tape, "absent: re-drawn from the seed")
+	withEmpty := strings.Replace(string(b), `"events": 3`, `"events": 3, "tape": []`, 1)
+	got, err = Parse([]byte(withEmpty))
+	require.NoError(t, err)
+	assert.NotNil(t, got.Tape, "present and empty: replayed as an empty tape")
+	assert.Empty(t, got.Tape)
 }

@@ -16,6 +16,7 @@ import (
 	"orchsim/model"
 	"orchsim/replay"
 	"orchsim/scenarios"
+	"orchsim/shrink"
 	"orchsim/sim"
 )
 
@@ -241,6 +242,25 @@ func TestStory_ShrinksLongFailingRuns(t *testing.T) {
 	s = Story(cfg, &ok, "", StoryShrink)
 	assert.Zero(t, s.ShrunkFrom, "a passing run is drawn as it is")
 	assert.Len(t, s.Trace, len(ok.Trace))
+}
+
+// The wall clock is only a safety net: when it stops a shrink before its
+// run bound, the diagram says that it depends on the machine.
+func TestStory_SafetyNetIsReported(t *testing.T) {
+	cfg := scenarios.Config{Scenario: "tab-ownership", Seed: 5, Profile: model.MustProfile(model.PresetReported, nil, nil),
+		KeepTrace: true}
+	res, err := scenarios.Run(cfg)
+	require.NoError(t, err)
+	var now time.Time
+	slow := shrink.Options{Budget: time.Minute, MaxRuns: StoryShrink.MaxRuns, Now: func() time.Time {
+		now = now.Add(10 * time.Second) // every look at the clock finds 10 s gone
+		return now
+	}}
+	out := string(Mermaid(Story(cfg, &res, "", slow)))
+	assert.Contains(t, out, "wall-clock safety net after")
+	assert.Contains(t, out, "this story depends on the machine's speed")
+	out = string(Mermaid(Story(cfg, &res, "", StoryShrink)))
+	assert.NotContains(t, out, "safety net", "the run bound, not the clock, ends a story's shrink")
 }
 
 func TestHTML_SeedBugs(t *testing.T) {

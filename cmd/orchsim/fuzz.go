@@ -58,6 +58,8 @@ the failures that tell the same story, the first of each group is shrunk (within
 --shrink-budget) and written to --corpus as a replay file. The summary table lists,
 per scenario and invariant, the failures, the first seed and the distinct stories.
 
+--seeds N runs seeds --start to --start+N-1 of every scenario named: N seeds per
+scenario, before sharding (--scenario all --seeds N runs N of each scenario).
 --shard i/n runs the seeds whose offset from --start is i modulo n, so n machines
 together run exactly the unsharded range; "--shard /n" takes i from
 JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs).
@@ -72,7 +74,7 @@ with the summary, and give 1).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenario, "scenario", "", "scenario name, or all")
-	fl.Uint64Var(&f.seeds, "seeds", 0, "number of seeds (before sharding)")
+	fl.Uint64Var(&f.seeds, "seeds", 0, "seeds per scenario, before sharding (--scenario all runs N seeds of each scenario)")
 	fl.DurationVar(&f.budget, "budget", 0, "run seeds for this long instead of a fixed number")
 	fl.Uint64Var(&f.start, "start", 1, "first seed")
 	fl.StringVar(&f.shard, "shard", "", "i/n: run shard i of n (i may come from JOB_COMPLETION_INDEX: /n)")
@@ -375,10 +377,23 @@ func annotate(w io.Writer, sum *fuzz.Summary) {
 	}
 }
 
+// jsonSummary is fuzz --json's summary. Scenarios to ShrinkBudgetMs name
+// the campaign (everything its results depend on but the shard index):
+// merge-summaries merges only shards that agree on all of them.
 type jsonSummary struct {
-	Scenarios   []string     `json:"scenarios"`
-	Profile     string       `json:"profile"`
-	Strategy    string       `json:"strategy"`
+	Scenarios []string `json:"scenarios"`
+	// HorizonMs are the scenarios' horizons in virtual ms, in order.
+	HorizonMs []int64 `json:"horizon_ms"`
+	Profile   string  `json:"profile"`
+	Strategy  string  `json:"strategy"`
+	// Start is the first seed, Seeds the seeds per scenario before
+	// sharding (0 for a --budget campaign, BudgetMs its wall-clock ms).
+	Start          uint64 `json:"start"`
+	Seeds          uint64 `json:"seeds"`
+	BudgetMs       int64  `json:"budget_ms"`
+	ShrinkRuns     int    `json:"shrink_runs"`
+	ShrinkBudgetMs int64  `json:"shrink_budget_ms"`
+
 	Shard       string       `json:"shard"`
 	SeedsRun    uint64       `json:"seeds_run"`
 	Failures    int          `json:"failures"`
@@ -413,6 +428,19 @@ type jsonStory struct {
 	Fingerprint string   `json:"story_fingerprint"`
 	ReplayFile  string   `json:"replay_file,omitempty"`
 	Timeline    []string `json:"timeline"`
+	// Groups are the signature groups told by this story (fuzz.Group).
+	Groups []jsonGroup `json:"groups"`
+}
+
+// jsonGroup is a fuzz.Group: the failures of one signature, their lowest
+// seed and count, and for a group other than its story's first, the
+// shrunk story of its own seed.
+type jsonGroup struct {
+	Signature string   `json:"signature"`
+	Seed      uint64   `json:"seed"`
+	Count     int      `json:"count"`
+	Actions   int      `json:"actions,omitempty"`
+	Timeline  []string `json:"timeline,omitempty"`
 }
 
 type jsonFailed struct {
@@ -422,10 +450,19 @@ type jsonFailed struct {
 }
 
 func writeJSONSummary(path string, names []string, c *fuzz.Campaign, sum *fuzz.Summary) error {
-	js := jsonSummary{Scenarios: names, Profile: c.Profile.String(), Strategy: string(c.Strategy),
+	js := jsonSummary{Scenarios: names, HorizonMs: []int64{}, Profile: c.Profile.String(), Strategy: string(c.Strategy),
+		Start: c.Start, Seeds: c.Seeds, BudgetMs: c.Budget.Milliseconds(),
+		ShrinkRuns: c.ShrinkRuns, ShrinkBudgetMs: c.ShrinkBudget.Milliseconds(),
 		Shard: fmt.Sprintf("%d/%d", c.Shard, c.Shards), SeedsRun: sum.SeedsRun, Failures: len(sum.Failures),
 		Interrupted: sum.Interrupted, ElapsedMs: sum.Elapsed.Milliseconds(),
 		Invariants: []jsonRow{}, Stories: []jsonStory{}, FailedSeeds: []jsonFailed{}, Probes: []jsonProbe{}}
+	for _, name := range names {
+		sc, err := scenarios.Lookup(name)
+		if err != nil {
+			return err
+		}
+		js.HorizonMs = append(js.HorizonMs, sc.Horizon.Milliseconds())
+	}
 	for i, p := range invariants.Probes {
 		if i < len(sum.Probes) {
 			js.Probes = append(js.Probes, jsonProbe{p.Name, sum.Probes[i]})
@@ -435,7 +472,11 @@ func writeJSONSummary(path string, names []string, c *fuzz.Campaign, sum *fuzz.S
 		js.Invariants = append(js.Invariants, jsonRow{r.scenario, r.invariant, invariants.KindOf(r.invariant), r.failures, r.first, r.stories})
 	}
 	for _, st := range sum.Stories {
-		js.Stories = append(js.Stories, jsonStory{st.Scenario, st.Invariant, st.Seed, st.Count, st.Actions, st.Fingerprint, st.ReplayFile, st.Timeline})
+		jst := jsonStory{st.Scenario, st.Invariant, st.Seed, st.Count, st.Actions, st.Fingerprint, st.ReplayFile, st.Timeline, []jsonGroup{}}
+		for _, g := range st.Groups {
+			jst.Groups = append(jst.Groups, jsonGroup{g.Signature, g.Seed, g.Count, g.Actions, g.Timeline})
+		}
+		js.Stories = append(js.Stories, jst)
 	}
 	for _, f := range sum.Failures {
 		js.FailedSeeds = append(js.FailedSeeds, jsonFailed{f.Scenario, f.Seed, f.Invariant})

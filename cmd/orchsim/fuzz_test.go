@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,4 +149,34 @@ func TestShrinkAndExplain(t *testing.T) {
 	cli(t, "run", "--scenario", "tab-ownership", "--seed", "1", "--profile", "fixed", "--out", okFile)
 	code, _, errOut = cli(t, "shrink", okFile)
 	assert.Equal(t, exitUsage, code, errOut)
+}
+
+// --seeds counts seeds per scenario: --scenario all --seeds N makes N runs
+// of every scenario, and the help says so.
+func TestFuzz_SeedsArePerScenario(t *testing.T) {
+	usage := newFuzzCmd().Flags().Lookup("seeds").Usage
+	assert.Contains(t, usage, "per scenario")
+	code, out, errOut := cli(t, "fuzz", "--scenario", "all", "--profile", "fixed", "--seeds", "2")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, fmt.Sprintf("fuzz: %d seeds in ", 2*len(scenarios.All())))
+}
+
+// The --json summary names the campaign: everything but the shard index
+// that its results depend on.
+func TestFuzz_JSONNamesTheCampaign(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "s.json")
+	code, _, errOut := cli(t, "fuzz", "--scenario", "terminal-remount", "--profile", "fixed", "--seeds", "3", "--start", "40",
+		"--shard", "1/2", "--shrink-runs", "50", "--shrink-budget", "2s", "--strategy", "pct", "--json", js)
+	require.Equal(t, exitOK, code, errOut)
+	b, err := os.ReadFile(js)
+	require.NoError(t, err)
+	var sum jsonSummary
+	require.NoError(t, json.Unmarshal(b, &sum))
+	sc, err := scenarios.Lookup("terminal-remount")
+	require.NoError(t, err)
+	assert.Equal(t, jsonSummary{Scenarios: []string{"terminal-remount"}, HorizonMs: []int64{sc.Horizon.Milliseconds()},
+		Profile: "fixed", Strategy: "pct", Start: 40, Seeds: 3, ShrinkRuns: 50, ShrinkBudgetMs: 2000, Shard: "1/2"},
+		jsonSummary{Scenarios: sum.Scenarios, HorizonMs: sum.HorizonMs, Profile: sum.Profile, Strategy: sum.Strategy,
+			Start: sum.Start, Seeds: sum.Seeds, BudgetMs: sum.BudgetMs, ShrinkRuns: sum.ShrinkRuns,
+			ShrinkBudgetMs: sum.ShrinkBudgetMs, Shard: sum.Shard})
 }

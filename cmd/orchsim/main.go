@@ -12,8 +12,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit statuses (DESIGN.md CLI contract).
@@ -79,5 +82,54 @@ timeouts and faults, and checks invariants over what happened.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newListCmd(), newRunCmd(), newReplayCmd(), newFuzzCmd(), newShrinkCmd(), newExplainCmd(), newMutantsCmd(), newMergeCmd(), newBenchCmd())
+	decimalIntegers(root)
 	return root
+}
+
+// decimalIntegers makes every integer flag of cmd and its subcommands read
+// plain base 10. pflag parses them like Go literals, so --seed 010 ran seed
+// 8 and 0x10 seed 16; seed lists are often zero-padded, and a seed is a
+// number, not a literal: 010 is 10, and 0x10 or 0b11 is bad usage.
+func decimalIntegers(cmd *cobra.Command) {
+	cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		switch f.Value.Type() {
+		case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+			if _, done := f.Value.(decimal); !done {
+				f.Value = decimal{f.Value}
+			}
+		}
+	})
+	for _, c := range cmd.Commands() {
+		decimalIntegers(c)
+	}
+}
+
+// decimal is an integer flag value that accepts base-10 digits only
+// (leading zeros are fine), with an optional sign for signed types.
+type decimal struct{ pflag.Value }
+
+// Set implements pflag.Value.
+func (d decimal) Set(s string) error {
+	var canon string
+	var err error
+	if strings.HasPrefix(d.Type(), "u") {
+		var v uint64
+		v, err = strconv.ParseUint(s, 10, 64)
+		canon = strconv.FormatUint(v, 10)
+	} else {
+		var v int64
+		v, err = strconv.ParseInt(s, 10, 64)
+		canon = strconv.FormatInt(v, 10)
+	}
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return errors.New("out of range")
+	case err != nil && strings.HasPrefix(d.Type(), "u") && strings.HasPrefix(s, "-"):
+		return errors.New("must not be negative")
+	case err != nil:
+		return errors.New("want a base-10 integer")
+	}
+	// The wrapped value parses the canonical digits (no leading zero left
+	// to read as octal) and checks its own type's range.
+	return d.Value.Set(canon)
 }

@@ -11,6 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"orchsim/model"
+	"orchsim/replay"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -194,4 +197,101 @@ func TestList_NamesTheContracts(t *testing.T) {
 		"stable-tab-owner", "ignore-tab-owner", "revoke-by-thread"} {
 		assert.Contains(t, out, want)
 	}
+}
+
+// withTape returns replay file bytes b with its tape replaced by the first n
+// choices ("tape": [] for n == 0).
+func withTape(t *testing.T, b []byte, n int) []byte {
+	t.Helper()
+	s := string(b)
+	i := strings.Index(s, `,
+  "tape": [`)
+	require.Positive(t, i, "the file has a tape")
+	lines := strings.Split(s[i:], "\n")[2:] // the choices, then "  ]" and "}"
+	require.Greater(t, len(lines), n+2)
+	kept := strings.Join(lines[:n], "\n")
+	if n == 0 {
+		return []byte(s[:i] + ",\n  \"tape\": []\n}\n")
+	}
+	return []byte(s[:i] + ",\n  \"tape\": [\n" + strings.TrimSuffix(kept, ",") + "\n  ]\n}\n")
+}
+
+// A replay file is one JSON object: garbage after it or a second object is
+// a malformed file (exit 2), not a replay of the first object.
+func TestReplay_DataAfterTheObjectIsMalformed(t *testing.T) {
+	file, b := failingReplayFile(t)
+	for name, tail := range map[string]string{"garbage": "trailing garbage\n", "second object": string(b)} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(file, append(append([]byte{}, b...), tail...), 0o644))
+			code, out, errOut := cli(t, "replay", file)
+			assertUsage(t, code, out, errOut, "malformed replay file")
+		})
+	}
+}
+
+// A damaged tape is not a fix: a replay that did not follow its tape exits
+// 3 with the counts and the first departure on stderr, never 0.
+func TestReplay_DamagedTapeIsExit3(t *testing.T) {
+	file, b := failingReplayFile(t)
+	for name, n := range map[string]int{"cut to 10 choices": 10, "emptied": 0} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(file, withTape(t, b, n), 0o644))
+			code, out, errOut := cli(t, "replay", file)
+			assert.Equal(t, exitHarness, code)
+			assert.NotContains(t, out, "fixed:")
+			assert.Regexp(t, okLine, lastLineOf(out), "the run's last line is still the last line")
+			assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line on stderr, got %q", errOut)
+			assert.Contains(t, errOut, "the replay did not follow its tape: ")
+			assert.Regexp(t, `\d+ draws in the first \d+ events found no recorded choice`, errOut)
+			assert.Contains(t, errOut, "first: ")
+		})
+	}
+}
+
+// The whole recorded tape under the fixed profile is a real fix: the
+// replay follows the tape up to the failing step, then goes on.
+func TestReplay_FixedWithItsTapeSaysSo(t *testing.T) {
+	file, b := failingReplayFile(t)
+	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(b), `"profile": "reported"`, `"profile": "fixed"`, 1)), 0o644))
+	code, out, errOut := cli(t, "replay", file)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "fixed: "+file+" no longer fails")
+	assert.Regexp(t, okLine, lastLineOf(out))
+}
+
+// A recorded pass that now fails is a regression, the mirror of fixed:
+// exit 1 with a note and the violation as the last line.
+func TestReplay_RegressedPassIsExit1(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "pass.json")
+	code, _, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", firstFailingSeed(t), "--profile", "fixed", "--out", file)
+	require.Equal(t, exitOK, code, errOut)
+	f, err := replay.Read(file)
+	require.NoError(t, err)
+	f.Profile, f.Fixes = model.PresetReported, nil
+	require.NoError(t, replay.Write(file, f))
+	for _, format := range []string{"text", "mermaid"} {
+		code, out, errOut := cli(t, "replay", file, "--format", format)
+		assert.Equal(t, exitViolation, code, errOut)
+		assert.Contains(t, out, "regressed: "+file+" passed when recorded, now fails with thread-keeps-its-tabs")
+		assert.Regexp(t, violationLine, strings.TrimPrefix(lastLineOf(out), "%% "))
+	}
+}
+
+// The seed bugs' shrunk files replay cleanly: their compacted tapes leave
+// out trailing zero choices, which the matching fingerprint vouches for.
+func TestReplay_CorpusReplaysCleanly(t *testing.T) {
+	files, err := filepath.Glob("../../testdata/corpus/reported/*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, file := range files {
+		code, out, errOut := cli(t, "replay", file)
+		assert.Equal(t, exitViolation, code, "%s: %s", file, errOut)
+		assert.Empty(t, errOut, file)
+		assert.Contains(t, out, "fingerprint matches: ", file)
+	}
+	file, _ := failingReplayFile(t)
+	code, out, errOut := cli(t, "replay", file)
+	assert.Equal(t, exitViolation, code, errOut)
+	assert.Empty(t, errOut)
+	assert.Contains(t, out, "fingerprint matches: ")
 }

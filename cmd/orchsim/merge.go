@@ -20,7 +20,8 @@ import (
 
 // mergedSummary is the merge of the --json summaries of a sharded fuzz
 // campaign: the fields of one summary, added up, plus which shards were
-// merged and which are missing.
+// merged and which are missing. It merges again, as the shard set
+// ShardsMerged (so a partial merge and the remaining shards merge too).
 type mergedSummary struct {
 	jsonSummary
 	// Shards is the campaign's shard count (n of --shard i/n).
@@ -43,16 +44,20 @@ func newMergeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "merge-summaries SUMMARY.json...",
 		Short: "Merge the --json summaries of a sharded fuzz campaign",
-		Long: `Merge the fuzz --json summaries of the shards of one campaign (same profile and
-strategy, --shard i/n with the same n): seeds and failures are added up, stories
-that tell the same story (same invariant and story fingerprint) are merged into one
-with the lowest seed, and the shards that no summary covers are listed. A story's
-replay file is resolved against its summary's directory when it is there (the
-layout of a downloaded artifact).
+		Long: `Merge the fuzz --json summaries of the shards of one campaign: the summaries must
+agree on everything the results depend on but the shard index (scenarios and their
+horizons, profile, strategy, --start, --seeds or --budget, --shrink-runs,
+--shrink-budget, and n in --shard i/n). Seeds and failures are added up; failures
+are grouped by signature across shards, each group told by its lowest seed, and
+groups whose shrunk stories match are one story, so the merge has exactly the
+stories of the unsharded campaign. The shards that no summary covers are listed. A
+story's replay file is resolved against its summary's directory when it is there
+(the layout of a downloaded artifact).
 
 --out FILE writes the merged summary as JSON (the fields of a fuzz --json summary,
-plus shards, shards_merged, shards_missing, elapsed_ms_total and sources); --markdown
-FILE appends a Markdown report to FILE (e.g. $GITHUB_STEP_SUMMARY).
+plus shards, shards_merged, shards_missing, elapsed_ms_total and sources); it can be
+merged again, as the shards it covers. --markdown FILE appends a Markdown report to
+FILE (e.g. $GITHUB_STEP_SUMMARY).
 
 Exit status: 0 no failure in any shard; 1 failures found; 2 bad usage or a file
 that is not a summary of the same campaign; 3 no failure, but shards are missing
@@ -99,14 +104,14 @@ that is not a summary of the same campaign; 3 no failure, but shards are missing
 	return cmd
 }
 
-// readSummary reads one fuzz --json summary; its errors are usage errors
-// naming the file.
-func readSummary(path string) (*jsonSummary, error) {
+// readSummary reads one fuzz --json summary, or a merged one (Shards > 0);
+// its errors are usage errors naming the file.
+func readSummary(path string) (*mergedSummary, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usageErr("cannot read summary: %v", err)
 	}
-	var s jsonSummary
+	var s mergedSummary
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&s); err != nil {
 		return nil, usageErr("%s: not a fuzz --json summary: %v", path, err)
@@ -128,49 +133,103 @@ func parseShardField(path, s string) (int, int, error) {
 	return i, n, nil
 }
 
+// shardsOf returns the shard indexes a summary covers and the shard count:
+// "i/n" for a fuzz summary, shards_merged of shards for a merged one.
+func shardsOf(path string, s *mergedSummary) ([]int, int, error) {
+	if s.Shards == 0 {
+		i, n, err := parseShardField(path, s.Shard)
+		return []int{i}, n, err
+	}
+	if len(s.ShardsMerged) == 0 {
+		return nil, 0, usageErr("%s: a merged summary of no shard", path)
+	}
+	for _, i := range s.ShardsMerged {
+		if i < 0 || i >= s.Shards {
+			return nil, 0, usageErr("%s: shards_merged has %d, not below shards %d", path, i, s.Shards)
+		}
+	}
+	return s.ShardsMerged, s.Shards, nil
+}
+
+// campaignField is one field of a summary that names its campaign.
+type campaignField struct{ name, value string }
+
+// campaign lists the fields that name a summary's campaign: everything
+// its results depend on but the shard index (the shard count is checked
+// on its own). Two shards of one campaign agree on every one.
+func (s *jsonSummary) campaign() []campaignField {
+	return []campaignField{
+		{"scenarios", strings.Join(s.Scenarios, ",")},
+		{"horizon_ms", fmt.Sprint(s.HorizonMs)},
+		{"profile", s.Profile},
+		{"strategy", s.Strategy},
+		{"start", strconv.FormatUint(s.Start, 10)},
+		{"seeds", strconv.FormatUint(s.Seeds, 10)},
+		{"budget_ms", strconv.FormatInt(s.BudgetMs, 10)},
+		{"shrink_runs", strconv.Itoa(s.ShrinkRuns)},
+		{"shrink_budget_ms", strconv.FormatInt(s.ShrinkBudgetMs, 10)},
+	}
+}
+
+// sameCampaign returns a usage error naming the first field in which the
+// summary at path differs from the first summary's (at first).
+func sameCampaign(path string, s *jsonSummary, first string, f *jsonSummary) error {
+	want := f.campaign()
+	for j, got := range s.campaign() {
+		if got.value != want[j].value {
+			return usageErr("%s: %s %s, but %s has %s: not the same campaign", path, got.name, got.value, first, want[j].value)
+		}
+	}
+	return nil
+}
+
 // mergeSummaries reads and merges the summaries at paths.
 func mergeSummaries(paths []string) (*mergedSummary, error) {
 	m := &mergedSummary{jsonSummary: jsonSummary{Invariants: []jsonRow{}, Probes: []jsonProbe{}, Stories: []jsonStory{},
 		FailedSeeds: []jsonFailed{}}, ShardsMerged: []int{}, ShardsMissing: []int{}, Sources: paths}
 	shardFrom := map[int]string{}
-	scenarios := map[string]bool{}
 	probeAt := map[string]int{}
 	type rowKey struct{ scenario, invariant string }
 	rows := map[rowKey]*jsonRow{}
 	var rowOrder []rowKey
-	type storyKey struct{ scenario, invariant, fingerprint string }
-	stories := map[storyKey]*jsonStory{}
-	var storyOrder []storyKey
+	groups := map[groupKey]*toldGroup{}
+	var first *jsonSummary
 	for k, path := range paths {
 		s, err := readSummary(path)
 		if err != nil {
 			return nil, err
 		}
-		i, n, err := parseShardField(path, s.Shard)
+		covers, n, err := shardsOf(path, s)
 		if err != nil {
 			return nil, err
 		}
 		if k == 0 {
-			m.Profile, m.Strategy, m.Shards = s.Profile, s.Strategy, n
+			first = &s.jsonSummary
+			m.Shards = n
+			m.Scenarios, m.HorizonMs, m.Profile, m.Strategy = s.Scenarios, s.HorizonMs, s.Profile, s.Strategy
+			m.Start, m.Seeds, m.BudgetMs, m.ShrinkRuns, m.ShrinkBudgetMs = s.Start, s.Seeds, s.BudgetMs, s.ShrinkRuns, s.ShrinkBudgetMs
 		}
-		switch {
-		case s.Profile != m.Profile || s.Strategy != m.Strategy:
-			return nil, usageErr("%s: profile %s, strategy %s, but %s has profile %s, strategy %s: not one campaign",
-				path, s.Profile, s.Strategy, paths[0], m.Profile, m.Strategy)
-		case n != m.Shards:
-			return nil, usageErr("%s: shard %s of %d shards, but %s has %d", path, s.Shard, n, paths[0], m.Shards)
-		case shardFrom[i] != "":
-			return nil, usageErr("%s: shard %s is also in %s", path, s.Shard, shardFrom[i])
+		if err := sameCampaign(path, &s.jsonSummary, paths[0], first); err != nil {
+			return nil, err
 		}
-		shardFrom[i] = path
-		for _, sc := range s.Scenarios {
-			scenarios[sc] = true
+		if n != m.Shards {
+			return nil, usageErr("%s: a campaign of %d shards, but %s has %d", path, n, paths[0], m.Shards)
+		}
+		for _, i := range covers {
+			if shardFrom[i] != "" {
+				return nil, usageErr("%s: shard %d/%d is also in %s", path, i, n, shardFrom[i])
+			}
+			shardFrom[i] = path
 		}
 		m.SeedsRun += s.SeedsRun
 		m.Failures += s.Failures
 		m.Interrupted = m.Interrupted || s.Interrupted
 		m.ElapsedMs = max(m.ElapsedMs, s.ElapsedMs)
-		m.ElapsedMsTotal += s.ElapsedMs
+		if s.Shards > 0 {
+			m.ElapsedMsTotal += s.ElapsedMsTotal
+		} else {
+			m.ElapsedMsTotal += s.ElapsedMs
+		}
 		for _, p := range s.Probes {
 			if j, ok := probeAt[p.Name]; ok {
 				m.Probes[j].Hits += p.Hits
@@ -196,26 +255,10 @@ func mergeSummaries(paths []string) (*mergedSummary, error) {
 					st.ReplayFile = p
 				}
 			}
-			key := storyKey{st.Scenario, st.Invariant, st.Fingerprint}
-			if have := stories[key]; have != nil {
-				have.Count += st.Count
-				if st.Seed < have.Seed {
-					count := have.Count
-					*have = st
-					have.Count = count
-				}
-				continue
-			}
-			st := st
-			stories[key] = &st
-			storyOrder = append(storyOrder, key)
+			addGroups(groups, st)
 		}
 		m.FailedSeeds = append(m.FailedSeeds, s.FailedSeeds...)
 	}
-	for sc := range scenarios {
-		m.Scenarios = append(m.Scenarios, sc)
-	}
-	sort.Strings(m.Scenarios)
 	for i := 0; i < m.Shards; i++ {
 		if shardFrom[i] != "" {
 			m.ShardsMerged = append(m.ShardsMerged, i)
@@ -224,19 +267,7 @@ func mergeSummaries(paths []string) (*mergedSummary, error) {
 		}
 	}
 	m.Shard = fmt.Sprintf("%d of %d shards", len(m.ShardsMerged), m.Shards)
-	for _, k := range storyOrder {
-		m.Stories = append(m.Stories, *stories[k])
-	}
-	sort.SliceStable(m.Stories, func(i, j int) bool {
-		a, b := m.Stories[i], m.Stories[j]
-		if a.Scenario != b.Scenario {
-			return a.Scenario < b.Scenario
-		}
-		if a.Invariant != b.Invariant {
-			return a.Invariant < b.Invariant
-		}
-		return a.Seed < b.Seed
-	})
+	m.Stories = storiesOf(groups)
 	for _, k := range rowOrder {
 		r := rows[k]
 		r.Stories = 0
@@ -262,6 +293,84 @@ func mergeSummaries(paths []string) (*mergedSummary, error) {
 		return a.Seed < b.Seed
 	})
 	return m, nil
+}
+
+// groupKey names a signature group of a campaign.
+type groupKey struct{ scenario, signature string }
+
+// toldGroup is a signature group and the shrunk story of its first seed.
+type toldGroup struct {
+	group jsonGroup // without its own story's actions and timeline
+	story jsonStory // the story told by group.Seed, without groups
+}
+
+// addGroups adds the signature groups of a shard's story to groups: per
+// signature the counts add up and the lowest seed's group, with the story
+// its seed shrank to, is kept. A story from before groups were recorded
+// is one group of its own.
+func addGroups(groups map[groupKey]*toldGroup, st jsonStory) {
+	gs := st.Groups
+	if len(gs) == 0 {
+		gs = []jsonGroup{{Signature: "story " + st.Invariant + " " + st.Fingerprint, Seed: st.Seed, Count: st.Count}}
+	}
+	for j, g := range gs {
+		t := toldGroup{group: jsonGroup{Signature: g.Signature, Seed: g.Seed, Count: g.Count}, story: st}
+		t.story.Groups = nil
+		if j > 0 {
+			// Its seed shrank to the same story as gs[0]'s: told by its own timeline, with no replay file.
+			t.story.Seed, t.story.Actions, t.story.Timeline, t.story.ReplayFile = g.Seed, g.Actions, g.Timeline, ""
+		}
+		key := groupKey{st.Scenario, g.Signature}
+		have := groups[key]
+		if have == nil {
+			groups[key] = &t
+			continue
+		}
+		count := have.group.Count + g.Count
+		if g.Seed < have.group.Seed {
+			*have = t
+		}
+		have.group.Count = count
+	}
+}
+
+// storiesOf tells the stories of a campaign's signature groups as fuzz
+// does: in order of (scenario, first seed), groups whose seeds shrank to
+// the same story (scenario, invariant, story fingerprint) are one story,
+// told by the lowest seed, with the counts added.
+func storiesOf(groups map[groupKey]*toldGroup) []jsonStory {
+	all := make([]*toldGroup, 0, len(groups))
+	for _, t := range groups {
+		all = append(all, t)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.story.Scenario != b.story.Scenario {
+			return a.story.Scenario < b.story.Scenario
+		}
+		if a.group.Seed != b.group.Seed {
+			return a.group.Seed < b.group.Seed
+		}
+		return a.group.Signature < b.group.Signature
+	})
+	type storyKey struct{ scenario, invariant, fingerprint string }
+	at := map[storyKey]int{}
+	stories := []jsonStory{}
+	for _, t := range all {
+		key := storyKey{t.story.Scenario, t.story.Invariant, t.story.Fingerprint}
+		if i, ok := at[key]; ok {
+			g := t.group
+			g.Actions, g.Timeline = t.story.Actions, t.story.Timeline
+			stories[i].Count += g.Count
+			stories[i].Groups = append(stories[i].Groups, g)
+			continue
+		}
+		st := t.story
+		st.Count, st.Groups = t.group.Count, []jsonGroup{t.group}
+		at[key] = len(stories)
+		stories = append(stories, st)
+	}
+	return stories
 }
 
 func exists(path string) bool {

@@ -27,14 +27,19 @@ func newMutantsCmd() *cobra.Command {
 		Short: "Run every mutant against every scenario; which invariants kill it",
 		Long: `Run every mutant (a deliberately wrong fix) on top of the fixed profile against
 every scenario, seeds 1..N, stopping a scenario at its first violation. Prints, per
-mutant, the invariants that killed it and the first seed. Exit 1 if a mutant survives
-every scenario (the invariant suite missed a wrong fix), 0 if all are killed.`,
+mutant, the invariants that killed it and the first seed: the lowest seed that killed
+it in any scenario (on a tie, the first scenario in list order). Exit 1 if a mutant
+survives every scenario (the invariant suite missed a wrong fix), 0 if all are killed,
+2 on bad usage.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if seeds == 0 {
 				return usageErr("--seeds must be positive")
 			}
-			if workers <= 0 {
+			if workers < 0 {
+				return usageErr("--workers must be positive")
+			}
+			if workers == 0 {
 				workers = defaultWorkers()
 			}
 			campaignGC()
@@ -100,24 +105,35 @@ func printMutants(cmd *cobra.Command, kills []mutantKill, seeds uint64) []string
 	var survivors []string
 	for _, m := range model.Mutants() {
 		var by []string
-		first := ""
 		for _, k := range kills {
-			if k.mutant != string(m.Name) || k.invariant == "" {
-				continue
-			}
-			by = append(by, k.invariant+" ("+k.scenario+")")
-			if first == "" {
-				first = fmt.Sprintf("%d (%s)", k.seed, k.scenario)
+			if k.mutant == string(m.Name) && k.invariant != "" {
+				by = append(by, k.invariant+" ("+k.scenario+")")
 			}
 		}
 		sort.Strings(by)
-		if len(by) == 0 {
+		first, ok := firstKill(kills, string(m.Name))
+		if !ok {
 			survivors = append(survivors, string(m.Name))
 			fmt.Fprintf(w, "%s\tSURVIVED %d seeds of every scenario\t-\n", m.Name, seeds)
 			continue
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\n", m.Name, strings.Join(by, ", "), first)
+		fmt.Fprintf(w, "%s\t%s\t%d (%s)\n", m.Name, strings.Join(by, ", "), first.seed, first.scenario)
 	}
 	w.Flush()
 	return survivors
+}
+
+// firstKill returns the kill of mutant with the lowest seed; on a tie the
+// earliest in kills (the scenarios' list order). ok is false when no
+// scenario killed it.
+func firstKill(kills []mutantKill, mutant string) (first mutantKill, ok bool) {
+	for _, k := range kills {
+		if k.mutant != mutant || k.invariant == "" {
+			continue
+		}
+		if !ok || k.seed < first.seed {
+			first, ok = k, true
+		}
+	}
+	return first, ok
 }

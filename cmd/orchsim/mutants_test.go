@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"orchsim/model"
 )
@@ -24,4 +27,39 @@ func TestMutants_BadSeeds(t *testing.T) {
 	code, _, errOut := cli(t, "mutants", "--seeds", "0")
 	assert.Equal(t, exitUsage, code)
 	assert.True(t, strings.HasPrefix(errOut, "orchsim: "))
+}
+
+// mutants rejects a negative --workers as fuzz does: exit 2, one line.
+func TestMutants_NegativeWorkers(t *testing.T) {
+	code, out, errOut := cli(t, "mutants", "--workers", "-3", "--seeds", "2")
+	assert.Equal(t, exitUsage, code, out)
+	assert.Equal(t, "orchsim: --workers must be positive\n", errOut)
+}
+
+// FIRST SEED is the lowest seed that killed the mutant in any scenario,
+// not the first scenario's; a tie goes to the first scenario in order.
+func TestMutants_FirstSeedIsTheLowest(t *testing.T) {
+	ms := model.Mutants()
+	require.GreaterOrEqual(t, len(ms), 2)
+	a, b := string(ms[0].Name), string(ms[1].Name)
+	kills := []mutantKill{
+		{mutant: a, scenario: "chaos", invariant: "inv-1", seed: 2},
+		{mutant: a, scenario: "request-retry", invariant: "inv-2", seed: 1},
+		{mutant: a, scenario: "tab-ownership", invariant: "inv-3", seed: 1},
+		{mutant: b, scenario: "chaos", invariant: "inv-1", seed: 4},
+		{mutant: b, scenario: "request-retry"},
+		{mutant: b, scenario: "tab-ownership", invariant: "inv-3", seed: 4},
+	}
+	var out bytes.Buffer
+	cmd := &cobra.Command{}
+	cmd.SetOut(&out)
+	printMutants(cmd, kills, 5)
+	rows := map[string]string{}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			rows[f[0]] = l
+		}
+	}
+	assert.True(t, strings.HasSuffix(rows[a], "  1 (request-retry)"), rows[a])
+	assert.True(t, strings.HasSuffix(rows[b], "  4 (chaos)"), rows[b])
 }

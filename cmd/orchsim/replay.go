@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"orchsim/replay"
 	"orchsim/scenarios"
+	"orchsim/sim"
 )
 
 func newReplayCmd() *cobra.Command {
@@ -14,9 +17,24 @@ func newReplayCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay FILE",
 		Short: "Re-run a replay file and verify its fingerprint",
-		Long: `Re-run a replay file (written by run --out) and print its timeline. Exit 1 when
-the recorded violation reproduces with the recorded fingerprint, 3 when the
-fingerprint differs, 0 (with a "fixed:" note) when the run no longer fails.
+		Long: `Re-run a replay file (written by run --out) and print its timeline. Exit status:
+  1  the recorded violation reproduces with the recorded fingerprint; or the run
+     was recorded passing and now fails (a "regressed:" note)
+  0  a recorded pass passes with its fingerprint; or the recorded violation no
+     longer happens (a "fixed:" note)
+  3  the fingerprint differs otherwise (nondeterminism, or the models changed);
+     or the replay did not follow the file's choice tape (a cut or edited tape,
+     or models that now draw differently: the counts and the first draw that
+     departed from it go to stderr), which is never reported as fixed; or --html
+     could not be written after the run (the last line is printed first)
+  2  bad usage or a malformed replay file (nothing run)
+
+"fixed:" and "regressed:" need the replay to follow the tape up to the last step
+of the shorter run: a fix or a regression changes that step, not the draws
+before it. A file without "tape" is re-drawn from its seed; "tape": [] is a tape
+of no choices. A shrunk file's tape leaves out each site's trailing zero choices
+(a draw with no recorded choice left gets 0), so for it the matching fingerprint
+shows that the replay reproduced.
 
 --format mermaid prints a Mermaid sequence diagram instead of the timeline (a
 failing run of more than 60 events is shrunk first and its story drawn); the
@@ -24,58 +42,177 @@ lines after it are Mermaid comments, and the last line also goes to stderr.
 --html FILE writes a self-contained HTML timeline of the replayed run.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutputs(format, htmlPath); err != nil {
+			path := args[0]
+			if err := checkOutputs(format, outFile{"--html", htmlPath}); err != nil {
 				return err
 			}
-			f, cfg, err := loadReplay(args[0])
+			if err := checkDistinct(outFile{"the replay file", path}, outFile{"--html", htmlPath}); err != nil {
+				return err
+			}
+			f, cfg, err := loadReplay(path)
 			if err != nil {
 				return err
 			}
 			cfg.KeepTrace = true
-			res, err := scenarios.Run(cfg)
+			run := cfg
+			var tape *tapeFollower
+			if f.Tape != nil {
+				tape = newTapeFollower(f.Tape, compared(f.Events, f.Violation != nil))
+				run.Source, run.OnEvent = tape, tape.event
+			}
+			res, err := scenarios.Run(run)
 			if err != nil {
 				return usageErr("%v", err)
 			}
 			out := cmd.OutOrStdout()
-			replayCmd := "orchsim replay " + args[0]
-			err = printReport(out, cfg, &res, format, replayCmd)
-			if err != nil {
+			replayCmd := "orchsim replay " + path
+			// The story of a long failure is shrunk from cfg, the file's
+			// tape, not from the source this run used up.
+			if err := printReport(out, cfg, &res, format, replayCmd); err != nil {
 				return &exitError{code: exitHarness, msg: err.Error()}
 			}
-			if err := writeHTML(htmlPath, &res, replayCmd); err != nil {
-				return err
-			}
+			saveErr := saveOutputs(htmlOutput(htmlPath, &res, replayCmd))
+			note, verdictErr := verdict(path, f, &res, tape)
 			status := statusLines{out: out, err: cmd.ErrOrStderr(), mermaid: format == "mermaid"}
-			got := replay.FormatFingerprint(res.Fingerprint)
-			switch {
-			case res.Violation == nil && f.Violation != nil:
-				status.note(fmt.Sprintf("fixed: %s no longer fails (recorded %s; fingerprint now %s, recorded %s: the models changed, or the file was edited); delete it or keep it as a passing regression",
-					args[0], f.Violation.Invariant, replay.FormatFingerprint(res.Fingerprint), f.Fingerprint))
-				status.last(lastLine(&res))
-				return nil
-			case !f.FingerprintComparable():
-				status.note(fmt.Sprintf("not compared: %s is replay format %d, whose fingerprint this build no longer computes (this run gave %s); re-record it with orchsim shrink %s",
-					args[0], f.Version, got, args[0]))
-				status.last(lastLine(&res))
-				if res.Failed() {
-					return &exitError{code: exitViolation}
-				}
-				return nil
-			case got != f.Fingerprint:
-				status.last(lastLine(&res))
-				return &exitError{code: exitHarness, msg: fmt.Sprintf(
-					"fingerprint mismatch: %s recorded %s, this run gave %s (nondeterminism, or the models changed since it was recorded)",
-					args[0], f.Fingerprint, got)}
+			if note != "" {
+				status.note(note)
 			}
-			status.note("fingerprint matches: " + got)
 			status.last(lastLine(&res))
-			if res.Failed() {
-				return &exitError{code: exitViolation}
+			if saveErr != nil {
+				if ee, ok := verdictErr.(*exitError); ok && ee.code == exitHarness {
+					return &exitError{code: exitHarness, msg: ee.msg + "; and " + saveErr.Error()}
+				}
+				return saveErr
 			}
-			return nil
+			return verdictErr
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "timeline format: text, json or mermaid")
 	cmd.Flags().StringVar(&htmlPath, "html", "", "also write a self-contained HTML timeline to FILE")
 	return cmd
+}
+
+// verdict compares a replay with its file. It returns the note to print
+// before the last line ("" for none) and the exit status as an error (nil
+// for 0). tape is nil when the file has no tape (re-drawn from its seed).
+func verdict(path string, f *replay.File, res *scenarios.Result, tape *tapeFollower) (string, error) {
+	got := replay.FormatFingerprint(res.Fingerprint)
+	byOutcome := func() error {
+		if res.Failed() {
+			return &exitError{code: exitViolation}
+		}
+		return nil
+	}
+	notCompared := fmt.Sprintf("not compared: %s is replay format %d, whose fingerprint this build no longer computes (this run gave %s); re-record it with orchsim shrink %s",
+		path, f.Version, got, path)
+	switch {
+	case f.FingerprintComparable() && got == f.Fingerprint:
+		// The same trace, byte for byte: it reproduced, whatever draws a
+		// shrunk (compacted) tape answered with the default.
+		return "fingerprint matches: " + got, byOutcome()
+	case !f.FingerprintComparable() && sameOutcome(f.Violation, res.Violation):
+		return notCompared, byOutcome()
+	}
+	if tape != nil {
+		if why := tape.departure(f, res); why != "" {
+			return "", &exitError{code: exitHarness, msg: fmt.Sprintf(
+				"%s: the replay did not follow its tape: %s; fingerprint %s, recorded %s (the tape was cut or edited, or the models changed since it was recorded)",
+				path, why, got, f.Fingerprint)}
+		}
+	}
+	switch {
+	case f.Violation != nil && res.Violation == nil:
+		return fmt.Sprintf("fixed: %s no longer fails (recorded %s; fingerprint now %s, recorded %s: the models changed, or the file was edited); delete it or keep it as a passing regression",
+			path, f.Violation.Invariant, got, f.Fingerprint), nil
+	case f.Violation == nil && res.Violation != nil:
+		return fmt.Sprintf("regressed: %s passed when recorded, now fails with %s (fingerprint now %s, recorded %s: the models changed, or the file was edited)",
+			path, res.Violation.Invariant, got, f.Fingerprint), byOutcome()
+	case !f.FingerprintComparable():
+		return notCompared, byOutcome()
+	}
+	return "", &exitError{code: exitHarness, msg: fmt.Sprintf(
+		"fingerprint mismatch: %s recorded %s, this run gave %s (nondeterminism, or the models changed since it was recorded)",
+		path, f.Fingerprint, got)}
+}
+
+// sameOutcome reports whether two runs ended alike: both passed, or both
+// violated the same invariant.
+func sameOutcome(a, b *sim.Violation) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Invariant == b.Invariant
+}
+
+// compared is how many of a run's first events its replay is held to
+// following the tape through: every event of a passing run; of a failing
+// run, those before its last step (the triggering event and the
+// violation), since a fix or a regression changes that step, draws
+// included. After it the replay may draw what the recording never did (a
+// fixed run goes on), or leave recorded choices unused (a regressed run
+// stops early).
+func compared(events uint64, failed bool) uint64 {
+	if !failed {
+		return events
+	}
+	return events - min(events, 2)
+}
+
+// tapeFollower replays a file's tape as sim.TapeSource does and notes
+// where the replay departed from it: a draw that found no recorded choice
+// left for its site (a miss) or one recorded for another range (a
+// mismatch), with the number of events traced before it.
+type tapeFollower struct {
+	*sim.TapeSource
+	events uint64 // events traced so far
+	// limit is compared() of the recording: departures after it are not
+	// kept, they cannot count.
+	limit              uint64
+	missAt, mismatchAt []uint64 // events traced before each departure, ascending
+	first              string   // the first departure, described
+}
+
+func newTapeFollower(tape []sim.Choice, limit uint64) *tapeFollower {
+	return &tapeFollower{TapeSource: sim.NewTapeSource(tape, false), limit: limit}
+}
+
+// event counts a traced event (scenarios.Config.OnEvent).
+func (t *tapeFollower) event(*sim.Event) { t.events++ }
+
+// Draw implements sim.Source.
+func (t *tapeFollower) Draw(actor int, label string, n uint64) uint64 {
+	misses, mismatches := t.Misses, t.Mismatches
+	v := t.TapeSource.Draw(actor, label, n)
+	if t.events >= t.limit || t.Misses == misses && t.Mismatches == mismatches {
+		return v
+	}
+	what := "no recorded choice left"
+	if t.Misses != misses {
+		t.missAt = append(t.missAt, t.events)
+	} else {
+		t.mismatchAt = append(t.mismatchAt, t.events)
+		what = "its next recorded choice is for another range"
+	}
+	if t.first == "" {
+		t.first = fmt.Sprintf("%s %q drew from %d values after %d events: %s", t.ActorName(actor), label, n, t.events, what)
+	}
+	return v
+}
+
+// departure describes how the replay res of f departed from its tape
+// before the end of the shorter of the two runs (see compared), or returns
+// "" when it followed it that far.
+func (t *tapeFollower) departure(f *replay.File, res *scenarios.Result) string {
+	span := min(compared(f.Events, f.Violation != nil), compared(res.Events, res.Failed()))
+	before := func(at []uint64) int { return sort.Search(len(at), func(i int) bool { return at[i] >= span }) }
+	misses, mismatches := before(t.missAt), before(t.mismatchAt)
+	if misses+mismatches == 0 {
+		return ""
+	}
+	parts := []string{
+		fmt.Sprintf("%d draws in the first %d events found no recorded choice and %d one for another range", misses, span, mismatches),
+		"first: " + t.first,
+		fmt.Sprintf("%d recorded choices unused", t.Unused()),
+	}
+	return strings.Join(parts, "; ")
 }

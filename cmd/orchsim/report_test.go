@@ -40,6 +40,18 @@ func TestRun_FormatMermaidShrinksLongFailures(t *testing.T) {
 	assert.Less(t, strings.Count(out, "\n"), 120)
 }
 
+// A chaos story is shrunk within a number of runs, not a wall-clock
+// budget: the diagram is the same bytes on every run, whatever the load.
+func TestRun_FormatMermaidChaosIsTheSameEveryTime(t *testing.T) {
+	args := []string{"run", "--scenario", "chaos", "--seed", "3", "--format", "mermaid"}
+	code, out, _ := cli(t, args...)
+	require.Equal(t, exitViolation, code)
+	require.Contains(t, out, "%% shrunk from ")
+	assert.NotContains(t, out, "wall-clock", "the run bound ends the shrink, not the clock")
+	_, again, _ := cli(t, args...)
+	assert.Equal(t, out, again)
+}
+
 func TestRun_FormatMermaidOK(t *testing.T) {
 	code, out, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "1", "--profile", "fixed",
 		"--horizon", "2h", "--format", "mermaid")
@@ -183,7 +195,7 @@ func TestMergeSummaries_AddsUpShards(t *testing.T) {
 		Probes:      []jsonProbe{{"p", 1}},
 		Stories:     []jsonStory{story(7, "f1", 2)},
 		FailedSeeds: []jsonFailed{{"tab-ownership", 9, "thread-keeps-its-tabs"}, {"tab-ownership", 7, "thread-keeps-its-tabs"}}})
-	b := summaryFile(t, filepath.Join(dir, "shard-1"), "summary.json", jsonSummary{Scenarios: []string{"request-retry", "tab-ownership"},
+	b := summaryFile(t, filepath.Join(dir, "shard-1"), "summary.json", jsonSummary{Scenarios: []string{"tab-ownership"},
 		Profile: "reported", Strategy: "swarm", Shard: "1/3", SeedsRun: 12, Failures: 1, ElapsedMs: 300,
 		Invariants:  []jsonRow{{"tab-ownership", "thread-keeps-its-tabs", "safety", 1, 4, 1}},
 		Probes:      []jsonProbe{{"p", 2}, {"q", 1}},
@@ -198,7 +210,7 @@ func TestMergeSummaries_AddsUpShards(t *testing.T) {
 	raw, err := os.ReadFile(out)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(raw, &m))
-	assert.Equal(t, []string{"request-retry", "tab-ownership"}, m.Scenarios)
+	assert.Equal(t, []string{"tab-ownership"}, m.Scenarios)
 	assert.Equal(t, uint64(22), m.SeedsRun)
 	assert.Equal(t, 3, m.Failures)
 	assert.Equal(t, int64(300), m.ElapsedMs)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,9 +47,16 @@ line is exactly one of
 
 --format json prints one JSON object per event, then that line. --format mermaid
 prints a Mermaid sequence diagram (a failing run of more than 60 events is shrunk
-first and its minimal story drawn); stdout stays one valid diagram, so the last
+first, within 200 candidate runs, and that story drawn, the same on every
+machine); stdout stays one valid diagram, so the last
 line is that line as a Mermaid comment ("%% violation: ..."), and the line itself
-goes to stderr. --html FILE writes a self-contained HTML timeline of the run.`,
+goes to stderr. --html FILE writes a self-contained HTML timeline of the run.
+
+--out, --trace and --html are checked before the run: a file that cannot be
+written (no such directory, a directory) or two flags naming the same file is bad
+usage (exit 2, nothing run). A write that still fails after the run (a full disk)
+comes after the last line: exit 3, with the error on stderr, since the run
+completed but could not be saved.`,
 		Example: `  orchsim run --scenario tab-ownership --seed 3
   orchsim run --scenario tab-ownership --seed 3 --profile fixed
   orchsim run --scenario tab-ownership --seed 3 --out failure.json
@@ -73,7 +81,7 @@ goes to stderr. --html FILE writes a self-contained HTML timeline of the run.`,
 			if f.eventBudget < 0 {
 				return usageErr("--event-budget must be positive")
 			}
-			if err := checkOutputs(f.format, f.html); err != nil {
+			if err := checkOutputs(f.format, outFile{"--out", f.out}, outFile{"--trace", f.trace}, outFile{"--html", f.html}); err != nil {
 				return err
 			}
 			prof, err := model.NewProfile(f.profile, f.fixes, f.mutants)
@@ -120,22 +128,92 @@ type outputs struct {
 // formats are the values of --format.
 var formats = []string{"text", "json", "mermaid"}
 
-// checkOutputs validates --format and, before any run, that the directory
-// of --html exists (a bad path is bad input: exit 2 with nothing run).
-func checkOutputs(format, htmlPath string) error {
-	if !contains(formats, format) {
+// outFile is an output file flag and its value ("" when not given).
+type outFile struct{ flag, path string }
+
+// checkOutputs validates --format and, before anything runs, the output
+// files: each must be writable where it is (see checkOutputFile), and no
+// two may name the same file, or one output would silently replace the
+// other. A bad path is bad input: exit 2 with nothing run, so that a run's
+// verdict is never reported as a usage error.
+func checkOutputs(format string, files ...outFile) error {
+	if !slices.Contains(formats, format) {
 		return usageErr("unknown --format %q (want text, json or mermaid)", format)
 	}
-	if htmlPath != "" {
-		if st, err := os.Stat(filepath.Dir(htmlPath)); err != nil || !st.IsDir() {
-			return usageErr("--html %s: directory %s does not exist", htmlPath, filepath.Dir(htmlPath))
+	for _, f := range files {
+		if f.path == "" {
+			continue
+		}
+		if err := checkOutputFile(f.path); err != nil {
+			return usageErr("%s %s: %v", f.flag, f.path, err)
+		}
+	}
+	return checkDistinct(files...)
+}
+
+// checkOutputFile reports why path cannot be written atomically, as
+// replay.WriteFileAtomic writes it: a symbolic link is checked at its
+// target, and a device or pipe (/dev/stdout) is taken as it is, since
+// probing it would write to it. (A device that then refuses the write,
+// such as /dev/full, fails after the run: exit 3.)
+func checkOutputFile(path string) error {
+	target, err := replay.WriteTarget(path)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(target); err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
+		return nil
+	}
+	if err := checkWritable(target); err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("a link to %s: %w", target, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// checkDistinct refuses two files that are the same file: the same cleaned
+// absolute path (after following links), or two names of one existing
+// file. Devices and pipes (/dev/stdout) are exempt: each write adds to
+// them, none replaces another.
+func checkDistinct(files ...outFile) error {
+	for i, f := range files {
+		for _, g := range files[:i] {
+			if f.path != "" && g.path != "" && sameFile(g.path, f.path) {
+				return usageErr("%s and %s name the same file %s", g.flag, f.flag, f.path)
+			}
 		}
 	}
 	return nil
 }
 
-// execute runs cfg, prints the timeline and the last line, writes the
-// requested files, and returns the exit status as an error (nil for ok).
+// sameFile reports whether writes to a and b would land on one regular
+// file (existing or to be created).
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return fa.Mode().IsRegular() && os.SameFile(fa, fb)
+	}
+	return errA != nil && errB != nil && absTarget(a) == absTarget(b)
+}
+
+// absTarget is the cleaned absolute path a write to path lands on.
+func absTarget(path string) string {
+	if t, err := replay.WriteTarget(path); err == nil {
+		path = t
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return filepath.Clean(path)
+}
+
+// execute runs cfg, prints the timeline, writes the requested files and
+// prints the last line, and returns the exit status as an error (nil for
+// ok). The files were checked before (checkOutputs); a write that fails
+// anyway is a harness failure reported after the last line (saveOutputs).
 func execute(stdout, stderr io.Writer, cfg scenarios.Config, o outputs) error {
 	res, err := scenarios.Run(cfg)
 	if err != nil {
@@ -149,31 +227,62 @@ func execute(stdout, stderr io.Writer, cfg scenarios.Config, o outputs) error {
 	if err := printReport(w, cfg, &res, o.format, replayCmd); err != nil {
 		return &exitError{code: exitHarness, msg: err.Error()}
 	}
-	if o.trace != "" {
-		if err := writeTrace(o.trace, res.Trace); err != nil {
-			w.Flush()
-			return &exitError{code: exitUsage, msg: fmt.Sprintf("writing trace: %v", err)}
-		}
-	}
-	if o.out != "" {
-		if err := replay.Write(o.out, replayFile(&res)); err != nil {
-			w.Flush()
-			return &exitError{code: exitUsage, msg: fmt.Sprintf("writing replay file: %v", err)}
-		}
-	}
-	if err := writeHTML(o.html, &res, replayCmd); err != nil {
-		w.Flush()
-		return err
-	}
+	saveErr := saveOutputs(
+		output{"--trace", o.trace, func() ([]byte, error) { return traceJSON(res.Trace) }},
+		output{"--out", o.out, func() ([]byte, error) { return replay.Marshal(replayFile(&res)) }},
+		htmlOutput(o.html, &res, replayCmd))
 	status := statusLines{out: w, err: stderr, mermaid: o.format == "mermaid"}
 	status.last(lastLine(&res))
 	if err := w.Flush(); err != nil {
 		return &exitError{code: exitHarness, msg: err.Error()}
 	}
+	if saveErr != nil {
+		return saveErr
+	}
 	if res.Failed() {
 		return &exitError{code: exitViolation}
 	}
 	return nil
+}
+
+// output is one file a command writes after its run: the flag that asked
+// for it, its path ("" when not asked for) and its bytes.
+type output struct {
+	flag, path string
+	data       func() ([]byte, error)
+}
+
+// htmlOutput is the --html report of res.
+func htmlOutput(path string, res *scenarios.Result, replayCmd string) output {
+	return output{"--html", path, func() ([]byte, error) {
+		return report.HTML(report.FromResult(res, replayCmd)), nil
+	}}
+}
+
+// saveOutputs writes each asked-for file atomically, all of them even when
+// one fails. Their paths were checked before the run, so a failure now (a
+// full disk, /dev/full) is the harness failing to save a run that did
+// complete: the error is exit 3, and the caller prints the run's last line
+// before returning it.
+func saveOutputs(outs ...output) error {
+	var failed []string
+	for _, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		b, err := o.data()
+		if err == nil {
+			err = replay.WriteFileAtomic(o.path, b)
+		}
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("%s %s: %v", o.flag, o.path, err))
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return &exitError{code: exitHarness, msg: fmt.Sprintf("the run completed but could not be saved: %s",
+		strings.Join(failed, "; "))}
 }
 
 // printReport writes the run in format: the text timeline, JSON lines, or
@@ -185,18 +294,6 @@ func printReport(w io.Writer, cfg scenarios.Config, res *scenarios.Result, forma
 	}
 	_, err := w.Write(report.Mermaid(report.Story(cfg, res, replayCmd, report.StoryShrink)))
 	return err
-}
-
-// writeHTML writes the HTML report of res to path (nothing when path is
-// empty), atomically.
-func writeHTML(path string, res *scenarios.Result, replayCmd string) error {
-	if path == "" {
-		return nil
-	}
-	if err := replay.WriteFileAtomic(path, report.HTML(report.FromResult(res, replayCmd))); err != nil {
-		return &exitError{code: exitUsage, msg: fmt.Sprintf("writing HTML report: %v", err)}
-	}
-	return nil
 }
 
 // statusLines prints the lines that follow a timeline (the last line, and
@@ -286,14 +383,15 @@ func jsonEvent(e *sim.Event) traceEvent {
 		Attrs: e.Attrs, Outcome: e.Outcome}
 }
 
-func writeTrace(path string, events []sim.Event) error {
+// traceJSON encodes events as JSON lines, one traceEvent per line.
+func traceJSON(events []sim.Event) ([]byte, error) {
 	var buf []byte
 	for i := range events {
 		b, err := json.Marshal(jsonEvent(&events[i]))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		buf = append(append(buf, b...), '\n')
 	}
-	return replay.WriteFileAtomic(path, buf)
+	return buf, nil
 }

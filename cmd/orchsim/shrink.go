@@ -21,7 +21,8 @@ func newShrinkCmd() *cobra.Command {
 switch off whole actors and fault kinds, then delete and lower recorded choices.
 Writes the result next to FILE as <name>.min.json and prints its story (the timeline
 of the minimal run). Exit 0 when a minimal file was written, 2 when FILE does not
-fail.`,
+fail or <name>.min.json cannot be written (checked before shrinking), 3 when the
+write fails anyway.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, cfg, err := loadReplay(args[0])
@@ -34,14 +35,19 @@ fail.`,
 			if budget <= 0 {
 				return usageErr("--budget must be positive")
 			}
+			// f.json -> f.min.json; shrinking f.min.json again improves it in place.
+			out := strings.TrimSuffix(strings.TrimSuffix(args[0], ".json"), ".min") + ".min.json"
+			if err := checkOutputFile(out); err != nil {
+				return usageErr("cannot write %s: %v", out, err)
+			}
 			small, res, st, ok := shrink.Shrink(cfg, f.Violation.Invariant, shrink.Options{Budget: budget})
 			if !ok {
 				return usageErr("%s no longer fails with %s: nothing to shrink", args[0], f.Violation.Invariant)
 			}
-			// f.json -> f.min.json; shrinking f.min.json again improves it in place.
-			out := strings.TrimSuffix(strings.TrimSuffix(args[0], ".json"), ".min") + ".min.json"
 			if err := replay.Write(out, fuzz.ReplayFile(small, &res)); err != nil {
-				return &exitError{code: exitUsage, msg: fmt.Sprintf("writing %s: %v", out, err)}
+				// Checked before shrinking: failing now (a full disk) is the
+				// harness failing to save a finished shrink.
+				return &exitError{code: exitHarness, msg: fmt.Sprintf("shrunk, but could not write %s: %v", out, err)}
 			}
 			w := cmd.OutOrStdout()
 			if st.FingerprintBefore != f.Fingerprint {

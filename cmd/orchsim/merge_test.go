@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func readMerged(t *testing.T, path string) mergedSummary {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var m mergedSummary
+	require.NoError(t, json.Unmarshal(raw, &m))
+	return m
+}
+
+// fuzzShards runs a campaign unsharded and as n shards (args are fuzz's
+// flags but --json and --shard) and returns the summaries' paths.
+func fuzzShards(t *testing.T, dir string, n int, args ...string) (whole string, shards []string) {
+	t.Helper()
+	whole = filepath.Join(dir, "whole.json")
+	code, _, errOut := cli(t, append(append([]string{"fuzz"}, args...), "--json", whole)...)
+	require.Contains(t, []int{exitOK, exitViolation}, code, errOut)
+	for i := 0; i < n; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		code, _, errOut := cli(t, append(append([]string{"fuzz"}, args...), "--shard", fmt.Sprintf("%d/%d", i, n), "--json", p)...)
+		require.Contains(t, []int{exitOK, exitViolation}, code, errOut)
+		shards = append(shards, p)
+	}
+	return whole, shards
+}
+
+// assertSameResults checks that a merged summary found what the unsharded
+// campaign found: totals, table, probes and stories (signatures, seeds,
+// fingerprints, counts and timelines).
+func assertSameResults(t *testing.T, w jsonSummary, m mergedSummary) {
+	t.Helper()
+	assert.Equal(t, w.SeedsRun, m.SeedsRun)
+	assert.Equal(t, w.Failures, m.Failures)
+	assert.Equal(t, w.FailedSeeds, m.FailedSeeds)
+	assert.Equal(t, w.Invariants, m.Invariants)
+	assert.Equal(t, w.Probes, m.Probes)
+	assert.Equal(t, w.Stories, m.Stories)
+	assert.Empty(t, m.ShardsMissing)
+}
+
+// Shards of different campaigns (another start, seed count or scenario)
+// do not merge into a campaign that looks complete: exit 2, one line.
+func TestMergeSummaries_RejectsShardsOfOtherCampaigns(t *testing.T) {
+	dir := t.TempDir()
+	fuzz := func(name string, args ...string) string {
+		p := filepath.Join(dir, name)
+		code, _, errOut := cli(t, append(append([]string{"fuzz", "--profile", "fixed"}, args...), "--json", p)...)
+		require.Equal(t, exitOK, code, errOut)
+		return p
+	}
+	a := fuzz("a.json", "--scenario", "request-retry", "--seeds", "9", "--shard", "0/3")
+	b := fuzz("b.json", "--scenario", "request-retry", "--seeds", "3", "--start", "1000", "--shard", "1/3")
+	c := fuzz("c.json", "--scenario", "tab-ownership", "--seeds", "3", "--shard", "2/3")
+	code, out, errOut := cliWithMerge(t, "merge-summaries", a, b, c)
+	assert.Equal(t, exitUsage, code, out)
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line, got %q", errOut)
+	assert.Contains(t, errOut, "not the same campaign")
+	assert.NotContains(t, out, "3 of 3 shards")
+
+	// Each field that names the campaign, changed alone.
+	base := jsonSummary{Scenarios: []string{"chaos"}, HorizonMs: []int64{86400000}, Profile: "fixed", Strategy: "swarm",
+		Start: 1, Seeds: 10, ShrinkRuns: 300, ShrinkBudgetMs: 30000, Shard: "0/2", SeedsRun: 5}
+	first := summaryFile(t, dir, "first.json", base)
+	for name, change := range map[string]func(s *jsonSummary){
+		"scenarios":     func(s *jsonSummary) { s.Scenarios = []string{"tab-ownership"} },
+		"horizon":       func(s *jsonSummary) { s.HorizonMs = []int64{3600000} },
+		"profile":       func(s *jsonSummary) { s.Profile = "reported" },
+		"fixes":         func(s *jsonSummary) { s.Profile = "fixed!revoke-by-thread" },
+		"strategy":      func(s *jsonSummary) { s.Strategy = "pct" },
+		"start":         func(s *jsonSummary) { s.Start = 1000 },
+		"seeds":         func(s *jsonSummary) { s.Seeds = 30 },
+		"budget":        func(s *jsonSummary) { s.Seeds, s.BudgetMs = 0, 60000 },
+		"shrink runs":   func(s *jsonSummary) { s.ShrinkRuns = 0 },
+		"shrink budget": func(s *jsonSummary) { s.ShrinkBudgetMs = 1000 },
+	} {
+		other := base
+		other.Shard = "1/2"
+		change(&other)
+		code, _, errOut := cliWithMerge(t, "merge-summaries", first, summaryFile(t, dir, "other.json", other))
+		assert.Equal(t, exitUsage, code, name)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), "%s: one line, got %q", name, errOut)
+		assert.Contains(t, errOut, "not the same campaign", name)
+	}
+	other := base
+	other.Shard = "1/2"
+	code, _, errOut = cliWithMerge(t, "merge-summaries", first, summaryFile(t, dir, "other.json", other))
+	assert.Equal(t, exitOK, code, errOut)
+}
+
+// The merged shards of a campaign tell exactly the unsharded campaign's
+// stories: sharding changes which seed of a signature each shard shrinks,
+// the merge keeps the lowest.
+func TestMergeSummaries_StoriesAreTheUnshardedOnes(t *testing.T) {
+	dir := t.TempDir()
+	whole, shards := fuzzShards(t, dir, 3, "--scenario", "request-retry", "--seeds", "24", "--shrink-runs", "100", "--workers", "2")
+	merged := filepath.Join(dir, "merged.json")
+	code, _, errOut := cliWithMerge(t, append([]string{"merge-summaries", "--out", merged}, shards...)...)
+	require.Equal(t, exitViolation, code, errOut)
+	w, m := readMerged(t, whole), readMerged(t, merged)
+	require.NotEmpty(t, w.Stories)
+	assertSameResults(t, w.jsonSummary, m)
+}
+
+// A merged summary merges again, alone or as the shards it covers with
+// the rest.
+func TestMergeSummaries_MergesItsOwnOut(t *testing.T) {
+	dir := t.TempDir()
+	whole, shards := fuzzShards(t, dir, 3, "--scenario", "tab-ownership", "--seeds", "12", "--workers", "2")
+	w := readMerged(t, whole)
+	require.NotEmpty(t, w.Stories)
+
+	all := filepath.Join(dir, "all.json")
+	code, _, errOut := cliWithMerge(t, append([]string{"merge-summaries", "--out", all}, shards...)...)
+	require.Equal(t, exitViolation, code, errOut)
+	again := filepath.Join(dir, "again.json")
+	code, out, errOut := cliWithMerge(t, "merge-summaries", "--out", again, all)
+	require.Equal(t, exitViolation, code, errOut)
+	assert.Contains(t, out, "3 of 3 shards")
+	assertSameResults(t, w.jsonSummary, readMerged(t, again))
+
+	part := filepath.Join(dir, "part.json")
+	code, _, errOut = cliWithMerge(t, "merge-summaries", "--out", part, shards[0], shards[2])
+	require.Equal(t, exitViolation, code, errOut)
+	rest := filepath.Join(dir, "rest.json")
+	code, _, errOut = cliWithMerge(t, "merge-summaries", "--out", rest, part, shards[1])
+	require.Equal(t, exitViolation, code, errOut)
+	m := readMerged(t, rest)
+	assertSameResults(t, w.jsonSummary, m)
+	assert.Equal(t, []int{0, 1, 2}, m.ShardsMerged)
+	assert.Equal(t, readMerged(t, all).ElapsedMsTotal, m.ElapsedMsTotal)
+
+	code, _, errOut = cliWithMerge(t, "merge-summaries", part, shards[2])
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	assert.Contains(t, errOut, "shard 2/3 is also in "+part)
+}
+
+// When a shard's lowest seed of a signature shrank to a story that an
+// earlier group of that shard tells, while the earlier group's signature
+// has a lower seed in another shard, the merged story is told by the
+// second group's own seed and timeline, as the unsharded campaign tells it.
+func TestMergeSummaries_StoryToldByASecondGroup(t *testing.T) {
+	story := func(seed uint64, fp string, tl string, groups ...jsonGroup) jsonStory {
+		st := jsonStory{Scenario: "s", Invariant: "i", Seed: seed, Actions: 3, Fingerprint: fp, ReplayFile: tl + ".json",
+			Timeline: []string{tl}, Groups: groups}
+		for _, g := range groups {
+			st.Count += g.Count
+		}
+		return st
+	}
+	groups := map[groupKey]*toldGroup{}
+	// Shard 0: A@3 and B@5 both shrank to X.
+	addGroups(groups, story(3, "X", "t3", jsonGroup{Signature: "A", Seed: 3, Count: 2},
+		jsonGroup{Signature: "B", Seed: 5, Count: 4, Actions: 7, Timeline: []string{"t5"}}))
+	// Shard 1: A@1 shrank to Y; B@8 to X.
+	addGroups(groups, story(1, "Y", "t1", jsonGroup{Signature: "A", Seed: 1, Count: 1}))
+	addGroups(groups, story(8, "X", "t8", jsonGroup{Signature: "B", Seed: 8, Count: 1}))
+	got := storiesOf(groups)
+	require.Len(t, got, 2)
+	assert.Equal(t, jsonStory{Scenario: "s", Invariant: "i", Seed: 1, Count: 3, Actions: 3, Fingerprint: "Y", ReplayFile: "t1.json",
+		Timeline: []string{"t1"}, Groups: []jsonGroup{{Signature: "A", Seed: 1, Count: 3}}}, got[0])
+	assert.Equal(t, jsonStory{Scenario: "s", Invariant: "i", Seed: 5, Count: 5, Actions: 7, Fingerprint: "X",
+		Timeline: []string{"t5"}, Groups: []jsonGroup{{Signature: "B", Seed: 5, Count: 5}}}, got[1],
+		"told by B's lowest seed, 5, with its own timeline; no replay file was written for it")
+}

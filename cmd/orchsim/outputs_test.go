@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// assertUsage checks the bad-usage contract: exit 2, one line on stderr,
+// and nothing run (stdout empty).
+func assertUsage(t *testing.T, code int, out, errOut string, wants ...string) {
+	t.Helper()
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out, "nothing ran")
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line on stderr, got %q", errOut)
+	assert.True(t, strings.HasPrefix(errOut, "orchsim: "), errOut)
+	for _, w := range wants {
+		assert.Contains(t, errOut, w)
+	}
+}
+
+func TestRun_TwoFlagsNamingOneFileIsBadUsage(t *testing.T) {
+	dir := t.TempDir()
+	x := filepath.Join(dir, "x.json")
+	existing := filepath.Join(dir, "existing.json")
+	require.NoError(t, os.WriteFile(existing, []byte("{}"), 0o644))
+	hard := filepath.Join(dir, "hard.json")
+	require.NoError(t, os.Link(existing, hard))
+	link := filepath.Join(dir, "link.json")
+	require.NoError(t, os.Symlink(existing, link))
+	dangling := filepath.Join(dir, "dangling.json")
+	require.NoError(t, os.Symlink(x, dangling))
+	base := []string{"run", "--scenario", "tab-ownership", "--seed", "5"}
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"out and trace":         {[]string{"--out", x, "--trace", x}, "--out and --trace name the same file " + x},
+		"out and html":          {[]string{"--out", x, "--html", filepath.Join(dir, "sub", "..", "x.json")}, "--out and --html name the same file"},
+		"trace and html":        {[]string{"--html", x, "--trace", filepath.Join(dir, ".", "x.json")}, "--trace and --html name the same file"},
+		"a hard link":           {[]string{"--out", existing, "--trace", hard}, "--out and --trace name the same file " + hard},
+		"a symbolic link":       {[]string{"--out", link, "--html", existing}, "--out and --html name the same file " + existing},
+		"a dangling link to it": {[]string{"--out", dangling, "--trace", x}, "--out and --trace name the same file " + x},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := cli(t, append(append([]string{}, base...), tc.args...)...)
+			assertUsage(t, code, out, errOut, tc.want)
+			_, err := os.Stat(x)
+			assert.ErrorIs(t, err, os.ErrNotExist, "nothing written")
+		})
+	}
+	// The same device twice is fine: each write adds to it.
+	code, _, errOut := cli(t, append(base, "--profile", "fixed", "--horizon", "1h", "--out", os.DevNull, "--trace", os.DevNull)...)
+	assert.Equal(t, exitOK, code, errOut)
+}
+
+func TestOutputs_AreCheckedBeforeTheRun(t *testing.T) {
+	dir := t.TempDir()
+	file, _ := failingReplayFile(t)
+	missing := filepath.Join(dir, "nonexistent", "d", "f.json")
+	run := []string{"run", "--scenario", "tab-ownership", "--seed", "5"}
+	for name, args := range map[string][]string{
+		"out a directory":         append(append([]string{}, run...), "--out", dir),
+		"out in no directory":     append(append([]string{}, run...), "--out", missing),
+		"trace a directory":       append(append([]string{}, run...), "--trace", dir),
+		"trace in no directory":   append(append([]string{}, run...), "--trace", missing),
+		"html a directory":        append(append([]string{}, run...), "--html", dir),
+		"html in no directory":    append(append([]string{}, run...), "--html", missing),
+		"out dangling to nowhere": append(append([]string{}, run...), "--out", danglingLink(t, dir, missing)),
+		"replay html a directory": {"replay", file, "--html", dir},
+		"replay html no dir":      {"replay", file, "--html", missing},
+		"replay html over itself": {"replay", file, "--html", file},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := cli(t, args...)
+			assertUsage(t, code, out, errOut)
+		})
+	}
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(b, []byte("{")), "the replay file was not overwritten")
+}
+
+func danglingLink(t *testing.T, dir, target string) string {
+	t.Helper()
+	link := filepath.Join(dir, "to-"+filepath.Base(filepath.Dir(target))+".json")
+	require.NoError(t, os.Symlink(target, link))
+	return link
+}
+
+// A write that fails after the run (a full disk) comes after the run's last
+// line: exit 3, one line on stderr, never a usage error.
+func TestOutputs_AWriteFailingAfterTheRunIsExit3(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	file, _ := failingReplayFile(t)
+	run := []string{"run", "--scenario", "tab-ownership", "--seed", "5"}
+	for name, args := range map[string][]string{
+		"run out":       append(append([]string{}, run...), "--out", "/dev/full"),
+		"run trace":     append(append([]string{}, run...), "--trace", "/dev/full"),
+		"run html":      append(append([]string{}, run...), "--html", "/dev/full"),
+		"replay html":   {"replay", file, "--html", "/dev/full"},
+		"run mermaid":   append(append([]string{}, run...), "--trace", "/dev/full", "--format", "mermaid"),
+		"run two fails": append(append([]string{}, run...), "--trace", "/dev/full", "--out", filepath.Join(t.TempDir(), "ok.json"), "--html", "/dev/full"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := cli(t, args...)
+			assert.Equal(t, exitHarness, code)
+			assert.Regexp(t, violationLine, strings.TrimPrefix(lastLineOf(out), "%% "), "the run's last line is printed first")
+			assert.Equal(t, 1, strings.Count(lastLineOf(errOut), "\n")+1)
+			assert.Contains(t, lastLineOf(errOut), "could not be saved")
+			assert.Contains(t, lastLineOf(errOut), "/dev/full")
+			assert.True(t, strings.HasPrefix(lastLineOf(errOut), "orchsim: "), errOut)
+		})
+	}
+}
+
+// --out through a dangling link writes the link's target, as the doc of
+// replay.WriteFileAtomic says, and leaves the link a link.
+func TestRun_OutThroughADanglingLinkWritesItsTarget(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.json")
+	link := filepath.Join(dir, "failure.json")
+	require.NoError(t, os.Symlink("real.json", link))
+	code, out, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "5", "--out", link)
+	require.Equal(t, exitViolation, code, errOut)
+	fi, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.NotZero(t, fi.Mode()&os.ModeSymlink, "the link is still a link")
+	_, err = os.Stat(target)
+	require.NoError(t, err, "its target was created")
+	code, rout, _ := cli(t, "replay", link)
+	assert.Equal(t, exitViolation, code)
+	assert.Equal(t, lastLineOf(out), lastLineOf(rout))
+}
+
+// Seeds are base-10 numbers: zero-padded lists are common, so 010 is 10,
+// and Go literal prefixes (0x, 0b, 0o) are bad usage, not other seeds.
+func TestRun_SeedIsBase10(t *testing.T) {
+	code, padded, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "010", "--profile", "fixed", "--horizon", "2h")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, lastLineOf(padded), " seed=10 ")
+	_, plain, _ := cli(t, "run", "--scenario", "tab-ownership", "--seed", "10", "--profile", "fixed", "--horizon", "2h")
+	assert.Equal(t, plain, padded)
+	for _, seed := range []string{"0x10", "0b11", "0o7", "1_000", "-1", "18446744073709551616"} {
+		code, out, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", seed)
+		assertUsage(t, code, out, errOut, `"`+seed+`"`)
+	}
+}
+
+// Every integer flag of every command reads base 10 (fuzz --start and
+// --seeds included): they all go through pflag's literal parser otherwise.
+func TestFlags_IntegersAreBase10(t *testing.T) {
+	var out, errb bytes.Buffer
+	root := newRoot(&out, &errb)
+	n := 0
+	for _, c := range append(root.Commands(), root) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			switch f.Value.Type() {
+			case "int", "int64", "uint", "uint64":
+			default:
+				return
+			}
+			n++
+			name := c.Name() + " --" + f.Name
+			require.NoError(t, f.Value.Set("010"), name)
+			assert.Equal(t, "10", f.Value.String(), name)
+			for _, bad := range []string{"0x10", "0b11", "0o7", "1e3", ""} {
+				assert.Error(t, f.Value.Set(bad), "%s %s", name, bad)
+			}
+		})
+	}
+	assert.GreaterOrEqual(t, n, 5, "run --seed and --event-budget, fuzz --seeds, --start and --workers at least")
+}
+
+// shrink checks the file it will write before it spends its budget.
+func TestShrink_OutputIsCheckedBeforeShrinking(t *testing.T) {
+	file, _ := failingReplayFile(t)
+	min := strings.TrimSuffix(file, ".json") + ".min.json"
+	require.NoError(t, os.Mkdir(min, 0o755))
+	code, out, errOut := cli(t, "shrink", file)
+	assertUsage(t, code, out, errOut, min, "is a directory")
+}
