@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -294,4 +295,27 @@ func TestReplay_CorpusReplaysCleanly(t *testing.T) {
 	assert.Equal(t, exitViolation, code, errOut)
 	assert.Empty(t, errOut)
 	assert.Contains(t, out, "fingerprint matches: ")
+}
+
+// shrink is bounded by runs, not wall time: the same file shrinks to the
+// same bytes twice, and a bad --runs is bad usage.
+func TestShrink_IsDeterministicAndBoundedByRuns(t *testing.T) {
+	file, _ := failingReplayFile(t)
+	var outs []string
+	for range 2 {
+		code, out, errOut := cli(t, "shrink", file, "--runs", "40")
+		require.Equal(t, exitOK, code, errOut)
+		m := regexp.MustCompile(`shrunk: (\d+) runs`).FindStringSubmatch(out)
+		require.NotNil(t, m, out)
+		n, err := strconv.Atoi(m[1])
+		require.NoError(t, err)
+		assert.LessOrEqual(t, n, 40)
+		b, err := os.ReadFile(strings.TrimSuffix(file, ".json") + ".min.json")
+		require.NoError(t, err)
+		outs = append(outs, string(b))
+	}
+	assert.Equal(t, outs[0], outs[1])
+	code, _, errOut := cli(t, "shrink", file, "--runs", "0")
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "orchsim: --runs must be positive\n", errOut)
 }

@@ -14,13 +14,16 @@ import (
 
 func newShrinkCmd() *cobra.Command {
 	var budget time.Duration
+	var runs int
 	cmd := &cobra.Command{
 		Use:   "shrink FILE",
 		Short: "Minimise a failing replay file; writes FILE with .min.json",
 		Long: `Shrink a failing run to a minimal one that still violates the same invariant:
 switch off whole actors and fault kinds, then delete and lower recorded choices.
 Writes the result next to FILE as <name>.min.json and prints its story (the timeline
-of the minimal run). Exit 0 when a minimal file was written, 2 when FILE does not
+of the minimal run). The shrink is bounded by --runs candidate runs, so the same
+file shrinks to the same story on every machine; --budget is a wall-clock safety
+net, and the output says when it, not --runs, ended the shrink. Exit 0 when a minimal file was written, 2 when FILE does not
 fail or <name>.min.json cannot be written (checked before shrinking), 3 when the
 write fails anyway.`,
 		Args: cobra.ExactArgs(1),
@@ -35,12 +38,15 @@ write fails anyway.`,
 			if budget <= 0 {
 				return usageErr("--budget must be positive")
 			}
+			if runs <= 0 {
+				return usageErr("--runs must be positive")
+			}
 			// f.json -> f.min.json; shrinking f.min.json again improves it in place.
 			out := strings.TrimSuffix(strings.TrimSuffix(args[0], ".json"), ".min") + ".min.json"
 			if err := checkOutputFile(out); err != nil {
 				return usageErr("cannot write %s: %v", out, err)
 			}
-			small, res, st, ok := shrink.Shrink(cfg, f.Violation.Invariant, shrink.Options{Budget: budget})
+			small, res, st, ok := shrink.Shrink(cfg, f.Violation.Invariant, shrink.Options{Budget: budget, MaxRuns: runs})
 			if !ok {
 				return usageErr("%s no longer fails with %s: nothing to shrink", args[0], f.Violation.Invariant)
 			}
@@ -59,12 +65,17 @@ write fails anyway.`,
 			}
 			fmt.Fprintf(w, "shrunk: %d runs, actions %d -> %d, tape %d -> %d choices, switched off: %s\n",
 				st.Runs, st.Before, st.After, st.TapeBefore, st.TapeAfter, strings.Join(orNone(small.Off), ","))
+			if st.Exhausted && st.Runs < runs {
+				fmt.Fprintf(w, "note: the %s wall-clock budget ended the shrink after %d of %d runs: another machine may shrink further (raise --budget)\n",
+					budget, st.Runs, runs)
+			}
 			fmt.Fprintf(w, "wrote %s (replay: orchsim replay %s)\n", out, out)
 			fmt.Fprintln(w, lastLine(&res))
 			return nil
 		},
 	}
-	cmd.Flags().DurationVar(&budget, "budget", 10*time.Second, "wall-clock time to spend shrinking")
+	cmd.Flags().IntVar(&runs, "runs", 1000, "candidate runs to spend shrinking (the deterministic bound)")
+	cmd.Flags().DurationVar(&budget, "budget", 5*time.Minute, "wall-clock safety net for the shrink")
 	return cmd
 }
 
