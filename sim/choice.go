@@ -32,13 +32,43 @@ type Source interface {
 	ActorName(actor int) string
 }
 
+// Actors is the registry of actor names every Source keeps: Actor hands out
+// dense handles in first-registration order, ActorName maps them back. The
+// zero value is ready to use. Sources embed it.
+type Actors struct {
+	names []string
+	index map[string]int
+}
+
+// register returns the handle of name, registering it on first use; the
+// second return value reports whether it was new.
+func (a *Actors) register(name string) (int, bool) {
+	if i, ok := a.index[name]; ok {
+		return i, false
+	}
+	if a.index == nil {
+		a.index = make(map[string]int)
+	}
+	a.names = append(a.names, name)
+	a.index[name] = len(a.names) - 1
+	return len(a.names) - 1, true
+}
+
+// Actor implements Source.
+func (a *Actors) Actor(name string) int {
+	i, _ := a.register(name)
+	return i
+}
+
+// ActorName implements Source.
+func (a *Actors) ActorName(actor int) string { return a.names[actor] }
+
 // SeededSource draws from one PRNG sub-stream per actor, all derived from a
 // single run seed, and can record what it drew as a tape.
 type SeededSource struct {
+	Actors
 	seed    uint64
-	names   []string
 	streams []PRNG
-	index   map[string]int
 	record  bool
 	tape    []Choice
 }
@@ -48,28 +78,22 @@ var _ Source = (*SeededSource)(nil)
 // NewSeededSource returns a source for seed. With record set, every draw is
 // appended to Tape().
 func NewSeededSource(seed uint64, record bool) *SeededSource {
-	return &SeededSource{seed: seed, index: make(map[string]int), record: record}
+	return &SeededSource{seed: seed, record: record}
 }
 
 // Seed returns the run seed.
 func (s *SeededSource) Seed() uint64 { return s.seed }
 
-// Actor implements Source.
+// Actor implements Source: a new actor gets its own PRNG sub-stream.
 func (s *SeededSource) Actor(name string) int {
-	if i, ok := s.index[name]; ok {
-		return i
+	i, isNew := s.register(name)
+	if isNew {
+		var p PRNG
+		p.Seed(SubSeed(s.seed, name))
+		s.streams = append(s.streams, p)
 	}
-	i := len(s.names)
-	s.names = append(s.names, name)
-	var p PRNG
-	p.Seed(SubSeed(s.seed, name))
-	s.streams = append(s.streams, p)
-	s.index[name] = i
 	return i
 }
-
-// ActorName implements Source.
-func (s *SeededSource) ActorName(actor int) string { return s.names[actor] }
 
 // Draw implements Source.
 func (s *SeededSource) Draw(actor int, label string, n uint64) uint64 {
@@ -89,8 +113,7 @@ func (s *SeededSource) Tape() []Choice { return s.tape }
 // asked range is clamped to n-1. This makes any edited or truncated tape a
 // valid run, which is what shrinking needs.
 type TapeSource struct {
-	names  []string
-	index  map[string]int
+	Actors
 	queues map[tapeKey]*tapeQueue
 	order  []*tapeQueue // queues in first-seen order, for iteration
 	// Misses counts draws that found no recorded choice.
@@ -117,7 +140,7 @@ var _ Source = (*TapeSource)(nil)
 // NewTapeSource returns a source that replays tape. With record set, the
 // draws actually made (after defaulting and clamping) are kept as a new tape.
 func NewTapeSource(tape []Choice, record bool) *TapeSource {
-	t := &TapeSource{index: make(map[string]int), queues: make(map[tapeKey]*tapeQueue), record: record}
+	t := &TapeSource{queues: make(map[tapeKey]*tapeQueue), record: record}
 	for _, c := range tape {
 		key := tapeKey{c.Actor, c.Label}
 		q := t.queues[key]
@@ -130,19 +153,6 @@ func NewTapeSource(tape []Choice, record bool) *TapeSource {
 	}
 	return t
 }
-
-// Actor implements Source.
-func (t *TapeSource) Actor(name string) int {
-	if i, ok := t.index[name]; ok {
-		return i
-	}
-	t.names = append(t.names, name)
-	t.index[name] = len(t.names) - 1
-	return len(t.names) - 1
-}
-
-// ActorName implements Source.
-func (t *TapeSource) ActorName(actor int) string { return t.names[actor] }
 
 // Draw implements Source.
 func (t *TapeSource) Draw(actor int, label string, n uint64) uint64 {
@@ -281,30 +291,16 @@ func (r *Rand) Hex(label string, digits int) string {
 // the value modulo n; once the bytes run out every draw is 0, so an empty
 // input is the quietest run (no faults, shortest gaps, first options).
 type BytesSource struct {
-	names []string
-	index map[string]int
-	data  []byte
+	Actors
+	data []byte
 }
 
 var _ Source = (*BytesSource)(nil)
 
 // NewBytesSource returns a source drawing from data.
 func NewBytesSource(data []byte) *BytesSource {
-	return &BytesSource{index: make(map[string]int), data: data}
+	return &BytesSource{data: data}
 }
-
-// Actor implements Source.
-func (b *BytesSource) Actor(name string) int {
-	if i, ok := b.index[name]; ok {
-		return i
-	}
-	b.names = append(b.names, name)
-	b.index[name] = len(b.names) - 1
-	return len(b.names) - 1
-}
-
-// ActorName implements Source.
-func (b *BytesSource) ActorName(actor int) string { return b.names[actor] }
 
 // Draw implements Source.
 func (b *BytesSource) Draw(actor int, label string, n uint64) uint64 {

@@ -14,9 +14,8 @@ import (
 // Limit draws every draw is 0: rapid's input is bounded, and a run that
 // asked it for more would abort inside the model.
 type RapidSource struct {
-	t     *rapid.T
-	names []string
-	index map[string]int
+	t *rapid.T
+	sim.Actors
 	drawn int
 	// Limit is how many draws come from rapid (DefaultRapidLimit).
 	Limit int
@@ -34,21 +33,8 @@ var _ sim.Source = (*RapidSource)(nil)
 
 // NewRapidSource returns a source over t.
 func NewRapidSource(t *rapid.T) *RapidSource {
-	return &RapidSource{t: t, index: map[string]int{}, Limit: DefaultRapidLimit}
+	return &RapidSource{t: t, Limit: DefaultRapidLimit}
 }
-
-// Actor implements sim.Source.
-func (r *RapidSource) Actor(name string) int {
-	if i, ok := r.index[name]; ok {
-		return i
-	}
-	r.names = append(r.names, name)
-	r.index[name] = len(r.names) - 1
-	return len(r.names) - 1
-}
-
-// ActorName implements sim.Source.
-func (r *RapidSource) ActorName(actor int) string { return r.names[actor] }
 
 // Draw implements sim.Source.
 func (r *RapidSource) Draw(actor int, label string, n uint64) (v uint64) {
@@ -61,7 +47,7 @@ func (r *RapidSource) Draw(actor int, label string, n uint64) (v uint64) {
 			r.aborted, r.hasAbort, v = p, true, 0
 		}
 	}()
-	return rapid.Uint64Range(0, n-1).Draw(r.t, r.names[actor]+"/"+label)
+	return rapid.Uint64Range(0, n-1).Draw(r.t, r.ActorName(actor)+"/"+label)
 }
 
 // Check re-raises, on rapid's goroutine and outside the kernel, a panic
