@@ -160,11 +160,16 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 			return nil, err
 		}
 	}
+	// No more workers than runs: each idle one would only hold a goroutine.
+	workers := c.Workers
+	if per := ShardCount(c.Seeds, c.Shard, c.Shards); c.Seeds > 0 && per < uint64(workers) {
+		workers = max(1, min(workers, int(per)*len(c.Scenarios)))
+	}
 	start := time.Now()
 	jobs := make(chan job)
 	results := make(chan result)
 	var wg sync.WaitGroup
-	for w := 0; w < c.Workers; w++ {
+	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -355,7 +360,10 @@ func timeline(trace []sim.Event) []string {
 	return out
 }
 
-// ReplayFile builds the replay file of a run made from cfg.
+// ReplayFile builds the replay file of a run made from cfg. A cfg with a
+// tape is a shrunk run (shrink.Shrink): its tape leaves out each site's
+// trailing zero choices, and the file says so (compacted). Without one, the
+// file re-draws the run from its seed. replay.Marshal adds the tape hash.
 func ReplayFile(cfg scenarios.Config, res *scenarios.Result) *replay.File {
 	var v *sim.Violation
 	if res.Violation != nil {
@@ -365,7 +373,8 @@ func ReplayFile(cfg scenarios.Config, res *scenarios.Result) *replay.File {
 	return &replay.File{Scenario: res.Scenario, Strategy: string(res.Strategy), Off: res.Off,
 		Profile: res.Profile.Preset(), Fixes: res.Profile.Fixes(), Mutants: res.Profile.MutantNames(),
 		Seed: res.Seed, Horizon: replay.Duration(res.Horizon), Violation: v,
-		Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events, Tape: cfg.Tape}
+		Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events, Tape: cfg.Tape,
+		Compacted: cfg.Tape != nil}
 }
 
 // StoryFingerprint hashes the story's actions (who did what, with what

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"testing"
 
@@ -34,6 +35,19 @@ func TestShardsPartitionTheSeedRange(t *testing.T) {
 	}
 	sort.Strings(union)
 	assert.Equal(t, whole.Seeds, union, "the four shards together run exactly the unsharded seeds, once each")
+}
+
+// A --seeds campaign starts no more workers than it has runs: --workers
+// 200000 for 3 seeds is 3 goroutines, not 200,000 idle ones.
+func TestWorkersAreCappedAtTheRuns(t *testing.T) {
+	most := 0
+	c := Campaign{Scenarios: []string{scenarios.TabOwnership}, Profile: model.MustProfile(model.PresetFixed, nil, nil),
+		Strategy: scenarios.Swarm, Start: 1, Seeds: 3, Workers: 200_000,
+		Progress: func(uint64, int) { most = max(most, runtime.NumGoroutine()) }}
+	sum, err := c.Run(context.Background(), false)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3), sum.SeedsRun)
+	assert.Less(t, most, 50, "goroutines while the campaign ran")
 }
 
 func TestShardSeeds(t *testing.T) {

@@ -6,6 +6,8 @@ package replay
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,11 +58,23 @@ type File struct {
 	Violation   *sim.Violation `json:"violation,omitempty"`
 	Fingerprint string         `json:"fingerprint"`
 	Events      uint64         `json:"events"`
+	// Compacted records that the tape leaves out each site's trailing zero
+	// choices (shrinking writes it so): a draw that finds no recorded choice
+	// left is the implicit 0, not a departure from the tape.
+	Compacted bool `json:"compacted,omitempty"`
+	// TapeHash is TapeHash(f) as written (16 hex digits): what decides the
+	// run's draws (scenario, seed, strategy, off, compacted and the tape).
+	// Parse refuses a file whose fields no longer hash to it (ErrTapeEdited).
+	// Profile, fixes, mutants and horizon are left out, so that they can be
+	// edited to test a fix. A file without it (written before it was added)
+	// is read unchecked.
+	TapeHash string `json:"tape_hash,omitempty"`
 	// Tape is the choice tape. When absent the run is re-drawn from Seed;
 	// when present, even as [], the run replays exactly these choices (an
 	// empty tape answers every draw with 0, and a replay that draws reports
-	// that it did not follow it). Marshal omits an empty tape: a run that drew
-	// nothing re-draws the same nothing from its seed.
+	// that it did not follow it). Marshal omits an empty tape unless it is
+	// compacted: a run that drew nothing re-draws the same nothing from its
+	// seed.
 	Tape []sim.Choice `json:"tape,omitempty"`
 }
 
@@ -98,6 +112,53 @@ func ParseFingerprint(s string) (uint64, error) {
 // ErrUnknownVersion is returned (wrapped) for a replay file of a format
 // version this build does not know.
 var ErrUnknownVersion = errors.New("unknown replay format version")
+
+// ErrTapeEdited is returned (wrapped) for a replay file whose tape_hash
+// does not match its tape: the tape, seed, scenario, strategy or off was
+// edited or damaged after the file was written.
+var ErrTapeEdited = errors.New("the tape was edited or damaged")
+
+// TapeHash hashes what decides a replay's draws, as Marshal writes it: the
+// scenario, seed, strategy, switched-off actors, the compacted flag, and the
+// tape, present or absent, entry by entry (actor, label, range, value). It
+// is the first 8 bytes of a SHA-256 over a length-prefixed encoding, as 16
+// hex digits.
+func TapeHash(f *File) string {
+	h := sha256.New()
+	var buf []byte
+	str := func(s string) { buf = append(binary.AppendUvarint(buf, uint64(len(s))), s...) }
+	num := func(v uint64) { buf = binary.AppendUvarint(buf, v) }
+	str("orchsim-tape-hash/1")
+	str(f.Scenario)
+	num(f.Seed)
+	str(f.Strategy)
+	num(uint64(len(f.Off)))
+	for _, a := range f.Off {
+		str(a)
+	}
+	flag := func(b bool) {
+		if b {
+			num(1)
+		} else {
+			num(0)
+		}
+	}
+	flag(f.Compacted)
+	flag(f.Tape != nil)
+	num(uint64(len(f.Tape)))
+	for _, c := range f.Tape {
+		str(c.Actor)
+		str(c.Label)
+		num(c.N)
+		num(c.Value)
+		if len(buf) > 4096 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
+	return fmt.Sprintf("%016x", h.Sum(nil)[:8])
+}
 
 // Read loads and validates a replay file.
 func Read(path string) (*File, error) {
@@ -141,6 +202,15 @@ func Parse(b []byte) (*File, error) {
 			return nil, fmt.Errorf("malformed replay file: tape entry %d (%s %s) has value %d outside [0,%d)", i, c.Actor, c.Label, c.Value, c.N)
 		}
 	}
+	if f.TapeHash != "" {
+		if _, err := ParseFingerprint(f.TapeHash); err != nil {
+			return nil, fmt.Errorf("malformed replay file: tape_hash: %w", err)
+		}
+		if got := TapeHash(&f); got != f.TapeHash {
+			return nil, fmt.Errorf("%w: its scenario, seed, strategy, off, compacted and tape hash to %s, not the recorded tape_hash %s (profile, fixes, mutants and horizon may be edited; re-record the run with run --out or shrink)",
+				ErrTapeEdited, got, f.TapeHash)
+		}
+	}
 	return &f, nil
 }
 
@@ -156,17 +226,31 @@ func Write(path string, f *File) error {
 }
 
 // Marshal encodes f: indented fields, then the tape with one choice per
-// line so that a committed replay file diffs line by line.
+// line so that a committed replay file diffs line by line. It sets f's
+// format, version and tape_hash. An empty tape is left out (the run is
+// re-drawn from its seed), unless it is compacted: an empty compacted tape
+// is written "tape": [] (every draw answers 0).
 func Marshal(f *File) ([]byte, error) {
 	f.Format, f.Version = Format, Version
+	written := *f // the tape as written, and so as read back and hashed
+	if len(f.Tape) == 0 {
+		written.Tape = nil
+		if f.Compacted {
+			written.Tape = []sim.Choice{}
+		}
+	}
+	f.TapeHash = TapeHash(&written)
 	head := *f
 	head.Tape = nil
 	b, err := json.MarshalIndent(&head, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	if len(f.Tape) == 0 {
+	if written.Tape == nil {
 		return append(b, '\n'), nil
+	}
+	if len(f.Tape) == 0 {
+		return append(b[:len(b)-2], ",\n  \"tape\": []\n}\n"...), nil
 	}
 	out := append(b[:len(b)-2], ",\n  \"tape\": [\n"...) // drop the closing "\n}"
 	for i, c := range f.Tape {
@@ -225,11 +309,17 @@ func WriteTarget(path string) (string, error) {
 // rename, so a reader never sees a half-written file. A symbolic link is
 // followed (its target is replaced, not the link; a dangling link's target
 // is created, see WriteTarget); a path that exists and is not a regular file
-// (a device such as /dev/stdout, a pipe) is written to directly, since
-// renaming over it would replace the device.
+// (a device such as /dev/null, a pipe) is written to directly, since
+// renaming over it would replace the device. A path naming an inherited
+// descriptor (/dev/stdout, /dev/fd/N, see StreamFD) is written as a stream:
+// to the descriptor, after what it already holds, never truncating or
+// replacing the file behind it.
 func WriteFileAtomic(path string, data []byte) error {
 	if path == "" {
 		return errors.New("empty file name")
+	}
+	if fd, ok := StreamFD(path); ok {
+		return writeFD(fd, path, data)
 	}
 	path, err := WriteTarget(path)
 	if err != nil {

@@ -3,6 +3,8 @@ package replay
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -150,8 +152,120 @@ func TestEmptyTapeIsKeptApartFromNoTape(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, got.Tape, "absent: re-drawn from the seed")
 	withEmpty := strings.Replace(string(b), `"events": 3`, `"events": 3, "tape": []`, 1)
+	_, err = Parse([]byte(withEmpty))
+	require.ErrorIs(t, err, ErrTapeEdited, "a tape added by hand is an edit")
+	withEmpty = regexp.MustCompile(`,\s*"tape_hash": "[0-9a-f]+"`).ReplaceAllString(withEmpty, "")
 	got, err = Parse([]byte(withEmpty))
 	require.NoError(t, err)
 	assert.NotNil(t, got.Tape, "present and empty: replayed as an empty tape")
 	assert.Empty(t, got.Tape)
+}
+
+// The tape hash covers what decides the draws (scenario, seed, strategy,
+// off, compacted, the tape): editing any of them is refused as an edited or
+// damaged tape. What a user edits to test a fix (profile, fixes, mutants,
+// horizon) is not covered; nor is the recorded outcome, which replay
+// checks against the run. A file without a tape_hash is read as before.
+func TestTapeHash_RefusesAnEditedTape(t *testing.T) {
+	good, err := Marshal(sample())
+	require.NoError(t, err)
+	require.Contains(t, string(good), `"tape_hash": "`+TapeHash(sample())+`"`)
+	_, err = Parse(good)
+	require.NoError(t, err)
+	edit := func(old, new string) []byte {
+		t.Helper()
+		require.Contains(t, string(good), old)
+		return []byte(strings.Replace(string(good), old, new, 1))
+	}
+	for name, b := range map[string][]byte{
+		"a tape value within its range": edit(`"v":2`, `"v":1`),
+		"a tape range":                  edit(`"n":3`, `"n":4`),
+		"a tape entry's site":           edit(`"label":"x"`, `"label":"y"`),
+		"the tape cut":                  edit(`"tape": [`+"\n"+`    {"actor":"a","label":"x","n":3,"v":2}`+"\n  ]", `"tape": []`),
+		"the tape removed":              edit(`,`+"\n"+`  "tape": [`+"\n"+`    {"actor":"a","label":"x","n":3,"v":2}`+"\n  ]", ``),
+		"the seed":                      edit(`"seed": 5`, `"seed": 2`),
+		"the scenario":                  edit(`"scenario": "tab-ownership"`, `"scenario": "request-retry"`),
+		"the strategy":                  edit(`"strategy": "swarm"`, `"strategy": "random"`),
+		"off":                           edit(`"strategy": "swarm",`, `"strategy": "swarm", "off": ["user/thread-a"],`),
+		"compacted":                     edit(`"events": 3,`, `"events": 3, "compacted": true,`),
+	} {
+		_, err := Parse(b)
+		require.Error(t, err, name)
+		assert.ErrorIs(t, err, ErrTapeEdited, name)
+		assert.Contains(t, err.Error(), "the tape was edited or damaged: ", name)
+	}
+	for name, b := range map[string][]byte{
+		"the profile":     edit(`"profile": "reported"`, `"profile": "fixed"`),
+		"fixes":           edit(`"profile": "reported",`, `"profile": "reported", "fixes": ["stable-tab-owner"],`),
+		"the horizon":     edit(`"horizon": "24h0m0s"`, `"horizon": "2h0m0s"`),
+		"the fingerprint": edit(`"fingerprint": "0123456789abcdef"`, `"fingerprint": "0000000000000000"`),
+		"no tape_hash":    []byte(regexp.MustCompile(`,\s*"tape_hash": "[0-9a-f]+"`).ReplaceAllString(string(edit(`"v":2`, `"v":1`)), "")),
+	} {
+		_, err := Parse(b)
+		assert.NoError(t, err, name)
+	}
+	_, err = Parse(edit(`"tape_hash": "`, `"tape_hash": "zz`))
+	assert.ErrorContains(t, err, "malformed replay file: tape_hash")
+}
+
+// A compacted tape leaves out trailing zero choices, so an empty one is a
+// tape of zeros, not a run to re-draw from the seed: it is written "tape":
+// [] and read back as a present, empty tape.
+func TestCompactedEmptyTapeIsWritten(t *testing.T) {
+	f := sample()
+	f.Tape, f.Compacted = nil, true
+	b, err := Marshal(f)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"compacted": true`)
+	assert.Contains(t, string(b), `"tape": []`)
+	got, err := Parse(b)
+	require.NoError(t, err)
+	assert.NotNil(t, got.Tape)
+	assert.Empty(t, got.Tape)
+	assert.True(t, got.Compacted)
+}
+
+func TestStreamFD(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "out.json")
+	require.NoError(t, os.Symlink("/dev/stdout", link))
+	pid := strconv.Itoa(os.Getpid())
+	for path, want := range map[string]int{
+		"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2, "/dev/fd/3": 3, "/dev/../dev/fd/4": 4,
+		"/proc/self/fd/1": 1, "/proc/thread-self/fd/2": 2, "/proc/" + pid + "/fd/7": 7, link: 1,
+	} {
+		fd, ok := StreamFD(path)
+		assert.True(t, ok, path)
+		assert.Equal(t, want, fd, path)
+	}
+	for _, path := range []string{"/dev/null", "/dev/full", "/dev/fd/x", "/dev/fd/03", "/dev/fd/-1", "/proc/1/fd/1",
+		filepath.Join(dir, "f.json"), "stdout", ""} {
+		_, ok := StreamFD(path)
+		assert.False(t, ok, path)
+	}
+}
+
+// With stdout redirected to a file, /dev/stdout resolves to that file:
+// a write to a stream goes to the descriptor, after what was written to it
+// and before what comes next, and neither truncates nor replaces the file.
+func TestWriteFileAtomic_WritesAStreamInOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.txt")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	before, err := os.Stat(path)
+	require.NoError(t, err)
+	_, err = f.WriteString("timeline\n")
+	require.NoError(t, err)
+	for _, name := range []string{"/dev/fd/", "/proc/self/fd/"} {
+		require.NoError(t, WriteFileAtomic(name+strconv.Itoa(int(f.Fd())), []byte("json\n")))
+	}
+	_, err = f.WriteString("last line\n")
+	require.NoError(t, err)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "timeline\njson\njson\nlast line\n", string(b))
+	after, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.True(t, os.SameFile(before, after), "the file was not replaced")
 }

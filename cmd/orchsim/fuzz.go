@@ -22,7 +22,6 @@ import (
 	"orchsim/fuzz"
 	"orchsim/invariants"
 	"orchsim/model"
-	"orchsim/replay"
 	"orchsim/scenarios"
 )
 
@@ -64,7 +63,12 @@ scenario, before sharding (--scenario all --seeds N runs N of each scenario).
 together run exactly the unsharded range; "--shard /n" takes i from
 JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs).
 
-Exit status: 0 no failure; 1 failures found; 2 bad usage; 130 interrupted by
+--json and --junit are checked before the campaign: a file that cannot be written
+or both naming one file is bad usage (exit 2, nothing run). --workers is 1 to 64 per
+CPU (default: the number of CPUs); no more workers start than there are seeds to run.
+
+Exit status: 0 no failure; 1 failures found; 2 bad usage; 3 the campaign ran but
+--json or --junit could not be written (after the summary); 130 interrupted by
 SIGINT/SIGTERM with no failure (failures found before the signal are still written,
 with the summary, and give 1).`,
 		Example: `  orchsim fuzz --scenario all --seeds 10000 --corpus failures/
@@ -78,7 +82,7 @@ with the summary, and give 1).`,
 	fl.DurationVar(&f.budget, "budget", 0, "run seeds for this long instead of a fixed number")
 	fl.Uint64Var(&f.start, "start", 1, "first seed")
 	fl.StringVar(&f.shard, "shard", "", "i/n: run shard i of n (i may come from JOB_COMPLETION_INDEX: /n)")
-	fl.IntVar(&f.workers, "workers", 0, "parallel workers (default: number of CPUs)")
+	fl.IntVar(&f.workers, "workers", 0, workersUsage)
 	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm or pct")
 	fl.StringVar(&f.profile, "profile", model.PresetReported, "preset: reported or fixed")
 	fl.StringSliceVar(&f.fixes, "fix", nil, "fix switches to turn on")
@@ -160,22 +164,24 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	if f.workers < 0 {
-		return usageErr("--workers must be positive")
-	}
 	if f.shrinkRuns < 0 || f.shrinkBudget < 0 {
 		return usageErr("--shrink-runs and --shrink-budget must not be negative")
 	}
 	if f.seeds > 0 && f.start > ^uint64(0)-f.seeds {
 		return usageErr("--start %d with --seeds %d runs past the largest seed", f.start, f.seeds)
 	}
-	for flag, path := range map[string]string{"--json": f.jsonOut, "--junit": f.junitOut} {
-		if err := checkWritable(path); err != nil {
-			return usageErr("%s: %v", flag, err)
-		}
+	if err := checkFiles(outFile{"--json", f.jsonOut}, outFile{"--junit", f.junitOut}); err != nil {
+		return err
 	}
-	if f.workers == 0 {
-		f.workers = defaultWorkers()
+	if err := checkDistinct(outFile{"--corpus", f.corpus}, outFile{"--json", f.jsonOut}, outFile{"--junit", f.junitOut}); err != nil {
+		return err
+	}
+	total := int64(-1) // seeds to run: unknown for a --budget campaign
+	if f.seeds > 0 {
+		total = int64(min(fuzz.ShardCount(f.seeds, shard, shards), 1<<40)) * int64(len(names))
+	}
+	if f.workers, err = workersFlag(cmd, f.workers, total); err != nil {
+		return err
 	}
 	if f.corpus != "" {
 		if err := os.MkdirAll(f.corpus, 0o755); err != nil {
@@ -188,10 +194,6 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	c := &fuzz.Campaign{Scenarios: names, Profile: prof, Strategy: strategy, Start: f.start, Seeds: f.seeds,
 		Budget: f.budget, Shard: shard, Shards: shards, Workers: f.workers, ShrinkRuns: f.shrinkRuns,
 		ShrinkBudget: f.shrinkBudget, Corpus: f.corpus}
-	total := int64(-1)
-	if f.seeds > 0 {
-		total = int64(fuzz.ShardCount(f.seeds, shard, shards)) * int64(len(names))
-	}
 	c.Progress = progress(errOut, total)
 	fmt.Fprintf(out, "fuzz: scenarios=%s profile=%s strategy=%s shard=%d/%d workers=%d\n",
 		strings.Join(names, ","), prof, strategy, shard, shards, f.workers)
@@ -200,18 +202,16 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 		return &exitError{code: exitHarness, msg: err.Error()}
 	}
 	printSummary(out, names, sum)
-	if f.jsonOut != "" {
-		if err := writeJSONSummary(f.jsonOut, names, c, sum); err != nil {
-			return &exitError{code: exitUsage, msg: fmt.Sprintf("--json: %v", err)}
-		}
-	}
-	if f.junitOut != "" {
-		if err := writeJUnit(f.junitOut, names, c, sum); err != nil {
-			return &exitError{code: exitUsage, msg: fmt.Sprintf("--junit: %v", err)}
-		}
-	}
+	// The files were checked before the campaign; a write failing now (a
+	// full disk) is the harness failing to save a campaign that did run:
+	// exit 3, after the summary.
+	saveErr := saveOutputs(
+		output{"--json", f.jsonOut, func() ([]byte, error) { return jsonSummaryBytes(names, c, sum) }},
+		output{"--junit", f.junitOut, func() ([]byte, error) { return junitBytes(names, c, sum) }})
 	annotate(out, sum)
 	switch {
+	case saveErr != nil:
+		return saveErr
 	case len(sum.Failures) > 0:
 		return &exitError{code: exitViolation}
 	case sum.Interrupted:
@@ -219,6 +219,11 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	}
 	return nil
 }
+
+// checkFiles checks output files before the work, as run checks its own
+// (checkOutputs): each writable where it is, no two the same file. A bad
+// one is bad usage, exit 2, with nothing run.
+func checkFiles(files ...outFile) error { return checkOutputs("text", files...) }
 
 // checkWritable makes sure an output file can be written before a long
 // campaign starts ("" is fine: no file asked for).
@@ -314,22 +319,34 @@ func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
 		fmt.Fprint(w, " (interrupted)")
 	}
 	fmt.Fprintln(w)
-	printProbes(w, sum)
-	rows := summaryRows(names, sum)
-	if len(rows) == 0 {
+	js := results(names, sum)
+	printResults(w, &js, true)
+}
+
+// printResults prints the tables of what a campaign found, as fuzz and
+// merge-summaries both show them: the coverage probes' hits (and, loudly,
+// the probes never hit), a row per scenario and invariant, and the
+// stories. corpusHint suggests --corpus when no story has a replay file.
+func printResults(w io.Writer, js *jsonSummary, corpusHint bool) {
+	printProbes(w, js.Probes)
+	if len(js.Invariants) == 0 {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tINVARIANT\tKIND\tFAILURES\tFIRST SEED\tSTORIES")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", r.scenario, r.invariant, invariants.KindOf(r.invariant), r.failures, r.first, r.stories)
+	for _, r := range js.Invariants {
+		kind := r.Kind
+		if kind == "" {
+			kind = invariants.KindOf(r.Invariant)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", r.Scenario, r.Invariant, kind, r.Failures, r.FirstSeed, r.Stories)
 	}
 	tw.Flush()
-	if len(sum.Stories) > 0 {
+	if len(js.Stories) > 0 {
 		fmt.Fprintln(w)
 	}
 	corpus := false
-	for _, st := range sum.Stories {
+	for _, st := range js.Stories {
 		fmt.Fprintf(w, "story %s / %s: seed %d, %d failing seeds, %d actions", st.Scenario, st.Invariant, st.Seed, st.Count, st.Actions)
 		if st.ReplayFile != "" {
 			corpus = true
@@ -337,23 +354,23 @@ func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
 		}
 		fmt.Fprintln(w)
 	}
-	if len(sum.Stories) > 0 && !corpus {
+	if len(js.Stories) > 0 && !corpus && corpusHint {
 		fmt.Fprintln(w, "(pass --corpus DIR to keep one replay file per story)")
 	}
 }
 
 // printProbes lists the coverage probes' hit counts and, loudly, the
 // probes the campaign never hit.
-func printProbes(w io.Writer, sum *fuzz.Summary) {
-	if len(sum.Probes) == 0 {
+func printProbes(w io.Writer, probes []jsonProbe) {
+	if len(probes) == 0 {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROBE\tHITS")
 	var never []string
-	for i, p := range invariants.Probes {
-		fmt.Fprintf(tw, "%s\t%d\n", p.Name, sum.Probes[i])
-		if sum.Probes[i] == 0 {
+	for _, p := range probes {
+		fmt.Fprintf(tw, "%s\t%d\n", p.Name, p.Hits)
+		if p.Hits == 0 {
 			never = append(never, p.Name)
 		}
 	}
@@ -449,20 +466,33 @@ type jsonFailed struct {
 	Invariant string `json:"invariant"`
 }
 
-func writeJSONSummary(path string, names []string, c *fuzz.Campaign, sum *fuzz.Summary) error {
-	js := jsonSummary{Scenarios: names, HorizonMs: []int64{}, Profile: c.Profile.String(), Strategy: string(c.Strategy),
-		Start: c.Start, Seeds: c.Seeds, BudgetMs: c.Budget.Milliseconds(),
-		ShrinkRuns: c.ShrinkRuns, ShrinkBudgetMs: c.ShrinkBudget.Milliseconds(),
-		Shard: fmt.Sprintf("%d/%d", c.Shard, c.Shards), SeedsRun: sum.SeedsRun, Failures: len(sum.Failures),
-		Interrupted: sum.Interrupted, ElapsedMs: sum.Elapsed.Milliseconds(),
-		Invariants: []jsonRow{}, Stories: []jsonStory{}, FailedSeeds: []jsonFailed{}, Probes: []jsonProbe{}}
+// jsonSummaryBytes is the --json summary of a campaign.
+func jsonSummaryBytes(names []string, c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, error) {
+	js := results(names, sum)
+	js.HorizonMs, js.Profile, js.Strategy = []int64{}, c.Profile.String(), string(c.Strategy)
+	js.Start, js.Seeds, js.BudgetMs = c.Start, c.Seeds, c.Budget.Milliseconds()
+	js.ShrinkRuns, js.ShrinkBudgetMs = c.ShrinkRuns, c.ShrinkBudget.Milliseconds()
+	js.Shard = fmt.Sprintf("%d/%d", c.Shard, c.Shards)
 	for _, name := range names {
 		sc, err := scenarios.Lookup(name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		js.HorizonMs = append(js.HorizonMs, sc.Horizon.Milliseconds())
 	}
+	b, err := json.MarshalIndent(js, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// results is what a campaign found, in the shape of its --json summary
+// (the fields that name the campaign left for the caller).
+func results(names []string, sum *fuzz.Summary) jsonSummary {
+	js := jsonSummary{Scenarios: names, SeedsRun: sum.SeedsRun, Failures: len(sum.Failures),
+		Interrupted: sum.Interrupted, ElapsedMs: sum.Elapsed.Milliseconds(),
+		Invariants: []jsonRow{}, Stories: []jsonStory{}, FailedSeeds: []jsonFailed{}, Probes: []jsonProbe{}}
 	for i, p := range invariants.Probes {
 		if i < len(sum.Probes) {
 			js.Probes = append(js.Probes, jsonProbe{p.Name, sum.Probes[i]})
@@ -481,9 +511,5 @@ func writeJSONSummary(path string, names []string, c *fuzz.Campaign, sum *fuzz.S
 	for _, f := range sum.Failures {
 		js.FailedSeeds = append(js.FailedSeeds, jsonFailed{f.Scenario, f.Seed, f.Invariant})
 	}
-	b, err := json.MarshalIndent(js, "", "  ")
-	if err != nil {
-		return err
-	}
-	return replay.WriteFileAtomic(path, append(b, '\n'))
+	return js
 }

@@ -73,13 +73,75 @@ func TestFuzz_BadUsage(t *testing.T) {
 		"unknown scenario":    {"fuzz", "--scenario", "nope", "--seeds", "3"},
 		"unknown strategy":    {"fuzz", "--scenario", "all", "--seeds", "3", "--strategy", "genetic"},
 		"negative workers":    {"fuzz", "--scenario", "all", "--seeds", "3", "--workers", "-1"},
+		"zero workers":        {"fuzz", "--scenario", "all", "--seeds", "3", "--workers", "0"},
+		"too many workers":    {"fuzz", "--scenario", "all", "--seeds", "3", "--workers", fmt.Sprint(maxWorkers() + 1)},
+		"huge workers":        {"fuzz", "--scenario", "request-retry", "--seeds", "3", "--workers", "100000000"},
 		"index from env only": {"fuzz", "--scenario", "all", "--seeds", "3", "--shard", "/4"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("JOB_COMPLETION_INDEX", "")
-			code, _, errOut := cli(t, args...)
-			assert.Equal(t, exitUsage, code)
-			assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+			code, out, errOut := cli(t, args...)
+			assertUsage(t, code, out, errOut)
+		})
+	}
+}
+
+// No more workers start than there are seeds to run: the banner says how
+// many did.
+func TestFuzz_WorkersAreCappedAtTheSeeds(t *testing.T) {
+	code, out, errOut := cli(t, "fuzz", "--scenario", "request-retry", "--profile", "fixed", "--seeds", "3",
+		"--workers", fmt.Sprint(maxWorkers()))
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, " workers=3\n")
+}
+
+// --json and --junit are checked before the campaign, as run checks its
+// outputs: not writable where they are, or both one file, is exit 2 with
+// nothing run and nothing written.
+func TestFuzz_OutputsAreCheckedBeforeTheCampaign(t *testing.T) {
+	dir := t.TempDir()
+	same := filepath.Join(dir, "same.json")
+	base := []string{"fuzz", "--scenario", "request-retry", "--profile", "fixed", "--seeds", "2"}
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"both one file":   {[]string{"--json", same, "--junit", same}, "--json and --junit name the same file"},
+		"both, spelt two": {[]string{"--json", same, "--junit", filepath.Join(dir, ".", "same.json")}, "name the same file"},
+		"json in no dir":  {[]string{"--json", filepath.Join(dir, "nodir", "x.json")}, "--json"},
+		"junit a dir":     {[]string{"--junit", dir}, "is a directory"},
+		"json the corpus": {[]string{"--corpus", same, "--json", same}, "--corpus and --json name the same file"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := cli(t, append(append([]string{}, base...), tc.args...)...)
+			assertUsage(t, code, out, errOut, tc.want)
+			_, err := os.Stat(same)
+			assert.ErrorIs(t, err, os.ErrNotExist, "nothing written")
+		})
+	}
+}
+
+// A summary that cannot be written after the campaign ran (a full disk) is
+// a harness failure: the summary is printed first, then one line on
+// stderr, exit 3; the other file is still written.
+func TestFuzz_AWriteFailingAfterTheCampaignIsExit3(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ full, other, otherPath string }{
+		"json":  {"--json", "--junit", filepath.Join(dir, "junit.xml")},
+		"junit": {"--junit", "--json", filepath.Join(dir, "summary.json")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := cli(t, "fuzz", "--scenario", "request-retry", "--seeds", "2", "--shrink-runs", "0",
+				tc.full, "/dev/full", tc.other, tc.otherPath)
+			assert.Equal(t, exitHarness, code)
+			assert.Contains(t, out, "fuzz: 2 seeds in ", "the summary is printed first")
+			assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line, got %q", errOut)
+			assert.True(t, strings.HasPrefix(errOut, "orchsim: "), errOut)
+			assert.Contains(t, errOut, "could not be saved: "+tc.full+" /dev/full")
+			assert.FileExists(t, tc.otherPath)
 		})
 	}
 }
@@ -92,20 +154,40 @@ func TestFuzz_ShardIndexFromJobCompletionIndex(t *testing.T) {
 	assert.Contains(t, out, "fuzz: 2 seeds")
 }
 
+// asProcess, set to 1, makes TestOrchsimProcess run orchsim.
+const asProcess = "ORCHSIM_TEST_PROCESS"
+
+// TestOrchsimProcess is not a test: in a process started by orchsimProcess
+// it runs orchsim with the arguments after "--" and exits.
+func TestOrchsimProcess(t *testing.T) {
+	if os.Getenv(asProcess) != "1" {
+		return
+	}
+	args := os.Args
+	for len(args) > 0 && args[0] != "--" {
+		args = args[1:]
+	}
+	os.Exit(run(args[1:], os.Stdout, os.Stderr))
+}
+
+// orchsimProcess is orchsim with args in a process of its own (the test
+// binary, so nothing is built), for tests that signal it.
+func orchsimProcess(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, append([]string{"-test.run=^TestOrchsimProcess$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), asProcess+"=1")
+	return cmd
+}
+
 // SIGINT during a campaign: it stops starting seeds, writes every failure
 // found so far and the summary, and exits 1 (failures were found).
 func TestFuzz_SIGINTKeepsWhatWasFound(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "orchsim")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run())
 	corpus := filepath.Join(dir, "corpus")
 	js := filepath.Join(dir, "summary.json")
-	cmd := exec.Command(bin, "fuzz", "--scenario", "tab-ownership", "--seeds", "100000000", "--workers", "1",
+	cmd := orchsimProcess(t, "fuzz", "--scenario", "tab-ownership", "--seeds", "100000000", "--workers", "1",
 		"--corpus", corpus, "--json", js, "--shrink-budget", "200ms")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -126,6 +208,27 @@ func TestFuzz_SIGINTKeepsWhatWasFound(t *testing.T) {
 	assert.True(t, sum.Interrupted)
 	assert.Positive(t, sum.Failures)
 	assert.Len(t, files, len(sum.Stories), "one replay file per story in the summary")
+}
+
+// SIGTERM stops a campaign at the most workers allowed promptly: the
+// seeds in flight finish (at most 64 per CPU), no new one starts; no
+// failure, so exit 130.
+func TestFuzz_SIGTERMStopsTheMostWorkersPromptly(t *testing.T) {
+	cmd := orchsimProcess(t, "fuzz", "--scenario", "all", "--profile", "fixed", "--budget", "10m",
+		"--workers", fmt.Sprint(maxWorkers()))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	time.Sleep(time.Second)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	signalled := time.Now()
+	err := cmd.Wait()
+	waited := time.Since(signalled)
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stdout %s stderr %s", stdout.String(), stderr.String())
+	assert.Equal(t, exitInterrupted, ee.ExitCode(), stderr.String())
+	assert.Contains(t, stdout.String(), "(interrupted)")
+	assert.Less(t, waited, 5*time.Second, "from SIGTERM to exit")
 }
 
 func TestShrinkAndExplain(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 
 	"orchsim/fuzz"
 	"orchsim/invariants"
-	"orchsim/replay"
 	"orchsim/scenarios"
 )
 
@@ -42,12 +41,13 @@ type junitFailure struct {
 	Body    string `xml:",chardata"`
 }
 
-func writeJUnit(path string, names []string, c *fuzz.Campaign, sum *fuzz.Summary) error {
+// junitBytes is the --junit report of a campaign.
+func junitBytes(names []string, c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, error) {
 	out := junitSuites{Name: "orchsim fuzz"}
 	for _, name := range names {
 		sc, err := scenarios.Lookup(name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		suite := junitSuite{Name: name}
 		invs := append([]string{}, sc.Invariants...)
@@ -97,9 +97,9 @@ func writeJUnit(path string, names []string, c *fuzz.Campaign, sum *fuzz.Summary
 	}
 	b, err := xml.MarshalIndent(out, "", "  ")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return replay.WriteFileAtomic(path, append([]byte(xml.Header), append(b, '\n')...))
+	return append([]byte(xml.Header), append(b, '\n')...), nil
 }
 
 func contains(xs []string, x string) bool {

@@ -105,13 +105,18 @@ func decimalIntegers(cmd *cobra.Command) {
 }
 
 // decimal is an integer flag value that accepts base-10 digits only
-// (leading zeros are fine), with an optional sign for signed types.
+// (leading zeros are fine), after a leading "-" for signed types: no "+"
+// (strconv.ParseInt takes one, pflag's unsigned types do not). "-0" is 0,
+// which the flag's own checks then accept or refuse.
 type decimal struct{ pflag.Value }
 
 // Set implements pflag.Value.
 func (d decimal) Set(s string) error {
 	var canon string
 	var err error
+	if strings.HasPrefix(s, "+") {
+		return errors.New("want a base-10 integer (no + sign)")
+	}
 	if strings.HasPrefix(d.Type(), "u") {
 		var v uint64
 		v, err = strconv.ParseUint(s, 10, 64)

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,9 +18,30 @@ import (
 
 	"orchsim/model"
 	"orchsim/replay"
+	"orchsim/sim"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(asCLI) == "1" {
+		// The test binary as the orchsim command (see command).
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// asCLI makes the test binary run as orchsim itself.
+const asCLI = "ORCHSIM_TEST_AS_CLI"
+
+// command returns the test binary set up to run as orchsim with args, in
+// its own process, with real file descriptors (a redirected stdout).
+func command(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), asCLI+"=1")
+	return cmd
+}
 
 func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -143,12 +167,12 @@ func TestReplay_LegacyFormatReplaysWithoutComparingTheFingerprint(t *testing.T) 
 }
 
 func TestReplay_FixedFailureSaysSo(t *testing.T) {
-	file, b := failingReplayFile(t)
+	file, _ := failingReplayFile(t)
 	// The same seed under the fixed profile, re-drawn from the seed (no tape).
-	fixed := strings.Replace(string(b), `"profile": "reported"`, `"profile": "fixed"`, 1)
-	fixed = fixed[:strings.Index(fixed, `,
-  "tape"`)] + "\n}\n"
-	require.NoError(t, os.WriteFile(file, []byte(fixed), 0o644))
+	f, err := replay.Read(file)
+	require.NoError(t, err)
+	f.Profile, f.Tape = model.PresetFixed, nil
+	require.NoError(t, replay.Write(file, f))
 	code, out, errOut := cli(t, "replay", file)
 	assert.Equal(t, exitOK, code, errOut)
 	assert.True(t, strings.Contains(out, "fixed: "), "replay says the failure is fixed; last line %q", lastLineOf(out))
@@ -230,14 +254,25 @@ func TestReplay_DataAfterTheObjectIsMalformed(t *testing.T) {
 	}
 }
 
-// A damaged tape is not a fix: a replay that did not follow its tape exits
-// 3 with the counts and the first departure on stderr, never 0.
+// withoutTapeHash returns replay file bytes b without their tape_hash, as
+// a file written before tape hashes were is.
+func withoutTapeHash(b []byte) []byte {
+	return regexp.MustCompile(`,\s*"tape_hash": "[0-9a-f]+"`).ReplaceAll(b, nil)
+}
+
+// A damaged tape is not a fix. With a tape_hash, the file is refused before
+// anything runs (exit 2). Without one, a replay that did not follow its
+// tape exits 3 with the counts and the first departure on stderr, never 0.
 func TestReplay_DamagedTapeIsExit3(t *testing.T) {
 	file, b := failingReplayFile(t)
 	for name, n := range map[string]int{"cut to 10 choices": 10, "emptied": 0} {
 		t.Run(name, func(t *testing.T) {
 			require.NoError(t, os.WriteFile(file, withTape(t, b, n), 0o644))
 			code, out, errOut := cli(t, "replay", file)
+			assertUsage(t, code, out, errOut, "the tape was edited or damaged: ")
+
+			require.NoError(t, os.WriteFile(file, withTape(t, withoutTapeHash(b), n), 0o644))
+			code, out, errOut = cli(t, "replay", file)
 			assert.Equal(t, exitHarness, code)
 			assert.NotContains(t, out, "fixed:")
 			assert.Regexp(t, okLine, lastLineOf(out), "the run's last line is still the last line")
@@ -318,4 +353,177 @@ func TestShrink_IsDeterministicAndBoundedByRuns(t *testing.T) {
 	code, _, errOut := cli(t, "shrink", file, "--runs", "0")
 	assert.Equal(t, exitUsage, code)
 	assert.Equal(t, "orchsim: --runs must be positive\n", errOut)
+}
+
+// tapeEdit returns replay file bytes b with the first tape choice above 0
+// lowered by one: still within its range.
+func tapeEdit(t *testing.T, b []byte) []byte {
+	t.Helper()
+	re := regexp.MustCompile(`"v":([1-9][0-9]*)\}`)
+	m := re.FindSubmatchIndex(b)
+	require.NotNil(t, m, "a choice above 0")
+	v, err := strconv.Atoi(string(b[m[2]:m[3]]))
+	require.NoError(t, err)
+	return append(append(append([]byte{}, b[:m[2]]...), strconv.Itoa(v-1)...), b[m[3]:]...)
+}
+
+// A file's tape_hash covers its tape, seed, scenario, strategy and off: a
+// choice changed within its range, or another seed (which replay would
+// print, with a fingerprint run --seed does not give), is refused before
+// the run as an edited or damaged tape, not reported as fixed.
+func TestReplay_EditedTapeOrSeedIsRefused(t *testing.T) {
+	file, b := failingReplayFile(t)
+	seed := regexp.MustCompile(`"seed": \d+`)
+	for name, edited := range map[string][]byte{
+		"a choice within its range": tapeEdit(t, b),
+		"the seed":                  seed.ReplaceAll(b, []byte(`"seed": 2`)),
+		"the seed, a fixed profile": seed.ReplaceAll([]byte(strings.Replace(string(b), `"profile": "reported"`, `"profile": "fixed"`, 1)), []byte(`"seed": 2`)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(file, edited, 0o644))
+			code, out, errOut := cli(t, "replay", file)
+			assertUsage(t, code, out, errOut, file+": the tape was edited or damaged: ")
+		})
+	}
+}
+
+// The seed bugs' shrunk files are compacted (each site's trailing zero
+// choices left out) and say so: under the fixed profile the replay follows
+// their tapes, the left-out zeros included, and says "fixed:".
+func TestReplay_CompactedCorpusFilesAreFixedUnderFixed(t *testing.T) {
+	files, err := filepath.Glob("../../testdata/corpus/reported/*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	dir := t.TempDir()
+	for _, src := range files {
+		b, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.Contains(t, string(b), `"compacted": true`, src)
+		file := filepath.Join(dir, filepath.Base(src))
+		require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(b), `"profile": "reported"`, `"profile": "fixed"`, 1)), 0o644))
+		code, out, errOut := cli(t, "replay", file)
+		assert.Equal(t, exitOK, code, "%s: %s", src, errOut)
+		assert.Empty(t, errOut, src)
+		assert.Contains(t, out, "fixed: "+file+" no longer fails", src)
+		assert.Regexp(t, okLine, lastLineOf(out), src)
+	}
+}
+
+// A compacted tape forgives a missing choice (the implicit 0), not a choice
+// recorded for another range: that is still a departure (exit 3).
+func TestReplay_CompactedTapeStillChecksRanges(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/corpus/reported/000-tab-ownership-thread-keeps-its-tabs.min.json")
+	require.NoError(t, err)
+	s := strings.Replace(string(withoutTapeHash(b)), `"profile": "reported"`, `"profile": "fixed"`, 1)
+	edited := strings.Replace(s, `{"actor":"swarm","label":"watch","n":5,"v":1}`, `{"actor":"swarm","label":"watch","n":6,"v":1}`, 1)
+	require.NotEqual(t, s, edited)
+	file := filepath.Join(t.TempDir(), "x.min.json")
+	require.NoError(t, os.WriteFile(file, []byte(edited), 0o644))
+	code, out, errOut := cli(t, "replay", file)
+	assert.Equal(t, exitHarness, code, errOut)
+	assert.NotContains(t, out, "fixed:")
+	assert.Contains(t, errOut, "found no recorded choice and 1 one for another range")
+	assert.Contains(t, errOut, `first: swarm "watch" drew from 5 values after 0 events: its next recorded choice is for another range`)
+}
+
+// When the fingerprint matches, the recorded outcome must be the replay's:
+// a violation added to a passing file, deleted from a failing one, or
+// naming another invariant makes the file inconsistent (exit 3, one line),
+// not "fingerprint matches" with the replay's status. A violation of an
+// invariant that does not exist is a malformed file (exit 2).
+func TestReplay_RecordedOutcomeMustMatchTheReplay(t *testing.T) {
+	failing, _ := failingReplayFile(t)
+	passing := filepath.Join(t.TempDir(), "pass.json")
+	code, _, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "1", "--profile", "fixed", "--horizon", "2h", "--out", passing)
+	require.Equal(t, exitOK, code, errOut)
+	edit := func(path string, change func(f *replay.File)) {
+		t.Helper()
+		f, err := replay.Read(path)
+		require.NoError(t, err)
+		change(f)
+		require.NoError(t, replay.Write(path, f))
+	}
+	edit(passing, func(f *replay.File) {
+		f.Violation = &sim.Violation{Invariant: "thread-keeps-its-tabs", At: time.Hour, Message: "m"}
+	})
+	code, out, errOut := cli(t, "replay", passing)
+	assert.Equal(t, exitHarness, code)
+	assert.Regexp(t, okLine, lastLineOf(out))
+	assert.NotContains(t, out, "fingerprint matches")
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	assert.Contains(t, errOut, passing+" is inconsistent: the fingerprint ")
+	assert.Contains(t, errOut, "records a violation of thread-keeps-its-tabs at T+01:00:00.000 and the replay ended in no violation")
+
+	b, err := os.ReadFile(failing)
+	require.NoError(t, err)
+	edit(failing, func(f *replay.File) { f.Violation = nil })
+	code, out, errOut = cli(t, "replay", failing)
+	assert.Equal(t, exitHarness, code)
+	assert.Regexp(t, violationLine, lastLineOf(out))
+	assert.Contains(t, errOut, "records no violation and the replay ended in a violation of thread-keeps-its-tabs")
+
+	require.NoError(t, os.WriteFile(failing, b, 0o644))
+	edit(failing, func(f *replay.File) { f.Violation.Invariant = "one-effect-per-request" })
+	code, _, errOut = cli(t, "replay", failing)
+	assert.Equal(t, exitHarness, code)
+	assert.Contains(t, errOut, "records a violation of one-effect-per-request at ")
+
+	require.NoError(t, os.WriteFile(failing, b, 0o644))
+	edit(failing, func(f *replay.File) { f.Violation.Invariant = "no-such-invariant" })
+	for _, cmd := range []string{"replay", "shrink", "explain"} {
+		code, out, errOut = cli(t, cmd, failing)
+		assertUsage(t, code, out, errOut, `the violation names unknown invariant "no-such-invariant"`)
+	}
+}
+
+// shrink X.min.json improves a regular file in place, but when X.min.json
+// is a link to the file being shrunk, writing it would replace that file:
+// refused before shrinking (exit 2), the file untouched.
+func TestShrink_RefusesALinkOverItsInput(t *testing.T) {
+	file, b := failingReplayFile(t)
+	min := strings.TrimSuffix(file, ".json") + ".min.json"
+	require.NoError(t, os.Symlink(filepath.Base(file), min))
+	for _, in := range []string{min, file} {
+		code, out, errOut := cli(t, "shrink", in, "--runs", "10")
+		assertUsage(t, code, out, errOut, min+" is a link to ", "the file being shrunk")
+		got, err := os.ReadFile(file)
+		require.NoError(t, err)
+		assert.Equal(t, b, got, "the failure file is untouched")
+	}
+}
+
+// A write that fails after shrinking comes after the story and the last
+// line, as for run and replay: exit 3, one line on stderr.
+func TestShrink_AWriteFailingAfterShrinkingPrintsTheStoryFirst(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	file, _ := failingReplayFile(t)
+	require.NoError(t, os.Symlink("/dev/full", strings.TrimSuffix(file, ".json")+".min.json"))
+	code, out, errOut := cli(t, "shrink", file, "--runs", "20")
+	assert.Equal(t, exitHarness, code)
+	assert.Contains(t, out, "SEED ")
+	assert.Contains(t, out, "\nshrunk: ")
+	assert.NotContains(t, out, "wrote ")
+	assert.Regexp(t, violationLine, lastLineOf(out))
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	assert.Contains(t, errOut, "shrunk, but could not write ")
+}
+
+// The tape count before shrinking is the file's own tape: re-shrinking a
+// shrunk file starts from its few choices, not from every draw the run made.
+func TestShrink_CountsTheFilesTape(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/corpus/reported/000-tab-ownership-thread-keeps-its-tabs.min.json")
+	require.NoError(t, err)
+	f, err := replay.Parse(b)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "x.min.json")
+	require.NoError(t, os.WriteFile(file, b, 0o644))
+	code, out, errOut := cli(t, "shrink", file)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, fmt.Sprintf(", tape %d -> ", len(f.Tape)))
+	got, err := replay.Read(file)
+	require.NoError(t, err)
+	assert.True(t, got.Compacted, "a shrunk file says its tape is compacted")
+	assert.NotEmpty(t, got.TapeHash)
 }

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -35,6 +34,11 @@ type mergedSummary struct {
 	ElapsedMsTotal int64 `json:"elapsed_ms_total"`
 	// Sources are the merged files, in the order given.
 	Sources []string `json:"sources"`
+
+	// has says which fields of campaign() a summary read had (older
+	// summaries lack some); unchecked lists those no merged summary had.
+	has       map[string]bool
+	unchecked []string
 }
 
 // newMergeCmd is `orchsim merge-summaries`: the last job of a nightly
@@ -57,11 +61,13 @@ story's replay file is resolved against its summary's directory when it is there
 --out FILE writes the merged summary as JSON (the fields of a fuzz --json summary,
 plus shards, shards_merged, shards_missing, elapsed_ms_total and sources); it can be
 merged again, as the shards it covers. --markdown FILE appends a Markdown report to
-FILE (e.g. $GITHUB_STEP_SUMMARY).
+FILE (e.g. $GITHUB_STEP_SUMMARY). Both are checked before the merge: a file that
+cannot be written, or both naming one file, is bad usage.
 
 Exit status: 0 no failure in any shard; 1 failures found; 2 bad usage or a file
 that is not a summary of the same campaign; 3 no failure, but shards are missing
-(the campaign did not cover its range).`,
+(the campaign did not cover its range), or --out or --markdown could not be
+written after the report was printed.`,
 		Example: `  orchsim merge-summaries --out merged.json shards/*/summary.json
   orchsim merge-summaries --markdown "$GITHUB_STEP_SUMMARY" shards/*/summary.json`,
 		Args: cobra.ArbitraryArgs,
@@ -69,25 +75,22 @@ that is not a summary of the same campaign; 3 no failure, but shards are missing
 			if len(args) == 0 {
 				return usageErr("merge-summaries needs at least one summary file (written by fuzz --json)")
 			}
+			if err := checkMergeOutputs(out, markdown); err != nil {
+				return err
+			}
 			m, err := mergeSummaries(args)
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
-			printMerged(w, m)
-			if out != "" {
-				b, err := json.MarshalIndent(m, "", "  ")
-				if err != nil {
-					return &exitError{code: exitHarness, msg: err.Error()}
-				}
-				if err := replay.WriteFileAtomic(out, append(b, '\n')); err != nil {
-					return usageErr("--out: %v", err)
-				}
+			if len(m.unchecked) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "orchsim: warning: no summary has %s (written by an older orchsim): "+
+					"cannot check that they are shards of one campaign\n", strings.Join(m.unchecked, ", "))
 			}
-			if markdown != "" {
-				if err := appendFile(markdown, mergedMarkdown(m)); err != nil {
-					return usageErr("--markdown: %v", err)
-				}
+			printMerged(cmd.OutOrStdout(), m)
+			// The files were checked before the merge; a write failing now
+			// (a full disk) comes after the report: exit 3.
+			if err := saveMerged(m, out, markdown); err != nil {
+				return err
 			}
 			switch {
 			case m.Failures > 0:
@@ -116,8 +119,22 @@ func readSummary(path string) (*mergedSummary, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, usageErr("%s: not a fuzz --json summary: %v", path, err)
 	}
+	// One object, then only white space: two summaries in one file
+	// (cat a.json b.json) are not one shard.
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, usageErr("%s: not a fuzz --json summary: more data after the JSON object ends at byte %d", path, end)
+	}
 	if len(s.Scenarios) == 0 || s.Shard == "" || s.Profile == "" {
 		return nil, usageErr("%s: not a fuzz --json summary (no scenarios, shard or profile)", path)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, usageErr("%s: not a fuzz --json summary: %v", path, err)
+	}
+	s.has = map[string]bool{}
+	for _, f := range s.campaign() {
+		_, s.has[f.name] = fields[f.name]
 	}
 	return &s, nil
 }
@@ -172,11 +189,21 @@ func (s *jsonSummary) campaign() []campaignField {
 }
 
 // sameCampaign returns a usage error naming the first field in which the
-// summary at path differs from the first summary's (at first).
-func sameCampaign(path string, s *jsonSummary, first string, f *jsonSummary) error {
+// summary at path differs from the first summary's (at first). A field
+// one of them lacks (a summary written before the field was added) is
+// named as absent, not read as 0; one both lack cannot be compared.
+func sameCampaign(path string, s *mergedSummary, first string, f *mergedSummary) error {
 	want := f.campaign()
 	for j, got := range s.campaign() {
-		if got.value != want[j].value {
+		switch hasGot, hasWant := s.has[got.name], f.has[got.name]; {
+		case !hasGot && !hasWant:
+		case !hasGot:
+			return usageErr("%s has no %s (written by an older orchsim), but %s has %s %s: cannot tell it is the same campaign",
+				path, got.name, first, got.name, want[j].value)
+		case !hasWant:
+			return usageErr("%s: %s %s, but %s has no %s (written by an older orchsim): cannot tell it is the same campaign",
+				path, got.name, got.value, first, got.name)
+		case got.value != want[j].value:
 			return usageErr("%s: %s %s, but %s has %s: not the same campaign", path, got.name, got.value, first, want[j].value)
 		}
 	}
@@ -193,7 +220,7 @@ func mergeSummaries(paths []string) (*mergedSummary, error) {
 	rows := map[rowKey]*jsonRow{}
 	var rowOrder []rowKey
 	groups := map[groupKey]*toldGroup{}
-	var first *jsonSummary
+	var first *mergedSummary
 	for k, path := range paths {
 		s, err := readSummary(path)
 		if err != nil {
@@ -204,12 +231,12 @@ func mergeSummaries(paths []string) (*mergedSummary, error) {
 			return nil, err
 		}
 		if k == 0 {
-			first = &s.jsonSummary
+			first = s
 			m.Shards = n
 			m.Scenarios, m.HorizonMs, m.Profile, m.Strategy = s.Scenarios, s.HorizonMs, s.Profile, s.Strategy
 			m.Start, m.Seeds, m.BudgetMs, m.ShrinkRuns, m.ShrinkBudgetMs = s.Start, s.Seeds, s.BudgetMs, s.ShrinkRuns, s.ShrinkBudgetMs
 		}
-		if err := sameCampaign(path, &s.jsonSummary, paths[0], first); err != nil {
+		if err := sameCampaign(path, s, paths[0], first); err != nil {
 			return nil, err
 		}
 		if n != m.Shards {
@@ -267,6 +294,11 @@ func mergeSummaries(paths []string) (*mergedSummary, error) {
 		}
 	}
 	m.Shard = fmt.Sprintf("%d of %d shards", len(m.ShardsMerged), m.Shards)
+	for _, f := range first.campaign() {
+		if !first.has[f.name] {
+			m.unchecked = append(m.unchecked, f.name) // then no summary has it
+		}
+	}
 	m.Stories = storiesOf(groups)
 	for _, k := range rowOrder {
 		r := rows[k]
@@ -388,7 +420,11 @@ func joinInts(xs []int) string {
 
 // printMerged writes the merged summary as fuzz prints its own.
 func printMerged(w io.Writer, m *mergedSummary) {
-	fmt.Fprintf(w, "merged %d summaries: %s, scenarios=%s profile=%s strategy=%s\n", len(m.Sources), m.Shard,
+	noun := "summaries"
+	if len(m.Sources) == 1 {
+		noun = "summary"
+	}
+	fmt.Fprintf(w, "merged %d %s: %s, scenarios=%s profile=%s strategy=%s\n", len(m.Sources), noun, m.Shard,
 		strings.Join(m.Scenarios, ","), m.Profile, m.Strategy)
 	fmt.Fprintf(w, "fuzz: %d seeds, %d failures, %d distinct stories", m.SeedsRun, m.Failures, len(m.Stories))
 	if m.Interrupted {
@@ -398,21 +434,51 @@ func printMerged(w io.Writer, m *mergedSummary) {
 	if len(m.ShardsMissing) > 0 {
 		fmt.Fprintf(w, "missing shards: %s of %d\n", joinInts(m.ShardsMissing), m.Shards)
 	}
-	if len(m.Invariants) > 0 {
-		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SCENARIO\tINVARIANT\tFAILURES\tFIRST SEED\tSTORIES")
-		for _, r := range m.Invariants {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", r.Scenario, r.Invariant, r.Failures, r.FirstSeed, r.Stories)
-		}
-		tw.Flush()
+	printResults(w, &m.jsonSummary, false)
+}
+
+// checkMergeOutputs checks --out and --markdown before the merge, as run
+// and fuzz check theirs: each writable, not both one file. --markdown
+// appends, so an existing file must open for appending (which writes
+// nothing).
+func checkMergeOutputs(out, markdown string) error {
+	if err := checkFiles(outFile{"--out", out}); err != nil {
+		return err
 	}
-	for _, st := range m.Stories {
-		fmt.Fprintf(w, "\nstory %s / %s: seed %d, %d failing seeds, %d actions", st.Scenario, st.Invariant, st.Seed, st.Count, st.Actions)
-		if st.ReplayFile != "" {
-			fmt.Fprintf(w, ", replay: orchsim replay %s", st.ReplayFile)
+	if fi, err := os.Stat(markdown); markdown != "" && err == nil && fi.Mode().IsRegular() {
+		f, err := os.OpenFile(markdown, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return usageErr("--markdown %s: %v", markdown, err)
 		}
-		fmt.Fprintln(w)
+		f.Close()
+	} else if err := checkFiles(outFile{"--markdown", markdown}); err != nil {
+		return err
 	}
+	return checkDistinct(outFile{"--out", out}, outFile{"--markdown", markdown})
+}
+
+// saveMerged writes --out and appends --markdown, both even when one
+// fails; a failure is exit 3, since the merge was done and printed.
+func saveMerged(m *mergedSummary, out, markdown string) error {
+	var failed []string
+	if out != "" {
+		b, err := json.MarshalIndent(m, "", "  ")
+		if err == nil {
+			err = replay.WriteFileAtomic(out, append(b, '\n'))
+		}
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("--out %s: %v", out, err))
+		}
+	}
+	if markdown != "" {
+		if err := appendFile(markdown, mergedMarkdown(m)); err != nil {
+			failed = append(failed, fmt.Sprintf("--markdown %s: %v", markdown, err))
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return &exitError{code: exitHarness, msg: "the merge completed but could not be saved: " + strings.Join(failed, "; ")}
 }
 
 // mergedMarkdown renders the merged summary for a CI job summary page.

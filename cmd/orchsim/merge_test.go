@@ -176,3 +176,136 @@ func TestMergeSummaries_StoryToldByASecondGroup(t *testing.T) {
 		Timeline: []string{"t5"}, Groups: []jsonGroup{{Signature: "B", Seed: 5, Count: 5}}}, got[1],
 		"told by B's lowest seed, 5, with its own timeline; no replay file was written for it")
 }
+
+// mergeable writes two shard summaries of one small campaign (fixed, no
+// failure) and returns their paths.
+func mergeable(t *testing.T, dir string) (a, b string) {
+	t.Helper()
+	s := jsonSummary{Scenarios: []string{"chaos"}, HorizonMs: []int64{86400000}, Profile: "fixed", Strategy: "swarm",
+		Start: 1, Seeds: 10, ShrinkRuns: 300, ShrinkBudgetMs: 30000, Shard: "0/2", SeedsRun: 5}
+	a = summaryFile(t, dir, "a.json", s)
+	s.Shard = "1/2"
+	return a, summaryFile(t, dir, "b.json", s)
+}
+
+// --out and --markdown are checked before the merge, as run and fuzz
+// check their outputs: exit 2, one line, nothing printed or written.
+func TestMergeSummaries_OutputsAreCheckedBeforeTheMerge(t *testing.T) {
+	dir := t.TempDir()
+	a, b := mergeable(t, dir)
+	x := filepath.Join(dir, "x.md")
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"out in no directory":      {[]string{"--out", filepath.Join(dir, "nodir", "x.json")}, "--out"},
+		"out a directory":          {[]string{"--out", dir}, "is a directory"},
+		"markdown in no directory": {[]string{"--markdown", filepath.Join(dir, "nodir", "x.md")}, "--markdown"},
+		"markdown a directory":     {[]string{"--markdown", dir}, "is a directory"},
+		"both one file":            {[]string{"--out", x, "--markdown", x}, "--out and --markdown name the same file " + x},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := cliWithMerge(t, append(append([]string{"merge-summaries"}, tc.args...), a, b)...)
+			assertUsage(t, code, out, errOut, tc.want)
+			assert.NoFileExists(t, x)
+		})
+	}
+	// An existing file both name is refused too; --markdown appends to an
+	// existing file, which is fine alone.
+	require.NoError(t, os.WriteFile(x, []byte("# before\n"), 0o644))
+	code, out, errOut := cliWithMerge(t, "merge-summaries", "--out", x, "--markdown", x, a, b)
+	assertUsage(t, code, out, errOut, "name the same file")
+	code, _, errOut = cliWithMerge(t, "merge-summaries", "--markdown", x, a, b)
+	require.Equal(t, exitOK, code, errOut)
+	md, err := os.ReadFile(x)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(md), "# before\n## orchsim nightly fuzz"), string(md))
+}
+
+// A write failing after the merge (a full disk) comes after the report:
+// exit 3, one line on stderr; the other file is still written.
+func TestMergeSummaries_AWriteFailingAfterTheMergeIsExit3(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	dir := t.TempDir()
+	a, b := mergeable(t, dir)
+	for name, tc := range map[string]struct{ full, other, otherPath string }{
+		"out":      {"--out", "--markdown", filepath.Join(dir, "summary.md")},
+		"markdown": {"--markdown", "--out", filepath.Join(dir, "merged.json")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := cliWithMerge(t, "merge-summaries", tc.full, "/dev/full", tc.other, tc.otherPath, a, b)
+			assert.Equal(t, exitHarness, code)
+			assert.Contains(t, out, "fuzz: 10 seeds, 0 failures", "the report is printed first")
+			assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line, got %q", errOut)
+			assert.Contains(t, errOut, "could not be saved: "+tc.full+" /dev/full")
+			assert.FileExists(t, tc.otherPath)
+		})
+	}
+}
+
+// A summary file is one JSON object: two summaries in one file (cat a b)
+// or garbage after it is not a summary (exit 2), not the first one.
+func TestMergeSummaries_DataAfterTheSummaryIsRejected(t *testing.T) {
+	dir := t.TempDir()
+	a, b := mergeable(t, dir)
+	raw, err := os.ReadFile(a)
+	require.NoError(t, err)
+	for name, tail := range map[string]string{"a second summary": string(raw), "garbage": "\nmore\n"} {
+		t.Run(name, func(t *testing.T) {
+			two := writeFile(t, dir, "two.json", string(raw)+tail)
+			code, out, errOut := cliWithMerge(t, "merge-summaries", two, b)
+			assertUsage(t, code, out, errOut, two, "more data after the JSON object")
+		})
+	}
+	spaced := writeFile(t, dir, "spaced.json", string(raw)+"\n\n  \n")
+	code, _, errOut := cliWithMerge(t, "merge-summaries", spaced, b)
+	assert.Equal(t, exitOK, code, "trailing white space is fine: %s", errOut)
+}
+
+// Summaries written before the campaign fields were added: when none has
+// them, the merge warns (one line) that it cannot check the campaign; when
+// some have them, the others' are named as absent, not as 0.
+func TestMergeSummaries_SummariesWithoutTheCampaignFields(t *testing.T) {
+	dir := t.TempDir()
+	old := func(name, shard string) string {
+		return writeFile(t, dir, name, `{"scenarios":["chaos"],"profile":"fixed","strategy":"swarm","shard":"`+shard+
+			`","seeds_run":5,"failures":0,"interrupted":false,"elapsed_ms":10,"invariants":[],"probes":[],"stories":[],"failed_seeds":[]}`)
+	}
+	o0, o1 := old("old0.json", "0/2"), old("old1.json", "1/2")
+	code, out, errOut := cliWithMerge(t, "merge-summaries", o0, o1)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "fuzz: 10 seeds, 0 failures")
+	assert.Equal(t, "orchsim: warning: no summary has horizon_ms, start, seeds, budget_ms, shrink_runs, shrink_budget_ms "+
+		"(written by an older orchsim): cannot check that they are shards of one campaign\n", errOut)
+
+	a, _ := mergeable(t, dir)
+	code, out, errOut = cliWithMerge(t, "merge-summaries", a, o1)
+	assertUsage(t, code, out, errOut, o1+" has no horizon_ms (written by an older orchsim), but "+a+" has horizon_ms [86400000]")
+	assert.NotContains(t, errOut, "has 0")
+	code, out, errOut = cliWithMerge(t, "merge-summaries", o0, summaryFile(t, dir, "new1.json", jsonSummary{Scenarios: []string{"chaos"},
+		Profile: "fixed", Strategy: "swarm", Start: 1, Shard: "1/2"}))
+	assertUsage(t, code, out, errOut, "but "+o0+" has no horizon_ms (written by an older orchsim)")
+}
+
+// merge-summaries prints fuzz's tables: the merge of one unsharded summary
+// shows exactly what fuzz showed (probes, the table per invariant with its
+// KIND column, the stories), and says "1 summary".
+func TestMergeSummaries_PrintsFuzzsTables(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "summary.json")
+	code, fuzzOut, errOut := cli(t, "fuzz", "--scenario", "tab-ownership", "--seeds", "6", "--shrink-runs", "50",
+		"--corpus", filepath.Join(dir, "corpus"), "--json", js)
+	require.Equal(t, exitViolation, code, errOut)
+	code, mergeOut, errOut := cliWithMerge(t, "merge-summaries", js)
+	require.Equal(t, exitViolation, code, errOut)
+	assert.True(t, strings.HasPrefix(mergeOut, "merged 1 summary: 1 of 1 shards, "), mergeOut)
+	tables := func(out string) string {
+		_, rest, ok := strings.Cut(out, "\nPROBE ")
+		require.True(t, ok, out)
+		return rest
+	}
+	assert.Equal(t, tables(fuzzOut), tables(mergeOut))
+	assert.Regexp(t, `\nSCENARIO +INVARIANT +KIND +FAILURES +FIRST SEED +STORIES\n`, mergeOut)
+}

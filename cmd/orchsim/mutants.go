@@ -30,19 +30,13 @@ every scenario, seeds 1..N, stopping a scenario at its first violation. Prints, 
 mutant, the invariants that killed it and the first seed: the lowest seed that killed
 it in any scenario (on a tie, the first scenario in list order). Exit 1 if a mutant
 survives every scenario (the invariant suite missed a wrong fix), 0 if all are killed,
-2 on bad usage.`,
+2 on bad usage. --workers is 1 to 64 per CPU (default: the number of CPUs); no more
+start than there are (mutant, scenario) pairs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if seeds == 0 {
 				return usageErr("--seeds must be positive")
 			}
-			if workers < 0 {
-				return usageErr("--workers must be positive")
-			}
-			if workers == 0 {
-				workers = defaultWorkers()
-			}
-			campaignGC()
 			type pair struct{ mutant, scenario string }
 			var pairs []pair
 			for _, m := range model.Mutants() {
@@ -50,6 +44,11 @@ survives every scenario (the invariant suite missed a wrong fix), 0 if all are k
 					pairs = append(pairs, pair{string(m.Name), s.Name})
 				}
 			}
+			workers, err := workersFlag(cmd, workers, int64(len(pairs)))
+			if err != nil {
+				return err
+			}
+			campaignGC()
 			kills := make([]mutantKill, len(pairs))
 			var wg sync.WaitGroup
 			next := make(chan int)
@@ -95,7 +94,7 @@ survives every scenario (the invariant suite missed a wrong fix), 0 if all are k
 		},
 	}
 	cmd.Flags().Uint64Var(&seeds, "seeds", 200, "seeds per scenario and mutant")
-	cmd.Flags().IntVar(&workers, "workers", 0, "parallel workers (default: number of CPUs)")
+	cmd.Flags().IntVar(&workers, "workers", 0, workersUsage)
 	return cmd
 }
 

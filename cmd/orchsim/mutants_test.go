@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -29,11 +30,23 @@ func TestMutants_BadSeeds(t *testing.T) {
 	assert.True(t, strings.HasPrefix(errOut, "orchsim: "))
 }
 
-// mutants rejects a negative --workers as fuzz does: exit 2, one line.
-func TestMutants_NegativeWorkers(t *testing.T) {
-	code, out, errOut := cli(t, "mutants", "--workers", "-3", "--seeds", "2")
-	assert.Equal(t, exitUsage, code, out)
-	assert.Equal(t, "orchsim: --workers must be positive\n", errOut)
+// mutants rejects a --workers out of 1..maxWorkers as fuzz does: exit 2,
+// one line. 0 is not "the default" (leave the flag out for that).
+func TestMutants_BadWorkers(t *testing.T) {
+	limit := maxWorkers()
+	tooMany := fmt.Sprintf("orchsim: --workers must be at most %d (64 per CPU), got ", limit)
+	for workers, want := range map[string]string{
+		"-3":                  "orchsim: --workers must be positive (default: the number of CPUs), got -3\n",
+		"0":                   "orchsim: --workers must be positive (default: the number of CPUs), got 0\n",
+		"-0":                  "orchsim: --workers must be positive (default: the number of CPUs), got 0\n",
+		fmt.Sprint(limit + 1): tooMany + fmt.Sprint(limit+1) + "\n",
+		"10000000":            tooMany + "10000000\n",
+	} {
+		code, out, errOut := cli(t, "mutants", "--workers", workers, "--seeds", "2")
+		assert.Equal(t, exitUsage, code, out)
+		assert.Empty(t, out, workers)
+		assert.Equal(t, want, errOut)
+	}
 }
 
 // FIRST SEED is the lowest seed that killed the mutant in any scenario,

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"orchsim/replay"
 )
 
 // assertUsage checks the bad-usage contract: exit 2, one line on stderr,
@@ -187,4 +191,65 @@ func TestShrink_OutputIsCheckedBeforeShrinking(t *testing.T) {
 	require.NoError(t, os.Mkdir(min, 0o755))
 	code, out, errOut := cli(t, "shrink", file)
 	assertUsage(t, code, out, errOut, min, "is a directory")
+}
+
+// With stdout redirected to a file, /dev/stdout resolves to that file; an
+// output named /dev/stdout (or /dev/fd/1, /proc/self/fd/1) is a stream: the
+// file keeps the timeline, gets the output after it, and the last line
+// stays last. Run as its own process, so that stdout is a real descriptor.
+func TestRun_OutputsToARedirectedStdoutAreStreams(t *testing.T) {
+	dir := t.TempDir()
+	for i, args := range [][]string{
+		{"--out", "/dev/stdout"},
+		{"--out", "/proc/self/fd/1", "--trace", "/dev/fd/1"},
+		{"--out", "/dev/stdout", "--html", "/dev/stdout"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("r%d.txt", i))
+			stdout, err := os.Create(path)
+			require.NoError(t, err)
+			var stderr bytes.Buffer
+			cmd := command(t, append([]string{"run", "--scenario", "tab-ownership", "--seed", "1"}, args...)...)
+			cmd.Stdout, cmd.Stderr = stdout, &stderr
+			err = cmd.Run()
+			require.NoError(t, stdout.Close())
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, stderr.String())
+			assert.Equal(t, exitViolation, ee.ExitCode(), stderr.String())
+			assert.Empty(t, stderr.String())
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			out := string(b)
+			assert.True(t, strings.HasPrefix(out, "SEED 1 scenario=tab-ownership "), "the timeline is kept: %.80q", out)
+			assert.Contains(t, out, "agentMismatch")
+			assert.Regexp(t, violationLine, lastLineOf(out), "the last line is last")
+			start := strings.Index(out, "{\n  \"format\": \"orchsim-replay\"")
+			require.GreaterOrEqual(t, start, 0, "the replay file is in it")
+			end := strings.Index(out[start:], "\n}\n")
+			require.Positive(t, end)
+			f, err := replay.Parse([]byte(out[start : start+end+3]))
+			require.NoError(t, err, "the replay file is whole")
+			assert.Equal(t, uint64(1), f.Seed)
+			assert.Less(t, strings.Index(out, "agentMismatch"), start, "after the timeline")
+		})
+	}
+}
+
+// In the process itself, /dev/stdout and /dev/stderr are the command's own
+// stdout and stderr: the output comes after the timeline, before the last
+// line; two streams are not "the same file".
+func TestOutputs_StdoutAndStderrAreTheCommandsStreams(t *testing.T) {
+	code, out, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "1", "--out", "/dev/stdout", "--html", "/dev/stderr", "--trace", "/dev/stdout")
+	assert.Equal(t, exitViolation, code, errOut)
+	assert.Regexp(t, violationLine, lastLineOf(out))
+	assert.Contains(t, out, `"format": "orchsim-replay"`)
+	assert.Contains(t, out, `"actor":"invariant"`)
+	assert.True(t, strings.HasPrefix(errOut, "<!DOCTYPE html>"), "%.40q", errOut)
+
+	file, _ := failingReplayFile(t)
+	code, out, errOut = cli(t, "replay", file, "--html", "/dev/stdout")
+	assert.Equal(t, exitViolation, code, errOut)
+	assert.Contains(t, out, "<!DOCTYPE html>")
+	assert.Less(t, strings.Index(out, "agentMismatch"), strings.Index(out, "<!DOCTYPE html>"))
+	assert.Regexp(t, violationLine, lastLineOf(out))
 }

@@ -17,29 +17,42 @@ func newReplayCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay FILE",
 		Short: "Re-run a replay file and verify its fingerprint",
-		Long: `Re-run a replay file (written by run --out) and print its timeline. Exit status:
+		Long: `Re-run a replay file (written by run --out, shrink or fuzz) and print its
+timeline. Exit status:
   1  the recorded violation reproduces with the recorded fingerprint; or the run
      was recorded passing and now fails (a "regressed:" note)
   0  a recorded pass passes with its fingerprint; or the recorded violation no
      longer happens (a "fixed:" note)
   3  the fingerprint differs otherwise (nondeterminism, or the models changed);
-     or the replay did not follow the file's choice tape (a cut or edited tape,
-     or models that now draw differently: the counts and the first draw that
-     departed from it go to stderr), which is never reported as fixed; or --html
-     could not be written after the run (the last line is printed first)
-  2  bad usage or a malformed replay file (nothing run)
+     or the replay did not follow the file's choice tape (models that now draw
+     differently, or an edited file without a tape_hash: the counts and the
+     first draw that departed from it go to stderr), which is never reported as
+     fixed; or the fingerprint matches but the file's "violation" (or its
+     absence) is not how the replay ended: the file is inconsistent, its
+     recorded outcome edited; or --html could not be written after the run (the
+     last line is printed first)
+  2  bad usage or a malformed replay file (nothing run), including a file whose
+     scenario, seed, strategy, "off", "compacted" or tape no longer match its
+     "tape_hash" ("the tape was edited or damaged") and a "violation" of an
+     unknown invariant (orchsim list names them)
 
-"fixed:" and "regressed:" need the replay to follow the tape up to the last step
-of the shorter run: a fix or a regression changes that step, not the draws
-before it. A file without "tape" is re-drawn from its seed; "tape": [] is a tape
-of no choices. A shrunk file's tape leaves out each site's trailing zero choices
-(a draw with no recorded choice left gets 0), so for it the matching fingerprint
-shows that the replay reproduced.
+Profile, fixes, mutants and horizon are not covered by the tape_hash: edit them
+to test a fix. A file without a tape_hash (written before it was added) is read
+unchecked. "fixed:" and "regressed:" need the replay to follow the tape up to
+the last step of the shorter run: a fix or a regression changes that step, not
+the draws before it. A file without "tape" is re-drawn from its seed; "tape": []
+is a tape of no choices. A shrunk file is "compacted": its tape leaves out each
+site's trailing zero choices, so a draw with no recorded choice left gets 0 and
+is not a departure (a choice recorded for another range still is). The seed in
+the last line is the file's; with a tape, the tape decides the draws, so a
+shrunk file's fingerprint is not the one run --seed gives.
 
 --format mermaid prints a Mermaid sequence diagram instead of the timeline (a
 failing run of more than 60 events is shrunk first and its story drawn); the
 lines after it are Mermaid comments, and the last line also goes to stderr.
---html FILE writes a self-contained HTML timeline of the replayed run.`,
+--html FILE writes a self-contained HTML timeline of the replayed run
+(/dev/stdout and other inherited descriptors are written as streams, before
+the last line).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -57,7 +70,7 @@ lines after it are Mermaid comments, and the last line also goes to stderr.
 			run := cfg
 			var tape *tapeFollower
 			if f.Tape != nil {
-				tape = newTapeFollower(f.Tape, compared(f.Events, f.Violation != nil))
+				tape = newTapeFollower(f.Tape, f.Compacted, compared(f.Events, f.Violation != nil))
 				run.Source, run.OnEvent = tape, tape.event
 			}
 			res, err := scenarios.Run(run)
@@ -71,7 +84,7 @@ lines after it are Mermaid comments, and the last line also goes to stderr.
 			if err := printReport(out, cfg, &res, format, replayCmd); err != nil {
 				return &exitError{code: exitHarness, msg: err.Error()}
 			}
-			saveErr := saveOutputs(htmlOutput(htmlPath, &res, replayCmd))
+			saveErr := saveOutputsTo(stdStreams{out: out, err: cmd.ErrOrStderr()}, htmlOutput(htmlPath, &res, replayCmd))
 			note, verdictErr := verdict(path, f, &res, tape)
 			status := statusLines{out: out, err: cmd.ErrOrStderr(), mermaid: format == "mermaid"}
 			if note != "" {
@@ -106,6 +119,12 @@ func verdict(path string, f *replay.File, res *scenarios.Result, tape *tapeFollo
 	notCompared := fmt.Sprintf("not compared: %s is replay format %d, whose fingerprint this build no longer computes (this run gave %s); re-record it with orchsim shrink %s",
 		path, f.Version, got, path)
 	switch {
+	case f.FingerprintComparable() && got == f.Fingerprint && !sameViolation(f.Violation, res.Violation):
+		// The trace is the recorded one, byte for byte, so the recorded
+		// outcome was edited or damaged: believing either would be a guess.
+		return "", &exitError{code: exitHarness, msg: fmt.Sprintf(
+			"%s is inconsistent: the fingerprint %s matches, but the file records %s and the replay ended in %s (its violation was edited or damaged; re-record it)",
+			path, got, outcomeOf(f.Violation), outcomeOf(res.Violation))}
 	case f.FingerprintComparable() && got == f.Fingerprint:
 		// The same trace, byte for byte: it reproduced, whatever draws a
 		// shrunk (compacted) tape answered with the default.
@@ -135,6 +154,24 @@ func verdict(path string, f *replay.File, res *scenarios.Result, tape *tapeFollo
 		path, f.Fingerprint, got)}
 }
 
+// sameViolation reports whether two runs ended the same way exactly: both
+// passed, or both violated the same invariant at the same time with the
+// same message.
+func sameViolation(a, b *sim.Violation) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// outcomeOf describes how a run ended, for a message.
+func outcomeOf(v *sim.Violation) string {
+	if v == nil {
+		return "no violation"
+	}
+	return fmt.Sprintf("a violation of %s at %s", v.Invariant, sim.FormatT(v.At))
+}
+
 // sameOutcome reports whether two runs ended alike: both passed, or both
 // violated the same invariant.
 func sameOutcome(a, b *sim.Violation) bool {
@@ -160,11 +197,13 @@ func compared(events uint64, failed bool) uint64 {
 
 // tapeFollower replays a file's tape as sim.TapeSource does and notes
 // where the replay departed from it: a draw that found no recorded choice
-// left for its site (a miss) or one recorded for another range (a
+// left for its site (a miss; not one for a compacted tape, whose missing
+// choices are the implicit 0) or one recorded for another range (a
 // mismatch), with the number of events traced before it.
 type tapeFollower struct {
 	*sim.TapeSource
-	events uint64 // events traced so far
+	compacted bool   // a miss is the implicit 0 of a left-out trailing zero
+	events    uint64 // events traced so far
 	// limit is compared() of the recording: departures after it are not
 	// kept, they cannot count.
 	limit              uint64
@@ -172,8 +211,8 @@ type tapeFollower struct {
 	first              string   // the first departure, described
 }
 
-func newTapeFollower(tape []sim.Choice, limit uint64) *tapeFollower {
-	return &tapeFollower{TapeSource: sim.NewTapeSource(tape, false), limit: limit}
+func newTapeFollower(tape []sim.Choice, compacted bool, limit uint64) *tapeFollower {
+	return &tapeFollower{TapeSource: sim.NewTapeSource(tape, false), compacted: compacted, limit: limit}
 }
 
 // event counts a traced event (scenarios.Config.OnEvent).
@@ -183,7 +222,8 @@ func (t *tapeFollower) event(*sim.Event) { t.events++ }
 func (t *tapeFollower) Draw(actor int, label string, n uint64) uint64 {
 	misses, mismatches := t.Misses, t.Mismatches
 	v := t.TapeSource.Draw(actor, label, n)
-	if t.events >= t.limit || t.Misses == misses && t.Mismatches == mismatches {
+	if t.events >= t.limit || t.Misses == misses && t.Mismatches == mismatches ||
+		t.compacted && t.Mismatches == mismatches {
 		return v
 	}
 	what := "no recorded choice left"

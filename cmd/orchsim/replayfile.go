@@ -5,13 +5,17 @@ import (
 	"os"
 	"time"
 
+	"orchsim/invariants"
 	"orchsim/model"
 	"orchsim/replay"
 	"orchsim/scenarios"
+	"orchsim/sim"
 )
 
 // loadReplay reads a replay file and the run configuration it records.
-// Errors are usage errors (exit 2) naming the file.
+// Errors are usage errors (exit 2) naming the file: a malformed file, a
+// tape that does not match its tape_hash, an unknown scenario, profile,
+// switch, mutant or strategy, or a violation of an unknown invariant.
 func loadReplay(path string) (*replay.File, scenarios.Config, error) {
 	f, err := replay.Read(path)
 	if err != nil {
@@ -31,7 +35,25 @@ func loadReplay(path string) (*replay.File, scenarios.Config, error) {
 	if err != nil {
 		return nil, scenarios.Config{}, usageErr("%s: %v", path, err)
 	}
+	if v := f.Violation; v != nil && !knownViolation(v.Invariant) {
+		return nil, scenarios.Config{}, usageErr("%s: the violation names unknown invariant %q (see orchsim list)", path, v.Invariant)
+	}
 	cfg := scenarios.Config{Scenario: f.Scenario, Seed: f.Seed, Profile: prof, Strategy: strategy, Off: f.Off,
 		Horizon: time.Duration(f.Horizon), Tape: f.Tape}
 	return f, cfg, nil
+}
+
+// knownViolation reports whether a run can end in a violation named name:
+// an invariant, a liveness obligation, or one of the harness's own
+// (orchsim list names them all).
+func knownViolation(name string) bool {
+	if _, ok := invariants.Lookup(name); ok {
+		return true
+	}
+	for _, o := range invariants.Obligations {
+		if o.Name == name {
+			return true
+		}
+	}
+	return name == sim.ModelPanic || name == sim.EventBudgetExceeded
 }

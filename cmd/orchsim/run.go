@@ -56,7 +56,10 @@ goes to stderr. --html FILE writes a self-contained HTML timeline of the run.
 written (no such directory, a directory) or two flags naming the same file is bad
 usage (exit 2, nothing run). A write that still fails after the run (a full disk)
 comes after the last line: exit 3, with the error on stderr, since the run
-completed but could not be saved.`,
+completed but could not be saved. Files are replaced atomically, except
+/dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N, which are streams: the
+output is written to them after the timeline and before the last line, never
+truncating or replacing the file they may be redirected to.`,
 		Example: `  orchsim run --scenario tab-ownership --seed 3
   orchsim run --scenario tab-ownership --seed 3 --profile fixed
   orchsim run --scenario tab-ownership --seed 3 --out failure.json
@@ -78,8 +81,8 @@ completed but could not be saved.`,
 					return usageErr("--%s needs a file name", name)
 				}
 			}
-			if f.eventBudget < 0 {
-				return usageErr("--event-budget must be positive")
+			if f.eventBudget < 1 {
+				return usageErr("--event-budget must be positive (default %d), got %d", scenarios.DefaultEventBudget, f.eventBudget)
 			}
 			if err := checkOutputs(f.format, outFile{"--out", f.out}, outFile{"--trace", f.trace}, outFile{"--html", f.html}); err != nil {
 				return err
@@ -109,7 +112,7 @@ completed but could not be saved.`,
 	fl.StringSliceVar(&f.mutants, "mutant", nil, "mutants to turn on, comma-separated")
 	fl.DurationVar(&f.horizon, "horizon", 0, "virtual duration (default: the scenario's)")
 	fl.StringVar(&f.trace, "trace", "", "also write the trace as JSON lines to FILE")
-	fl.Int64Var(&f.eventBudget, "event-budget", 0, "most events a run may execute before it is reported as event-budget-exceeded (default 5,000,000; raise it for very long horizons)")
+	fl.Int64Var(&f.eventBudget, "event-budget", scenarios.DefaultEventBudget, "most events a run may execute before it is reported as event-budget-exceeded (raise it for very long horizons)")
 	fl.StringVar(&f.out, "out", "", "write a replay file to FILE")
 	fl.StringVar(&f.format, "format", "text", "timeline format: text, json or mermaid")
 	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML timeline to FILE")
@@ -153,10 +156,17 @@ func checkOutputs(format string, files ...outFile) error {
 
 // checkOutputFile reports why path cannot be written atomically, as
 // replay.WriteFileAtomic writes it: a symbolic link is checked at its
-// target, and a device or pipe (/dev/stdout) is taken as it is, since
-// probing it would write to it. (A device that then refuses the write,
-// such as /dev/full, fails after the run: exit 3.)
+// target, and a device or pipe (/dev/null) is taken as it is, since
+// probing it would write to it; a stream (/dev/stdout, /dev/fd/N, see
+// replay.StreamFD) must name an open descriptor. (A device that then
+// refuses the write, such as /dev/full, fails after the run: exit 3.)
 func checkOutputFile(path string) error {
+	if fd, ok := replay.StreamFD(path); ok {
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("file descriptor %d is not open: %w", fd, err)
+		}
+		return nil
+	}
 	target, err := replay.WriteTarget(path)
 	if err != nil {
 		return err
@@ -175,8 +185,10 @@ func checkOutputFile(path string) error {
 
 // checkDistinct refuses two files that are the same file: the same cleaned
 // absolute path (after following links), or two names of one existing
-// file. Devices and pipes (/dev/stdout) are exempt: each write adds to
-// them, none replaces another.
+// file. Devices, pipes and two streams (/dev/stdout, even redirected to a
+// file) are exempt: each write adds to them, none replaces another; a
+// stream and the regular file it is redirected to are not (replacing the
+// file would lose what goes to the stream).
 func checkDistinct(files ...outFile) error {
 	for i, f := range files {
 		for _, g := range files[:i] {
@@ -191,6 +203,11 @@ func checkDistinct(files ...outFile) error {
 // sameFile reports whether writes to a and b would land on one regular
 // file (existing or to be created).
 func sameFile(a, b string) bool {
+	_, streamA := replay.StreamFD(a)
+	_, streamB := replay.StreamFD(b)
+	if streamA && streamB {
+		return false
+	}
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)
 	if errA == nil && errB == nil {
@@ -227,7 +244,7 @@ func execute(stdout, stderr io.Writer, cfg scenarios.Config, o outputs) error {
 	if err := printReport(w, cfg, &res, o.format, replayCmd); err != nil {
 		return &exitError{code: exitHarness, msg: err.Error()}
 	}
-	saveErr := saveOutputs(
+	saveErr := saveOutputsTo(stdStreams{out: w, err: stderr},
 		output{"--trace", o.trace, func() ([]byte, error) { return traceJSON(res.Trace) }},
 		output{"--out", o.out, func() ([]byte, error) { return replay.Marshal(replayFile(&res)) }},
 		htmlOutput(o.html, &res, replayCmd))
@@ -259,12 +276,23 @@ func htmlOutput(path string, res *scenarios.Result, replayCmd string) output {
 	}}
 }
 
+// stdStreams are the command's stdout and stderr, which an output named
+// /dev/stdout or /dev/stderr (or /dev/fd/1, /proc/self/fd/2, ...) is
+// written to, in order with what the command prints there.
+type stdStreams struct{ out, err io.Writer }
+
 // saveOutputs writes each asked-for file atomically, all of them even when
-// one fails. Their paths were checked before the run, so a failure now (a
-// full disk, /dev/full) is the harness failing to save a run that did
-// complete: the error is exit 3, and the caller prints the run's last line
-// before returning it.
-func saveOutputs(outs ...output) error {
+// one fails; a stream (replay.StreamFD, such as /dev/stdout) is written to
+// through its descriptor, never truncated or replaced. Their paths were
+// checked before the run, so a failure now (a full disk, /dev/full) is the
+// harness failing to save a run that did complete: the error is exit 3,
+// and the caller prints the run's last line before returning it.
+func saveOutputs(outs ...output) error { return saveOutputsTo(stdStreams{}, outs...) }
+
+// saveOutputsTo is saveOutputs with the command's own stdout and stderr:
+// an output naming fd 1 or 2 is written to them, in order with what the
+// command printed there before (a buffered timeline included).
+func saveOutputsTo(std stdStreams, outs ...output) error {
 	var failed []string
 	for _, o := range outs {
 		if o.path == "" {
@@ -272,7 +300,7 @@ func saveOutputs(outs ...output) error {
 		}
 		b, err := o.data()
 		if err == nil {
-			err = replay.WriteFileAtomic(o.path, b)
+			err = std.write(o.path, b)
 		}
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("%s %s: %v", o.flag, o.path, err))
@@ -283,6 +311,24 @@ func saveOutputs(outs ...output) error {
 	}
 	return &exitError{code: exitHarness, msg: fmt.Sprintf("the run completed but could not be saved: %s",
 		strings.Join(failed, "; "))}
+}
+
+// write writes data to path: to std.out or std.err when path names fd 1
+// or 2 and they are set, otherwise with replay.WriteFileAtomic (which
+// writes any other stream through its descriptor, and replaces a file
+// atomically).
+func (std stdStreams) write(path string, data []byte) error {
+	var w io.Writer
+	if fd, ok := replay.StreamFD(path); ok && fd == 1 {
+		w = std.out
+	} else if ok && fd == 2 {
+		w = std.err
+	}
+	if w == nil {
+		return replay.WriteFileAtomic(path, data)
+	}
+	_, err := w.Write(data)
+	return err
 }
 
 // printReport writes the run in format: the text timeline, JSON lines, or

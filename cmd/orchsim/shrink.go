@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"orchsim/fuzz"
 	"orchsim/replay"
 	"orchsim/shrink"
+	"orchsim/sim"
 )
 
 func newShrinkCmd() *cobra.Command {
@@ -23,9 +25,14 @@ switch off whole actors and fault kinds, then delete and lower recorded choices.
 Writes the result next to FILE as <name>.min.json and prints its story (the timeline
 of the minimal run). The shrink is bounded by --runs candidate runs, so the same
 file shrinks to the same story on every machine; --budget is a wall-clock safety
-net, and the output says when it, not --runs, ended the shrink. Exit 0 when a minimal file was written, 2 when FILE does not
-fail or <name>.min.json cannot be written (checked before shrinking), 3 when the
-write fails anyway.`,
+net, and the output says when it, not --runs, ended the shrink. Shrinking a
+<name>.min.json again improves it in place; a <name>.min.json that is a link to
+the file being shrunk is refused. The file records that its tape is compacted
+(each site's trailing zero choices left out) and a hash of its tape.
+
+Exit 0 when a minimal file was written, 2 when FILE does not fail or
+<name>.min.json cannot be written (checked before shrinking), 3 when the write
+fails anyway (the story and the last line are printed first).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, cfg, err := loadReplay(args[0])
@@ -46,14 +53,16 @@ write fails anyway.`,
 			if err := checkOutputFile(out); err != nil {
 				return usageErr("cannot write %s: %v", out, err)
 			}
+			if target, through := linkOver(out, args[0]); through {
+				return usageErr("%s is a link to %s, the file being shrunk: writing it would replace that file (remove the link, or copy the file to shrink)",
+					out, target)
+			}
 			small, res, st, ok := shrink.Shrink(cfg, f.Violation.Invariant, shrink.Options{Budget: budget, MaxRuns: runs})
 			if !ok {
 				return usageErr("%s no longer fails with %s: nothing to shrink", args[0], f.Violation.Invariant)
 			}
-			if err := replay.Write(out, fuzz.ReplayFile(small, &res)); err != nil {
-				// Checked before shrinking: failing now (a full disk) is the
-				// harness failing to save a finished shrink.
-				return &exitError{code: exitHarness, msg: fmt.Sprintf("shrunk, but could not write %s: %v", out, err)}
+			if small.Tape == nil {
+				small.Tape = []sim.Choice{} // every choice was a trailing zero: a tape of none, not the seed's draws
 			}
 			w := cmd.OutOrStdout()
 			if st.FingerprintBefore != f.Fingerprint {
@@ -63,11 +72,24 @@ write fails anyway.`,
 			if err := printRun(w, &res, "text"); err != nil {
 				return &exitError{code: exitHarness, msg: err.Error()}
 			}
-			fmt.Fprintf(w, "shrunk: %d runs, actions %d -> %d, tape %d -> %d choices, switched off: %s\n",
-				st.Runs, st.Before, st.After, st.TapeBefore, st.TapeAfter, strings.Join(orNone(small.Off), ","))
+			// The file's own tape is where the user starts from (a re-shrunk
+			// .min.json); a file without one was re-drawn from its seed.
+			tapeBefore, drawn := st.TapeBefore, " (drawn from the seed)"
+			if f.Tape != nil {
+				tapeBefore, drawn = len(f.Tape), ""
+			}
+			fmt.Fprintf(w, "shrunk: %d runs, actions %d -> %d, tape %d%s -> %d choices, switched off: %s\n",
+				st.Runs, st.Before, st.After, tapeBefore, drawn, st.TapeAfter, strings.Join(orNone(small.Off), ","))
 			if st.Exhausted && st.Runs < runs {
 				fmt.Fprintf(w, "note: the %s wall-clock budget ended the shrink after %d of %d runs: another machine may shrink further (raise --budget)\n",
 					budget, st.Runs, runs)
+			}
+			if err := replay.Write(out, fuzz.ReplayFile(small, &res)); err != nil {
+				// Checked before shrinking: failing now (a full disk) is the
+				// harness failing to save a finished shrink. The story and the
+				// last line come first, as for run and replay.
+				fmt.Fprintln(w, lastLine(&res))
+				return &exitError{code: exitHarness, msg: fmt.Sprintf("shrunk, but could not write %s: %v", out, err)}
 			}
 			fmt.Fprintf(w, "wrote %s (replay: orchsim replay %s)\n", out, out)
 			fmt.Fprintln(w, lastLine(&res))
@@ -77,6 +99,24 @@ write fails anyway.`,
 	cmd.Flags().IntVar(&runs, "runs", 1000, "candidate runs to spend shrinking (the deterministic bound)")
 	cmd.Flags().DurationVar(&budget, "budget", 5*time.Minute, "wall-clock safety net for the shrink")
 	return cmd
+}
+
+// linkOver reports whether out is a symbolic link whose write target is
+// the file in (a shrunk X.min.json linked to X.json, or X.min.json itself a
+// link to X.json): writing out would replace the failure being shrunk. A
+// regular X.min.json shrunk again is improved in place, as documented.
+func linkOver(out, in string) (string, bool) {
+	fi, err := os.Lstat(out)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return "", false
+	}
+	target, err := replay.WriteTarget(out)
+	if err != nil {
+		return "", false
+	}
+	a, errA := os.Stat(target)
+	b, errB := os.Stat(in)
+	return target, errA == nil && errB == nil && os.SameFile(a, b)
 }
 
 func orNone(xs []string) []string {

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// integerFlags lists every integer flag of every command: command name,
+// flag, and whether its type is signed.
+func integerFlags(t *testing.T) (flags []struct {
+	cmd    string
+	flag   *pflag.Flag
+	signed bool
+}) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	root := newRoot(&out, &errb)
+	for _, c := range root.Commands() {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			typ := f.Value.Type()
+			switch typ {
+			case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+			default:
+				return
+			}
+			flags = append(flags, struct {
+				cmd    string
+				flag   *pflag.Flag
+				signed bool
+			}{c.Name(), f, !strings.HasPrefix(typ, "u")})
+		})
+	}
+	require.GreaterOrEqual(t, len(flags), 9, "run --seed, --event-budget; fuzz --seeds, --start, --workers, --shrink-runs; shrink --runs; mutants --seeds, --workers; bench --memory-seeds")
+	return flags
+}
+
+// An integer flag is digits, after a "-" for a signed type: never a "+"
+// (strconv.ParseInt takes one), and "-0" is 0 for a signed type (the
+// flag's own check decides) but not an unsigned value.
+func TestFlags_IntegersTakeNoPlusSign(t *testing.T) {
+	for _, f := range integerFlags(t) {
+		name := f.cmd + " --" + f.flag.Name
+		for _, bad := range []string{"+1", "+0", "+010", "++1", "-+1", "+-1"} {
+			assert.Error(t, f.flag.Value.Set(bad), "%s %s", name, bad)
+		}
+		require.NoError(t, f.flag.Value.Set("07"), name)
+		assert.Equal(t, "7", f.flag.Value.String(), name)
+		if f.signed {
+			require.NoError(t, f.flag.Value.Set("-0"), name)
+			assert.Equal(t, "0", f.flag.Value.String(), name)
+			require.NoError(t, f.flag.Value.Set("-010"), name)
+			assert.Equal(t, "-10", f.flag.Value.String(), name)
+		} else {
+			assert.ErrorContains(t, f.flag.Value.Set("-0"), "must not be negative", name)
+		}
+	}
+}
+
+// On the command line, "+N" for any integer flag of any command is bad
+// usage before anything runs: exit 2, one line naming the value and the
+// flag (commands that take a file fail on the flag first).
+func TestFlags_PlusSignIsBadUsageEverywhere(t *testing.T) {
+	for _, f := range integerFlags(t) {
+		t.Run(f.cmd+"/"+f.flag.Name, func(t *testing.T) {
+			args := []string{f.cmd, "--" + f.flag.Name, "+5"}
+			if f.cmd == "shrink" {
+				args = append(args, "F")
+			}
+			code, out, errOut := cliWithMerge(t, args...)
+			assertUsage(t, code, out, errOut, `"+5"`, "--"+f.flag.Name, "no + sign")
+		})
+	}
+}
+
+// The review's command lines, and "-0" where 0 is not a valid value.
+func TestFlags_ReviewedCommandLines(t *testing.T) {
+	for _, args := range [][]string{
+		{"shrink", "F", "--runs", "+5"},
+		{"run", "--scenario", "tab-ownership", "--seed", "5", "--event-budget", "+5"},
+		{"fuzz", "--scenario", "request-retry", "--seeds", "1", "--workers", "+1"},
+		{"fuzz", "--scenario", "request-retry", "--seeds", "1", "--shrink-runs", "+3"},
+		{"mutants", "--seeds", "1", "--workers", "+1"},
+		{"bench", "--quick", "--memory-seeds", "+1"},
+		{"fuzz", "--scenario", "request-retry", "--seeds", "1", "--workers", "-0"},
+		{"mutants", "--seeds", "1", "--workers", "-0"},
+		{"bench", "--quick", "--memory-seeds", "-0"},
+		{"fuzz", "--scenario", "request-retry", "--seeds", "1", "--start", "-0"},
+		{"run", "--scenario", "tab-ownership", "--seed", "-0"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, out, errOut := cli(t, args...)
+			assertUsage(t, code, out, errOut)
+		})
+	}
+	// -0 is 0 where 0 is a value: no shrinking.
+	code, out, errOut := cli(t, "fuzz", "--scenario", "request-retry", "--profile", "fixed", "--seeds", "1", "--shrink-runs", "-0")
+	assert.Equal(t, exitOK, code, "%s%s", out, errOut)
+}
+
+// --workers is 1 to maxWorkers; not given, it is the number of CPUs; no
+// more workers start than there are jobs (and at least one).
+func TestWorkersFlag(t *testing.T) {
+	parse := func(args ...string) *cobra.Command {
+		c := &cobra.Command{}
+		c.Flags().Int("workers", 0, "")
+		require.NoError(t, c.Flags().Parse(args))
+		return c
+	}
+	for _, tc := range []struct {
+		args    []string
+		workers int
+		jobs    int64
+		want    int
+	}{
+		{nil, 0, -1, defaultWorkers()},
+		{nil, 0, 1, 1},
+		{[]string{"--workers", "3"}, 3, -1, 3},
+		{[]string{"--workers", "3"}, 3, 2, 2},
+		{[]string{"--workers", "3"}, 3, 0, 1},
+		{[]string{"--workers", fmt.Sprint(maxWorkers())}, maxWorkers(), 40, 40},
+		{[]string{"--workers", fmt.Sprint(maxWorkers())}, maxWorkers(), 1 << 40, maxWorkers()},
+	} {
+		got, err := workersFlag(parse(tc.args...), tc.workers, tc.jobs)
+		require.NoError(t, err, "%v jobs %d", tc.args, tc.jobs)
+		assert.Equal(t, tc.want, got, "%v jobs %d", tc.args, tc.jobs)
+	}
+	for _, w := range []int{0, -1, maxWorkers() + 1, 100_000_000} {
+		_, err := workersFlag(parse("--workers", fmt.Sprint(w)), w, 3)
+		var ee *exitError
+		require.ErrorAs(t, err, &ee, "%d", w)
+		assert.Equal(t, exitUsage, ee.code)
+	}
+	assert.LessOrEqual(t, defaultWorkers(), maxWorkers())
+}
+
+// --event-budget has a real default; 0 and negatives are bad usage.
+func TestRun_EventBudgetMustBePositive(t *testing.T) {
+	for _, v := range []string{"0", "-1"} {
+		code, _, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "1", "--event-budget", v)
+		assert.Equal(t, exitUsage, code, v)
+		assert.Equal(t, "orchsim: --event-budget must be positive (default 5000000), got "+v+"\n", errOut)
+	}
+}
