@@ -330,15 +330,7 @@ func WriteFileAtomic(path string, data []byte) error {
 			return fmt.Errorf("%s is a directory", path)
 		}
 		if !fi.Mode().IsRegular() {
-			f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-			if err != nil {
-				return err
-			}
-			if _, err := f.Write(data); err != nil {
-				f.Close()
-				return err
-			}
-			return f.Close()
+			return writeOpened(path, os.O_WRONLY|os.O_TRUNC, data)
 		}
 	}
 	dir := filepath.Dir(path)
@@ -364,4 +356,18 @@ func WriteFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(name, path)
+}
+
+// writeOpened writes data to the existing file name opened with flag (a
+// device or a stream: nothing to rename over).
+func writeOpened(name string, flag int, data []byte) error {
+	f, err := os.OpenFile(name, flag, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
