@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"orchsim/model"
@@ -106,7 +107,10 @@ type Summary struct {
 	Failures    []Failure
 	Stories     []*Story
 	Interrupted bool
-	Elapsed     time.Duration
+	// Exhausted is set when a --budget campaign ran every seed up to the
+	// largest, 2^64-1, before its budget was spent.
+	Exhausted bool
+	Elapsed   time.Duration
 	// Probes are the campaign's hit counts of invariants.Probes, in order.
 	Probes []int
 	// Seeds lists every (scenario, seed) run, sorted, when RecordSeeds is set.
@@ -155,6 +159,9 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 	if c.Shard >= c.Shards {
 		return nil, fmt.Errorf("shard %d/%d: index must be below the count", c.Shard, c.Shards)
 	}
+	if c.Seeds > 0 && c.Start > ^uint64(0)-(c.Seeds-1) {
+		return nil, fmt.Errorf("start %d with %d seeds runs past the largest seed, %d", c.Start, c.Seeds, ^uint64(0))
+	}
 	for _, s := range c.Scenarios {
 		if _, err := scenarios.Lookup(s); err != nil {
 			return nil, err
@@ -168,6 +175,7 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 	start := time.Now()
 	jobs := make(chan job)
 	results := make(chan result)
+	var exhausted atomic.Bool
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -191,19 +199,22 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 			}
 			return true
 		}
-		if c.Seeds > 0 {
-			for off := c.Shard; off < c.Seeds; off += c.Shards {
-				if !feed(c.Start + off) {
-					return
-				}
-			}
-			return
+		// The offsets to run: below Seeds, or for a --budget campaign up
+		// to the largest seed (2^64-1), where the campaign ends: seeds do
+		// not wrap around to 0.
+		end := c.Seeds - 1
+		if c.Seeds == 0 {
+			end = ^uint64(0) - c.Start
 		}
-		for off := c.Shard; ; off += c.Shards {
-			if time.Since(start) >= c.Budget || !feed(c.Start+off) {
+		for off := c.Shard; off <= end; off += c.Shards {
+			if c.Seeds == 0 && time.Since(start) >= c.Budget || !feed(c.Start+off) {
 				return
 			}
+			if end-off < c.Shards {
+				break // the next offset is past the end (off+Shards may wrap)
+			}
 		}
+		exhausted.Store(c.Seeds == 0)
 	}()
 	go func() {
 		wg.Wait()
@@ -229,6 +240,7 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 		}
 	}
 	sum.Interrupted = ctx.Err() != nil
+	sum.Exhausted = exhausted.Load()
 	sort.Slice(sum.Failures, func(i, j int) bool {
 		a, b := sum.Failures[i], sum.Failures[j]
 		if a.Scenario != b.Scenario {

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -191,4 +192,48 @@ func TestStoriesListTheirGroups(t *testing.T) {
 	}
 	assert.Len(t, seen, len(lowest))
 	assert.Positive(t, later, "this campaign has two signatures that shrink to one story")
+}
+
+// A --budget campaign ends at the largest seed, 2^64-1: seeds do not wrap
+// around to 0, and the summary says the seed space is exhausted.
+func TestBudgetCampaignEndsAtTheLargestSeed(t *testing.T) {
+	const top = ^uint64(0)
+	for _, tc := range []struct {
+		shard, shards uint64
+		want          []string
+	}{
+		{0, 1, []string{"request-retry/18446744073709551610", "request-retry/18446744073709551611", "request-retry/18446744073709551612",
+			"request-retry/18446744073709551613", "request-retry/18446744073709551614", "request-retry/18446744073709551615"}},
+		{1, 4, []string{"request-retry/18446744073709551611", "request-retry/18446744073709551615"}},
+		{2, 4, []string{"request-retry/18446744073709551612"}},
+	} {
+		c := Campaign{Scenarios: []string{scenarios.RequestRetry}, Profile: model.MustProfile(model.PresetFixed, nil, nil),
+			Strategy: scenarios.Swarm, Start: top - 5, Budget: 5 * time.Second, Shard: tc.shard, Shards: tc.shards, Workers: 2}
+		sum, err := c.Run(context.Background(), true)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, sum.Seeds, "shard %d/%d", tc.shard, tc.shards)
+		assert.True(t, sum.Exhausted, "shard %d/%d", tc.shard, tc.shards)
+		assert.Less(t, sum.Elapsed, 5*time.Second, "ended with the seeds, not the budget")
+	}
+	// A shard whose first seed is past the largest runs nothing.
+	c := Campaign{Scenarios: []string{scenarios.RequestRetry}, Profile: model.MustProfile(model.PresetFixed, nil, nil),
+		Strategy: scenarios.Swarm, Start: top, Budget: 5 * time.Second, Shard: 1, Shards: 2}
+	sum, err := c.Run(context.Background(), true)
+	require.NoError(t, err)
+	assert.Zero(t, sum.SeedsRun)
+	assert.True(t, sum.Exhausted)
+}
+
+// A --seeds campaign may end exactly at the largest seed, not past it.
+func TestSeedsCampaignUpToTheLargestSeed(t *testing.T) {
+	const top = ^uint64(0)
+	c := Campaign{Scenarios: []string{scenarios.RequestRetry}, Profile: model.MustProfile(model.PresetFixed, nil, nil),
+		Strategy: scenarios.Swarm, Start: top - 1, Seeds: 2}
+	sum, err := c.Run(context.Background(), true)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"request-retry/18446744073709551614", "request-retry/18446744073709551615"}, sum.Seeds)
+	assert.False(t, sum.Exhausted, "a --seeds campaign ends with its seeds")
+	c.Seeds = 3
+	_, err = c.Run(context.Background(), true)
+	assert.ErrorContains(t, err, "runs past the largest seed")
 }

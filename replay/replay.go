@@ -14,7 +14,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"orchsim/sim"
@@ -53,8 +56,11 @@ type File struct {
 	// Strategy is the exploration strategy (random, swarm or pct).
 	Strategy string `json:"strategy"`
 	// Off lists actors the shrinker switched off.
-	Off         []string       `json:"off,omitempty"`
-	Horizon     Duration       `json:"horizon"`
+	Off     []string `json:"off,omitempty"`
+	Horizon Duration `json:"horizon"`
+	// EventBudget is the run's event budget when it was not the default
+	// (run --event-budget); 0 (absent) is the default.
+	EventBudget uint64         `json:"event_budget,omitempty"`
 	Violation   *sim.Violation `json:"violation,omitempty"`
 	Fingerprint string         `json:"fingerprint"`
 	Events      uint64         `json:"events"`
@@ -68,7 +74,18 @@ type File struct {
 	// Profile, fixes, mutants and horizon are left out, so that they can be
 	// edited to test a fix. A file without it (written before it was added)
 	// is read unchecked.
+	//
+	// A version-2 file with a tape, or compacted, must carry it (every
+	// version-2 writer writes one); when present it must be 16 lowercase hex
+	// digits ("" and null are refused, not read as absent).
 	TapeHash string `json:"tape_hash,omitempty"`
+	// SettingsHash is SettingsHash(f) as written: the settings a user may
+	// edit to test a fix (profile, fixes, mutants, horizon, event budget).
+	// When they no longer hash to it (SettingsEdited), the replay is judged
+	// by its outcome only: the settings change what is drawn, so neither the
+	// fingerprint nor the tape can be followed. A file without it is judged
+	// strictly, as before it was added.
+	SettingsHash string `json:"settings_hash,omitempty"`
 	// Tape is the choice tape. When absent the run is re-drawn from Seed;
 	// when present, even as [], the run replays exactly these choices (an
 	// empty tape answers every draw with 0, and a replay that draws reports
@@ -101,10 +118,11 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // FormatFingerprint renders a fingerprint as 16 hex digits.
 func FormatFingerprint(f uint64) string { return fmt.Sprintf("%016x", f) }
 
-// ParseFingerprint parses 16 hex digits.
+// ParseFingerprint parses 16 lowercase hex digits, as FormatFingerprint
+// writes them (fingerprints are compared as strings).
 func ParseFingerprint(s string) (uint64, error) {
-	if len(s) != 16 {
-		return 0, fmt.Errorf("fingerprint %q is not 16 hex digits", s)
+	if len(s) != 16 || strings.IndexFunc(s, func(r rune) bool { return !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') }) >= 0 {
+		return 0, fmt.Errorf("fingerprint %q is not 16 lowercase hex digits", s)
 	}
 	return strconv.ParseUint(s, 16, 64)
 }
@@ -160,6 +178,38 @@ func TapeHash(f *File) string {
 	return fmt.Sprintf("%016x", h.Sum(nil)[:8])
 }
 
+// SettingsHash hashes the settings a user may edit to test a fix, as
+// Marshal writes them: the profile, the fixes and the mutants (sorted), the
+// horizon and the event budget (0 for the default). It is the first 8 bytes
+// of a SHA-256 over a length-prefixed encoding, as 16 hex digits.
+func SettingsHash(f *File) string {
+	var buf []byte
+	str := func(s string) { buf = append(binary.AppendUvarint(buf, uint64(len(s))), s...) }
+	num := func(v uint64) { buf = binary.AppendUvarint(buf, v) }
+	list := func(xs []string) {
+		xs = slices.Sorted(slices.Values(xs))
+		num(uint64(len(xs)))
+		for _, x := range xs {
+			str(x)
+		}
+	}
+	str("orchsim-settings-hash/1")
+	str(f.Profile)
+	list(f.Fixes)
+	list(f.Mutants)
+	num(uint64(f.Horizon))
+	num(f.EventBudget)
+	sum := sha256.Sum256(buf)
+	return fmt.Sprintf("%016x", sum[:8])
+}
+
+// SettingsEdited reports whether f carries a settings_hash its settings no
+// longer hash to: its profile, fixes, mutants, horizon or event budget were
+// edited after it was written (to test a fix).
+func (f *File) SettingsEdited() bool {
+	return f.SettingsHash != "" && SettingsHash(f) != f.SettingsHash
+}
+
 // Read loads and validates a replay file.
 func Read(path string) (*File, error) {
 	b, err := os.ReadFile(path)
@@ -182,6 +232,10 @@ func Parse(b []byte) (*File, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("malformed replay file: more data after the JSON object ends at byte %d", end)
 	}
+	keys, err := scanKeys(b)
+	if err != nil {
+		return nil, fmt.Errorf("malformed replay file: %w", err)
+	}
 	if f.Format != Format {
 		return nil, fmt.Errorf("not a replay file: format is %q, want %q", f.Format, Format)
 	}
@@ -202,12 +256,18 @@ func Parse(b []byte) (*File, error) {
 			return nil, fmt.Errorf("malformed replay file: tape entry %d (%s %s) has value %d outside [0,%d)", i, c.Actor, c.Label, c.Value, c.N)
 		}
 	}
-	if f.TapeHash != "" {
-		if _, err := ParseFingerprint(f.TapeHash); err != nil {
-			return nil, fmt.Errorf("malformed replay file: tape_hash: %w", err)
+	for _, k := range []string{"tape_hash", "settings_hash"} {
+		v := map[string]string{"tape_hash": f.TapeHash, "settings_hash": f.SettingsHash}[k]
+		if _, err := ParseFingerprint(v); keys[k] && err != nil {
+			return nil, fmt.Errorf("malformed replay file: %s: %w", k, err)
 		}
+	}
+	if f.Version == Version && !keys["tape_hash"] && (f.Tape != nil || f.Compacted) {
+		return nil, fmt.Errorf("%w: a version %d file with a tape or compacted must have a tape_hash (re-record the run with run --out or shrink)", ErrTapeEdited, Version)
+	}
+	if keys["tape_hash"] {
 		if got := TapeHash(&f); got != f.TapeHash {
-			return nil, fmt.Errorf("%w: its scenario, seed, strategy, off, compacted and tape hash to %s, not the recorded tape_hash %s (profile, fixes, mutants and horizon may be edited; re-record the run with run --out or shrink)",
+			return nil, fmt.Errorf("%w: its scenario, seed, strategy, off, compacted and tape hash to %s, not the recorded tape_hash %s (profile, fixes, mutants, horizon and event_budget may be edited; re-record the run with run --out or shrink)",
 				ErrTapeEdited, got, f.TapeHash)
 		}
 	}
@@ -240,6 +300,7 @@ func Marshal(f *File) ([]byte, error) {
 		}
 	}
 	f.TapeHash = TapeHash(&written)
+	f.SettingsHash = SettingsHash(f)
 	head := *f
 	head.Tape = nil
 	b, err := json.MarshalIndent(&head, "", "  ")
@@ -370,4 +431,85 @@ func writeOpened(name string, flag int, data []byte) error {
 		return err
 	}
 	return f.Close()
+}
+
+// scanKeys walks the JSON object b (already decoded once, so well formed)
+// token by token, refusing what encoding/json accepts silently: a key
+// given twice in one object (the last would win) and a key that matches a
+// field only case-insensitively ("SEED"). It returns the top-level keys.
+func scanKeys(b []byte) (map[string]bool, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	keys := map[string]bool{}
+	if err := scanValue(dec, reflect.TypeFor[File](), "", keys); err != nil {
+		return nil, err
+	}
+	return keys, nil
+}
+
+// scanValue scans the next JSON value, expected to decode into t (nil when
+// unknown); where names it in messages; keys, when not nil, collects an
+// object's keys.
+func scanValue(dec *json.Decoder, t reflect.Type, where string, keys map[string]bool) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('['):
+		var elem reflect.Type
+		if t != nil && t.Kind() == reflect.Slice {
+			elem = t.Elem()
+		}
+		for i := 0; dec.More(); i++ {
+			if err := scanValue(dec, elem, fmt.Sprintf("%s[%d]", where, i), nil); err != nil {
+				return err
+			}
+		}
+	case json.Delim('{'):
+		fields := map[string]reflect.Type{}
+		if t != nil && t.Kind() == reflect.Struct {
+			for i := range t.NumField() {
+				if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+					fields[name] = t.Field(i).Type
+				}
+			}
+		}
+		if keys == nil {
+			keys = map[string]bool{}
+		}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key, _ := tok.(string)
+			name := key
+			if where != "" {
+				name = where + "." + key
+			}
+			if keys[key] {
+				return fmt.Errorf("key %q appears twice", name)
+			}
+			keys[key] = true
+			ft, ok := fields[key]
+			if !ok {
+				for f := range fields {
+					if strings.EqualFold(f, key) {
+						return fmt.Errorf("key %q must be spelled %q (keys are case-sensitive)", name, f)
+					}
+				}
+			}
+			if err := scanValue(dec, ft, name, nil); err != nil {
+				return err
+			}
+		}
+	default:
+		return nil
+	}
+	_, err = dec.Token() // the closing ] or }
+	return err
 }

@@ -155,6 +155,9 @@ func TestEmptyTapeIsKeptApartFromNoTape(t *testing.T) {
 	_, err = Parse([]byte(withEmpty))
 	require.ErrorIs(t, err, ErrTapeEdited, "a tape added by hand is an edit")
 	withEmpty = regexp.MustCompile(`,\s*"tape_hash": "[0-9a-f]+"`).ReplaceAllString(withEmpty, "")
+	_, err = Parse([]byte(withEmpty))
+	require.ErrorIs(t, err, ErrTapeEdited, "a version-2 tape without a tape_hash")
+	withEmpty = strings.Replace(withEmpty, `"version": 2`, `"version": 1`, 1)
 	got, err = Parse([]byte(withEmpty))
 	require.NoError(t, err)
 	assert.NotNil(t, got.Tape, "present and empty: replayed as an empty tape")
@@ -165,7 +168,8 @@ func TestEmptyTapeIsKeptApartFromNoTape(t *testing.T) {
 // off, compacted, the tape): editing any of them is refused as an edited or
 // damaged tape. What a user edits to test a fix (profile, fixes, mutants,
 // horizon) is not covered; nor is the recorded outcome, which replay
-// checks against the run. A file without a tape_hash is read as before.
+// checks against the run. A version-1 file without a tape_hash is read as
+// before; a version-2 one with a tape is refused.
 func TestTapeHash_RefusesAnEditedTape(t *testing.T) {
 	good, err := Marshal(sample())
 	require.NoError(t, err)
@@ -199,7 +203,8 @@ func TestTapeHash_RefusesAnEditedTape(t *testing.T) {
 		"fixes":           edit(`"profile": "reported",`, `"profile": "reported", "fixes": ["stable-tab-owner"],`),
 		"the horizon":     edit(`"horizon": "24h0m0s"`, `"horizon": "2h0m0s"`),
 		"the fingerprint": edit(`"fingerprint": "0123456789abcdef"`, `"fingerprint": "0000000000000000"`),
-		"no tape_hash":    []byte(regexp.MustCompile(`,\s*"tape_hash": "[0-9a-f]+"`).ReplaceAllString(string(edit(`"v":2`, `"v":1`)), "")),
+		"no tape_hash, version 1": []byte(strings.Replace(regexp.MustCompile(`,\s*"tape_hash": "[0-9a-f]+"`).ReplaceAllString(string(edit(`"v":2`, `"v":1`)), ""),
+			`"version": 2`, `"version": 1`, 1)),
 	} {
 		_, err := Parse(b)
 		assert.NoError(t, err, name)
@@ -268,4 +273,71 @@ func TestWriteFileAtomic_WritesAStreamInOrder(t *testing.T) {
 	after, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.True(t, os.SameFile(before, after), "the file was not replaced")
+}
+
+// The settings hash covers what a user edits to test a fix (profile,
+// fixes, mutants, horizon, event budget), lists in any order; the file
+// still parses when they are edited, and says so.
+func TestSettingsHash_SaysWhenTheSettingsWereEdited(t *testing.T) {
+	f := sample()
+	f.Fixes, f.EventBudget = []string{"b", "a"}, 50
+	good, err := Marshal(f)
+	require.NoError(t, err)
+	require.Contains(t, string(good), `"settings_hash": "`+SettingsHash(f)+`"`)
+	require.Contains(t, string(good), `"event_budget": 50`)
+	got, err := Parse(good)
+	require.NoError(t, err)
+	assert.False(t, got.SettingsEdited())
+	assert.Equal(t, uint64(50), got.EventBudget)
+	edit := func(old, new string) *File {
+		t.Helper()
+		require.Contains(t, string(good), old)
+		f, err := Parse([]byte(strings.Replace(string(good), old, new, 1)))
+		require.NoError(t, err)
+		return f
+	}
+	assert.False(t, edit(`"b",`, `"b" ,`).SettingsEdited(), "white space")
+	for name, f := range map[string]*File{
+		"the profile":      edit(`"profile": "reported"`, `"profile": "fixed"`),
+		"fixes":            edit(`"b",`, `"b", "c",`),
+		"mutants":          edit(`"profile": "reported",`, `"profile": "reported", "mutants": ["m"],`),
+		"the horizon":      edit(`"horizon": "24h0m0s"`, `"horizon": "2h0m0s"`),
+		"the event budget": edit(`"event_budget": 50`, `"event_budget": 51`),
+	} {
+		assert.True(t, f.SettingsEdited(), name)
+	}
+	f.Fixes = []string{"a", "b"}
+	assert.Equal(t, SettingsHash(f), got.SettingsHash, "lists are sorted")
+	noBudget := sample()
+	b, err := Marshal(noBudget)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "event_budget", "the default budget is left out")
+}
+
+// A tape_hash or settings_hash that is present must be valid: "" and null
+// are not "no hash"; a version-2 file with a tape or compacted must carry
+// a tape_hash; keys may not repeat or differ in case.
+func TestParse_RefusesHashBypassesAndAmbiguousKeys(t *testing.T) {
+	good, err := Marshal(sample())
+	require.NoError(t, err)
+	hash := regexp.MustCompile(`"tape_hash": "[0-9a-f]+"`)
+	for name, b := range map[string]string{
+		"empty tape_hash":      hash.ReplaceAllString(string(good), `"tape_hash": ""`),
+		"null tape_hash":       hash.ReplaceAllString(string(good), `"tape_hash": null`),
+		"empty settings_hash":  regexp.MustCompile(`"settings_hash": "[0-9a-f]+"`).ReplaceAllString(string(good), `"settings_hash": ""`),
+		"compacted, no hash":   `{"format":"orchsim-replay","version":2,"scenario":"s","fingerprint":"0123456789abcdef","horizon":"1h","compacted":true}`,
+		"duplicate key":        strings.Replace(string(good), `"seed": 5,`, `"seed": 5, "seed": 2,`, 1),
+		"upper-case key":       strings.Replace(string(good), `"seed": 5,`, `"SEED": 5,`, 1),
+		"nested duplicate":     strings.Replace(string(good), `"invariant":`, `"at": 1, "invariant":`, 1),
+		"tape key case":        strings.Replace(string(good), `"actor":"a"`, `"Actor":"a"`, 1),
+		"upper-case print":     strings.Replace(string(good), `"0123456789abcdef"`, `"0123456789ABCDEF"`, 1),
+		"tape_hash upper-case": strings.Replace(string(good), `"tape_hash": "`+TapeHash(sample()), `"tape_hash": "`+strings.ToUpper(TapeHash(sample())), 1),
+	} {
+		_, err := Parse([]byte(b))
+		assert.Error(t, err, name)
+	}
+	_, err = Parse([]byte(`{"format":"orchsim-replay","version":2,"scenario":"s","fingerprint":"0123456789abcdef","horizon":"1h"}`))
+	assert.NoError(t, err, "no tape, not compacted: re-drawn from the seed, nothing to hash")
+	_, err = ParseFingerprint("0123456789ABCDEF")
+	assert.Error(t, err)
 }

@@ -41,26 +41,60 @@ func integerFlags(t *testing.T) (flags []struct {
 	return flags
 }
 
-// An integer flag is digits, after a "-" for a signed type: never a "+"
-// (strconv.ParseInt takes one), and "-0" is 0 for a signed type (the
-// flag's own check decides) but not an unsigned value.
+// An integer flag is digits, after a "-": never a "+" (strconv.ParseInt
+// takes one), and "-0" is 0 for every type, signed or unsigned (the flag's
+// own check decides whether 0 is a value); any other negative value of an
+// unsigned type is refused.
 func TestFlags_IntegersTakeNoPlusSign(t *testing.T) {
 	for _, f := range integerFlags(t) {
 		name := f.cmd + " --" + f.flag.Name
-		for _, bad := range []string{"+1", "+0", "+010", "++1", "-+1", "+-1"} {
+		for _, bad := range []string{"+1", "+0", "+010", "++1", "-+1", "+-1", "--0", "-", ""} {
 			assert.Error(t, f.flag.Value.Set(bad), "%s %s", name, bad)
 		}
 		require.NoError(t, f.flag.Value.Set("07"), name)
 		assert.Equal(t, "7", f.flag.Value.String(), name)
+		require.NoError(t, f.flag.Value.Set("-0"), name)
+		assert.Equal(t, "0", f.flag.Value.String(), name)
+		require.NoError(t, f.flag.Value.Set("-000"), name)
+		assert.Equal(t, "0", f.flag.Value.String(), name)
 		if f.signed {
-			require.NoError(t, f.flag.Value.Set("-0"), name)
-			assert.Equal(t, "0", f.flag.Value.String(), name)
 			require.NoError(t, f.flag.Value.Set("-010"), name)
 			assert.Equal(t, "-10", f.flag.Value.String(), name)
 		} else {
-			assert.ErrorContains(t, f.flag.Value.Set("-0"), "must not be negative", name)
+			assert.EqualError(t, f.flag.Value.Set("-010"), "must not be negative (0 to 18446744073709551615)", name)
 		}
 	}
+}
+
+// A value outside the flag type's range is refused, naming the range.
+func TestFlags_OutOfRangeNamesTheRange(t *testing.T) {
+	for _, f := range integerFlags(t) {
+		name := f.cmd + " --" + f.flag.Name
+		if f.signed {
+			want := "out of range (-9223372036854775808 to 9223372036854775807)"
+			assert.EqualError(t, f.flag.Value.Set("9223372036854775808"), want, name)
+			assert.EqualError(t, f.flag.Value.Set("-9223372036854775809"), want, name)
+			require.NoError(t, f.flag.Value.Set("-9223372036854775808"), name)
+		} else {
+			assert.EqualError(t, f.flag.Value.Set("18446744073709551616"), "out of range (0 to 18446744073709551615)", name)
+			require.NoError(t, f.flag.Value.Set("18446744073709551615"), name)
+		}
+	}
+	code, out, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "18446744073709551616")
+	assertUsage(t, code, out, errOut, `"18446744073709551616" for "--seed" flag: out of range (0 to 18446744073709551615)`)
+}
+
+// The range a flag type names: 8 to 64 bits, signed and unsigned.
+func TestFlags_DecimalRanges(t *testing.T) {
+	var i8 int8
+	var u16 uint16
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	fs.Int8Var(&i8, "i8", 0, "")
+	fs.Uint16Var(&u16, "u16", 0, "")
+	assert.EqualError(t, decimal{fs.Lookup("i8").Value}.Set("128"), "out of range (-128 to 127)")
+	assert.EqualError(t, decimal{fs.Lookup("u16").Value}.Set("65536"), "out of range (0 to 65535)")
+	require.NoError(t, decimal{fs.Lookup("u16").Value}.Set("-0"))
+	assert.Equal(t, uint16(0), u16)
 }
 
 // On the command line, "+N" for any integer flag of any command is bad
@@ -91,16 +125,22 @@ func TestFlags_ReviewedCommandLines(t *testing.T) {
 		{"fuzz", "--scenario", "request-retry", "--seeds", "1", "--workers", "-0"},
 		{"mutants", "--seeds", "1", "--workers", "-0"},
 		{"bench", "--quick", "--memory-seeds", "-0"},
-		{"fuzz", "--scenario", "request-retry", "--seeds", "1", "--start", "-0"},
-		{"run", "--scenario", "tab-ownership", "--seed", "-0"},
+		{"fuzz", "--scenario", "request-retry", "--seeds", "-0"},
+		{"mutants", "--seeds", "-0"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			code, out, errOut := cli(t, args...)
 			assertUsage(t, code, out, errOut)
 		})
 	}
-	// -0 is 0 where 0 is a value: no shrinking.
+	// -0 is 0 where 0 is a value: no shrinking, seed 0, a campaign from seed 0.
 	code, out, errOut := cli(t, "fuzz", "--scenario", "request-retry", "--profile", "fixed", "--seeds", "1", "--shrink-runs", "-0")
+	assert.Equal(t, exitOK, code, "%s%s", out, errOut)
+	code, out, errOut = cli(t, "run", "--scenario", "tab-ownership", "--seed", "-0")
+	_, zeroOut, _ := cli(t, "run", "--scenario", "tab-ownership", "--seed", "0")
+	assert.Contains(t, []int{exitOK, exitViolation}, code, errOut)
+	assert.Equal(t, zeroOut, out, "run --seed -0 is run --seed 0")
+	code, out, errOut = cli(t, "fuzz", "--scenario", "request-retry", "--profile", "fixed", "--seeds", "1", "--start", "-0")
 	assert.Equal(t, exitOK, code, "%s%s", out, errOut)
 }
 

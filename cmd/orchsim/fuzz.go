@@ -58,7 +58,9 @@ the failures that tell the same story, the first of each group is shrunk (within
 per scenario and invariant, the failures, the first seed and the distinct stories.
 
 --seeds N runs seeds --start to --start+N-1 of every scenario named: N seeds per
-scenario, before sharding (--scenario all --seeds N runs N of each scenario).
+scenario, before sharding (--scenario all --seeds N runs N of each scenario). Seeds
+are 0 to 18446744073709551615 (2^64-1) and do not wrap: --seeds past the largest
+is bad usage, and a --budget campaign that reaches it ends there.
 --shard i/n runs the seeds whose offset from --start is i modulo n, so n machines
 together run exactly the unsharded range; "--shard /n" takes i from
 JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs).
@@ -167,8 +169,8 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	if f.shrinkRuns < 0 || f.shrinkBudget < 0 {
 		return usageErr("--shrink-runs and --shrink-budget must not be negative")
 	}
-	if f.seeds > 0 && f.start > ^uint64(0)-f.seeds {
-		return usageErr("--start %d with --seeds %d runs past the largest seed", f.start, f.seeds)
+	if f.seeds > 0 && f.start > ^uint64(0)-(f.seeds-1) {
+		return usageErr("--start %d with --seeds %d runs past the largest seed, %d", f.start, f.seeds, ^uint64(0))
 	}
 	if err := checkFiles(outFile{"--json", f.jsonOut}, outFile{"--junit", f.junitOut}); err != nil {
 		return err
@@ -317,6 +319,9 @@ func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
 		sum.SeedsRun, sum.Elapsed.Round(time.Millisecond), rate, len(sum.Failures), len(sum.Stories))
 	if sum.Interrupted {
 		fmt.Fprint(w, " (interrupted)")
+	}
+	if sum.Exhausted {
+		fmt.Fprintf(w, " (ran every seed up to the largest, %d)", ^uint64(0))
 	}
 	fmt.Fprintln(w)
 	js := results(names, sum)

@@ -283,3 +283,28 @@ func TestFuzz_JSONNamesTheCampaign(t *testing.T) {
 			Start: sum.Start, Seeds: sum.Seeds, BudgetMs: sum.BudgetMs, ShrinkRuns: sum.ShrinkRuns,
 			ShrinkBudgetMs: sum.ShrinkBudgetMs, Shard: sum.Shard})
 }
+
+// Seeds end at 2^64-1: --start 18446744073709551615 --seeds 1 runs that
+// seed (as run --seed does), one more is bad usage, and a --budget
+// campaign ends at the largest seed instead of wrapping around to 0.
+func TestFuzz_SeedsEndAtTheLargest(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "s.json")
+	code, out, errOut := cli(t, "fuzz", "--scenario", "request-retry", "--profile", "fixed", "--start", "18446744073709551615",
+		"--seeds", "1", "--json", js)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "fuzz: 1 seeds in ")
+	var sum jsonSummary
+	b, err := os.ReadFile(js)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &sum))
+	assert.Equal(t, uint64(18446744073709551615), sum.Start)
+
+	code, out, errOut = cli(t, "fuzz", "--scenario", "request-retry", "--start", "18446744073709551614", "--seeds", "3")
+	assertUsage(t, code, out, errOut, "--start 18446744073709551614 with --seeds 3 runs past the largest seed, 18446744073709551615")
+
+	code, out, errOut = cli(t, "fuzz", "--scenario", "request-retry", "--profile", "fixed", "--start", "18446744073709551610",
+		"--budget", "20s")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `fuzz: 6 seeds in [^\n]* \(ran every seed up to the largest, 18446744073709551615\)\n`, out)
+}

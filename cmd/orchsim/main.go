@@ -105,36 +105,57 @@ func decimalIntegers(cmd *cobra.Command) {
 }
 
 // decimal is an integer flag value that accepts base-10 digits only
-// (leading zeros are fine), after a leading "-" for signed types: no "+"
-// (strconv.ParseInt takes one, pflag's unsigned types do not). "-0" is 0,
-// which the flag's own checks then accept or refuse.
+// (leading zeros are fine), after a leading "-": no "+" (strconv.ParseInt
+// takes one, pflag's unsigned types do not). "-0" is 0 for every type,
+// signed or not (the flag's own checks then accept or refuse 0); any other
+// negative value of an unsigned type is refused. A value outside the
+// type's range is refused, naming the range.
 type decimal struct{ pflag.Value }
+
+// intBits is the size in bits of an integer flag type ("int", "uint64", ...).
+func intBits(typ string) int {
+	bits, err := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(typ, "u"), "int"))
+	if err != nil {
+		return strconv.IntSize
+	}
+	return bits
+}
 
 // Set implements pflag.Value.
 func (d decimal) Set(s string) error {
-	var canon string
-	var err error
 	if strings.HasPrefix(s, "+") {
 		return errors.New("want a base-10 integer (no + sign)")
 	}
-	if strings.HasPrefix(d.Type(), "u") {
+	typ := d.Type()
+	bits := intBits(typ)
+	var canon, span string
+	var err error
+	if strings.HasPrefix(typ, "u") {
+		digits, negative := strings.CutPrefix(s, "-")
 		var v uint64
-		v, err = strconv.ParseUint(s, 10, 64)
+		v, err = strconv.ParseUint(digits, 10, bits)
+		span = "0 to " + strconv.FormatUint(^uint64(0)>>(64-bits), 10)
+		switch {
+		case err == nil && negative && v != 0:
+			return fmt.Errorf("must not be negative (%s)", span)
+		case negative && errors.Is(err, strconv.ErrRange):
+			return fmt.Errorf("must not be negative (%s)", span)
+		}
 		canon = strconv.FormatUint(v, 10)
 	} else {
 		var v int64
-		v, err = strconv.ParseInt(s, 10, 64)
+		v, err = strconv.ParseInt(s, 10, bits)
+		most := int64(^uint64(0) >> (65 - bits))
+		span = strconv.FormatInt(-most-1, 10) + " to " + strconv.FormatInt(most, 10)
 		canon = strconv.FormatInt(v, 10)
 	}
 	switch {
 	case errors.Is(err, strconv.ErrRange):
-		return errors.New("out of range")
-	case err != nil && strings.HasPrefix(d.Type(), "u") && strings.HasPrefix(s, "-"):
-		return errors.New("must not be negative")
+		return fmt.Errorf("out of range (%s)", span)
 	case err != nil:
 		return errors.New("want a base-10 integer")
 	}
 	// The wrapped value parses the canonical digits (no leading zero left
-	// to read as octal) and checks its own type's range.
+	// to read as octal, no "-0").
 	return d.Value.Set(canon)
 }

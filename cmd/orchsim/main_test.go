@@ -254,14 +254,16 @@ func TestReplay_DataAfterTheObjectIsMalformed(t *testing.T) {
 	}
 }
 
-// withoutTapeHash returns replay file bytes b without their tape_hash, as
-// a file written before tape hashes were is.
+// withoutTapeHash returns replay file bytes b as a file written before
+// tape hashes were: version 1 (a version-2 file with a tape must have a
+// tape_hash), without its tape_hash and settings_hash.
 func withoutTapeHash(b []byte) []byte {
-	return regexp.MustCompile(`,\s*"tape_hash": "[0-9a-f]+"`).ReplaceAll(b, nil)
+	b = regexp.MustCompile(`,\s*"(tape|settings)_hash": "[0-9a-f]+"`).ReplaceAll(b, nil)
+	return bytes.Replace(b, []byte(`"version": 2`), []byte(`"version": 1`), 1)
 }
 
 // A damaged tape is not a fix. With a tape_hash, the file is refused before
-// anything runs (exit 2). Without one, a replay that did not follow its
+// anything runs (exit 2). In a version-1 file without one, a replay that did not follow its
 // tape exits 3 with the counts and the first departure on stderr, never 0.
 func TestReplay_DamagedTapeIsExit3(t *testing.T) {
 	file, b := failingReplayFile(t)
@@ -526,4 +528,140 @@ func TestShrink_CountsTheFilesTape(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, got.Compacted, "a shrunk file says its tape is compacted")
 	assert.NotEmpty(t, got.TapeHash)
+}
+
+// reported is the path of the corpus file of the report whose name starts
+// with prefix ("003-").
+func reported(t *testing.T, prefix string) []byte {
+	t.Helper()
+	paths, err := filepath.Glob("../../testdata/corpus/reported/" + prefix + "*.min.json")
+	require.NoError(t, err)
+	require.Len(t, paths, 1)
+	b, err := os.ReadFile(paths[0])
+	require.NoError(t, err)
+	return b
+}
+
+// Settings edited to test a fix (profile, fixes, mutants, horizon, event
+// budget) change what is drawn: the replay is judged by its outcome, not
+// its fingerprint or its tape. A fix that does not fix is "still fails:"
+// (exit 1), not nondeterminism (exit 3); an unshrunk file's real fix is
+// "fixed:" even though the fix changed draws before the last step.
+func TestReplay_EditedSettingsAreJudgedByOutcome(t *testing.T) {
+	dir := t.TempDir()
+	f3 := string(reported(t, "003-"))
+	write := func(name, s string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(s), 0o644))
+		return path
+	}
+	for name, s := range map[string]string{
+		"a fix that does not fix": strings.Replace(f3, `"profile": "reported",`, `"profile": "reported", "fixes": ["keep-pty-size"],`, 1),
+		"the horizon":             strings.Replace(f3, `"horizon": "1h0m0s"`, `"horizon": "2h0m0s"`, 1),
+	} {
+		file := write("f3.json", s)
+		code, out, errOut := cli(t, "replay", file)
+		assert.Equal(t, exitViolation, code, name+": "+errOut)
+		assert.Empty(t, errOut, name)
+		assert.Contains(t, out, "still fails: the settings of "+file+" were edited", name)
+		assert.Contains(t, out, "recorded a violation of live-agent-survives-remount at T+00:00:33.003, now a violation of live-agent-survives-remount", name)
+		assert.Regexp(t, violationLine, lastLineOf(out), name)
+	}
+
+	x := filepath.Join(dir, "x.json")
+	code, _, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "3", "--out", x)
+	require.Equal(t, exitViolation, code, errOut)
+	b, err := os.ReadFile(x)
+	require.NoError(t, err)
+	file := write("x-fixed.json", strings.Replace(string(b), `"profile": "reported"`, `"profile": "fixed"`, 1))
+	code, out, errOut := cli(t, "replay", file)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "fixed: "+file+" no longer fails with its edited settings")
+	assert.Regexp(t, okLine, lastLineOf(out))
+
+	pass := filepath.Join(dir, "pass.json")
+	code, _, errOut = cli(t, "run", "--scenario", "tab-ownership", "--seed", "1", "--profile", "fixed", "--horizon", "2h", "--out", pass)
+	require.Equal(t, exitOK, code, errOut)
+	b, err = os.ReadFile(pass)
+	require.NoError(t, err)
+	file = write("pass-edited.json", strings.Replace(string(b), `"horizon": "2h0m0s"`, `"horizon": "3h0m0s"`, 1))
+	code, out, errOut = cli(t, "replay", file)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "still passes: the settings of "+file+" were edited")
+	assert.Regexp(t, okLine, lastLineOf(out))
+}
+
+// The three reported files carry a settings_hash and replay as recorded.
+func TestReplay_ReportedFilesCarryASettingsHash(t *testing.T) {
+	for _, prefix := range []string{"000-", "002-", "003-"} {
+		f, err := replay.Parse(reported(t, prefix))
+		require.NoError(t, err)
+		assert.Equal(t, replay.SettingsHash(f), f.SettingsHash, prefix)
+	}
+}
+
+// A run's event budget is part of its replay file: a failure to stay
+// within --event-budget replays as that failure, not as "fixed:" under
+// the default budget, and shrinks under it.
+func TestReplay_EventBudgetIsRecorded(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "eb.json")
+	code, _, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "1", "--event-budget", "50", "--out", file)
+	require.Equal(t, exitViolation, code, errOut)
+	f, err := replay.Read(file)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(50), f.EventBudget)
+	require.Equal(t, sim.EventBudgetExceeded, f.Violation.Invariant)
+	code, out, errOut := cli(t, "replay", file)
+	assert.Equal(t, exitViolation, code, errOut)
+	assert.Contains(t, out, "fingerprint matches: "+f.Fingerprint)
+	code, out, errOut = cli(t, "shrink", file, "--runs", "3")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "wrote ")
+	small, err := replay.Read(strings.TrimSuffix(file, ".json") + ".min.json")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(50), small.EventBudget)
+	code, out, errOut = cli(t, "explain", file)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, ": "+sim.EventBudgetExceeded+"\n", "explained under its own budget")
+}
+
+// Keys are matched exactly, once; fingerprints are lowercase hex: anything
+// else is a malformed file (exit 2), not a replay of a guess.
+func TestReplay_AmbiguousFilesAreMalformed(t *testing.T) {
+	file, b := failingReplayFile(t)
+	s := string(b)
+	for name, edited := range map[string]string{
+		"a duplicate key":     strings.Replace(s, `"seed": `, `"seed": 1, "seed": `, 1),
+		"an upper-case key":   strings.Replace(s, `"seed": `, `"SEED": `, 1),
+		"an upper-case print": regexp.MustCompile(`"fingerprint": "[0-9a-f]+"`).ReplaceAllStringFunc(s, strings.ToUpper),
+		"an empty tape_hash":  regexp.MustCompile(`"tape_hash": "[0-9a-f]+"`).ReplaceAllString(s, `"tape_hash": ""`),
+		"no tape_hash, v2":    regexp.MustCompile(`,\s*"tape_hash": "[0-9a-f]+"`).ReplaceAllString(s, ""),
+	} {
+		require.NotEqual(t, s, edited, name)
+		require.NoError(t, os.WriteFile(file, []byte(edited), 0o644))
+		code, out, errOut := cli(t, "replay", file)
+		assertUsage(t, code, out, errOut, file+": ")
+	}
+}
+
+// When only the violation's "at" or "message" was edited, the inconsistent
+// file's message says which field differs (the outcomes read alike).
+func TestReplay_InconsistentFileNamesTheField(t *testing.T) {
+	file, _ := failingReplayFile(t)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	for field, change := range map[string]func(v *sim.Violation){
+		`"at"`:      func(v *sim.Violation) { v.At++ },
+		`"message"`: func(v *sim.Violation) { v.Message += "!" },
+	} {
+		require.NoError(t, os.WriteFile(file, b, 0o644))
+		f, err := replay.Read(file)
+		require.NoError(t, err)
+		change(f.Violation)
+		require.NoError(t, replay.Write(file, f))
+		code, _, errOut := cli(t, "replay", file)
+		assert.Equal(t, exitHarness, code)
+		assert.Contains(t, errOut, "the violation's "+field+" differs", field)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,9 +37,12 @@ type mergedSummary struct {
 	Sources []string `json:"sources"`
 
 	// has says which fields of campaign() a summary read had (older
-	// summaries lack some); unchecked lists those no merged summary had.
+	// summaries lack some); unchecked lists those no merged summary had
+	// (left out of --out, so merging it again warns again).
 	has       map[string]bool
 	unchecked []string
+	// interruptedIn lists the merged files that say "interrupted".
+	interruptedIn []string
 }
 
 // newMergeCmd is `orchsim merge-summaries`: the last job of a nightly
@@ -64,10 +68,14 @@ merged again, as the shards it covers. --markdown FILE appends a Markdown report
 FILE (e.g. $GITHUB_STEP_SUMMARY). Both are checked before the merge: a file that
 cannot be written, or both naming one file, is bad usage.
 
-Exit status: 0 no failure in any shard; 1 failures found; 2 bad usage or a file
-that is not a summary of the same campaign; 3 no failure, but shards are missing
-(the campaign did not cover its range), or --out or --markdown could not be
-written after the report was printed.`,
+--out and --markdown must not name an input summary (by path, link or hard link):
+that is bad usage, and nothing is written.
+
+Exit status: 0 no failure in any shard; 1 failures found (even when shards are
+missing or were interrupted: the failures are real); 2 bad usage or a file that is
+not a summary of the same campaign; 3 no failure, but shards are missing or a
+shard was interrupted (SIGINT/SIGTERM: the campaign did not cover its range), or
+--out or --markdown could not be written after the report was printed.`,
 		Example: `  orchsim merge-summaries --out merged.json shards/*/summary.json
   orchsim merge-summaries --markdown "$GITHUB_STEP_SUMMARY" shards/*/summary.json`,
 		Args: cobra.ArbitraryArgs,
@@ -75,7 +83,7 @@ written after the report was printed.`,
 			if len(args) == 0 {
 				return usageErr("merge-summaries needs at least one summary file (written by fuzz --json)")
 			}
-			if err := checkMergeOutputs(out, markdown); err != nil {
+			if err := checkMergeOutputs(out, markdown, args); err != nil {
 				return err
 			}
 			m, err := mergeSummaries(args)
@@ -92,12 +100,21 @@ written after the report was printed.`,
 			if err := saveMerged(m, out, markdown); err != nil {
 				return err
 			}
-			switch {
-			case m.Failures > 0:
+			// Failures found are real, whatever else happened: exit 1.
+			// Otherwise a missing or interrupted shard means the campaign
+			// did not cover its range: exit 3, not a clean 0.
+			if m.Failures > 0 {
 				return &exitError{code: exitViolation}
-			case len(m.ShardsMissing) > 0:
-				return &exitError{code: exitHarness, msg: fmt.Sprintf("shards missing: %s of %d (the campaign did not cover its range)",
-					joinInts(m.ShardsMissing), m.Shards)}
+			}
+			var gaps []string
+			if len(m.ShardsMissing) > 0 {
+				gaps = append(gaps, fmt.Sprintf("shards missing: %s of %d", joinInts(m.ShardsMissing), m.Shards))
+			}
+			if len(m.interruptedIn) > 0 {
+				gaps = append(gaps, "interrupted: "+strings.Join(m.interruptedIn, ", "))
+			}
+			if len(gaps) > 0 {
+				return &exitError{code: exitHarness, msg: strings.Join(gaps, "; ") + " (the campaign did not cover its range)"}
 			}
 			return nil
 		},
@@ -114,6 +131,9 @@ func readSummary(path string) (*mergedSummary, error) {
 	if err != nil {
 		return nil, usageErr("cannot read summary: %v", err)
 	}
+	// A UTF-8 byte-order mark (PowerShell and some editors write one) is
+	// not part of the JSON (RFC 8259 allows a reader to ignore it).
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
 	var s mergedSummary
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&s); err != nil {
@@ -251,6 +271,9 @@ func mergeSummaries(paths []string) (*mergedSummary, error) {
 		m.SeedsRun += s.SeedsRun
 		m.Failures += s.Failures
 		m.Interrupted = m.Interrupted || s.Interrupted
+		if s.Interrupted {
+			m.interruptedIn = append(m.interruptedIn, path)
+		}
 		m.ElapsedMs = max(m.ElapsedMs, s.ElapsedMs)
 		if s.Shards > 0 {
 			m.ElapsedMsTotal += s.ElapsedMsTotal
@@ -418,6 +441,53 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ",")
 }
 
+// strategy is the campaign's strategy, "unknown" when no summary had one.
+func (m *mergedSummary) strategy() string {
+	if m.Strategy == "" {
+		return "unknown"
+	}
+	return m.Strategy
+}
+
+// MarshalJSON writes the merged summary's fields, but the campaign fields
+// no merged summary had (m.unchecked): absent, not made-up zeros, so that
+// a merge of the output warns again that it cannot check them.
+func (m *mergedSummary) MarshalJSON() ([]byte, error) {
+	type plain mergedSummary // without this method
+	b, err := json.Marshal((*plain)(m))
+	if err != nil || len(m.unchecked) == 0 {
+		return b, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil { // {
+		return nil, err
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, err
+		}
+		if slices.Contains(m.unchecked, key.(string)) {
+			continue
+		}
+		if out.Len() > 1 {
+			out.WriteByte(',')
+		}
+		k, _ := json.Marshal(key)
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(value)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
+
 // printMerged writes the merged summary as fuzz prints its own.
 func printMerged(w io.Writer, m *mergedSummary) {
 	noun := "summaries"
@@ -425,7 +495,7 @@ func printMerged(w io.Writer, m *mergedSummary) {
 		noun = "summary"
 	}
 	fmt.Fprintf(w, "merged %d %s: %s, scenarios=%s profile=%s strategy=%s\n", len(m.Sources), noun, m.Shard,
-		strings.Join(m.Scenarios, ","), m.Profile, m.Strategy)
+		strings.Join(m.Scenarios, ","), m.Profile, m.strategy())
 	fmt.Fprintf(w, "fuzz: %d seeds, %d failures, %d distinct stories", m.SeedsRun, m.Failures, len(m.Stories))
 	if m.Interrupted {
 		fmt.Fprint(w, " (a shard was interrupted)")
@@ -438,10 +508,11 @@ func printMerged(w io.Writer, m *mergedSummary) {
 }
 
 // checkMergeOutputs checks --out and --markdown before the merge, as run
-// and fuzz check theirs: each writable, not both one file. --markdown
+// and fuzz check theirs: each writable, not both one file, neither one of
+// the input summaries. --markdown
 // appends, so an existing file must open for appending (which writes
 // nothing).
-func checkMergeOutputs(out, markdown string) error {
+func checkMergeOutputs(out, markdown string, inputs []string) error {
 	if err := checkFiles(outFile{"--out", out}); err != nil {
 		return err
 	}
@@ -454,7 +525,20 @@ func checkMergeOutputs(out, markdown string) error {
 	} else if err := checkFiles(outFile{"--markdown", markdown}); err != nil {
 		return err
 	}
-	return checkDistinct(outFile{"--out", out}, outFile{"--markdown", markdown})
+	if err := checkDistinct(outFile{"--out", out}, outFile{"--markdown", markdown}); err != nil {
+		return err
+	}
+	// Neither may be an input: --out would replace a shard's summary with
+	// the merge, --markdown append Markdown to its JSON. checkDistinct
+	// compares cleaned paths, link targets and os.SameFile.
+	for _, in := range inputs {
+		for _, o := range []outFile{{"--out", out}, {"--markdown", markdown}} {
+			if err := checkDistinct(o, outFile{"the summary " + in, in}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // saveMerged writes --out and appends --markdown, both even when one
@@ -490,9 +574,12 @@ func mergedMarkdown(m *mergedSummary) []byte {
 	}
 	fmt.Fprintf(&b, "## orchsim nightly fuzz: %s\n\n", verdict)
 	fmt.Fprintf(&b, "%d seeds of %s, profile `%s`, strategy `%s`, %s.\n", m.SeedsRun, strings.Join(m.Scenarios, ", "),
-		m.Profile, m.Strategy, m.Shard)
+		m.Profile, m.strategy(), m.Shard)
 	if len(m.ShardsMissing) > 0 {
 		fmt.Fprintf(&b, "\n**Missing shards: %s** (their jobs failed or uploaded nothing).\n", joinInts(m.ShardsMissing))
+	}
+	if m.Interrupted {
+		b.WriteString("\n**A shard was interrupted** (SIGINT/SIGTERM): the campaign did not cover its range.\n")
 	}
 	if len(m.Invariants) > 0 {
 		b.WriteString("\n| scenario | invariant | failures | first seed | stories |\n| --- | --- | ---: | ---: | ---: |\n")

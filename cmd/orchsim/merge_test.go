@@ -309,3 +309,133 @@ func TestMergeSummaries_PrintsFuzzsTables(t *testing.T) {
 	assert.Equal(t, tables(fuzzOut), tables(mergeOut))
 	assert.Regexp(t, `\nSCENARIO +INVARIANT +KIND +FAILURES +FIRST SEED +STORIES\n`, mergeOut)
 }
+
+// --out or --markdown naming an input summary (the same path, another
+// spelling of it, a symbolic or hard link to it) is bad usage: exit 2,
+// one line, nothing printed or written; the input is unchanged.
+func TestMergeSummaries_AnOutputNamingAnInputIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	a, b := mergeable(t, dir)
+	before, err := os.ReadFile(a)
+	require.NoError(t, err)
+	link := filepath.Join(dir, "link.json")
+	require.NoError(t, os.Symlink(a, link))
+	hard := filepath.Join(dir, "hard.json")
+	require.NoError(t, os.Link(a, hard))
+	respelled := filepath.Join(dir, "sub", "..", filepath.Base(a))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	for _, flag := range []string{"--out", "--markdown"} {
+		for name, path := range map[string]string{"same path": a, "respelled": respelled, "symlink": link, "hard link": hard} {
+			t.Run(flag+"/"+name, func(t *testing.T) {
+				code, out, errOut := cliWithMerge(t, "merge-summaries", flag, path, a, b)
+				assertUsage(t, code, out, errOut, flag+" and the summary "+a+" name the same file")
+				after, err := os.ReadFile(a)
+				require.NoError(t, err)
+				assert.Equal(t, string(before), string(after), "the input is unchanged")
+			})
+		}
+	}
+	// The other input, too; and a symlink given as the input.
+	code, out, errOut := cliWithMerge(t, "merge-summaries", "--out", b, a, b)
+	assertUsage(t, code, out, errOut, "--out and the summary "+b+" name the same file")
+	code, out, errOut = cliWithMerge(t, "merge-summaries", "--out", a, link, b)
+	assertUsage(t, code, out, errOut, "--out and the summary "+link+" name the same file")
+	// Another file is fine.
+	code, _, errOut = cliWithMerge(t, "merge-summaries", "--out", filepath.Join(dir, "merged.json"), a, b)
+	assert.Equal(t, exitOK, code, errOut)
+}
+
+// A shard interrupted by SIGINT/SIGTERM (its summary says "interrupted")
+// did not cover its range: with no failure the merge is exit 3, the last
+// line naming the file; failures found still exit 1.
+func TestMergeSummaries_AnInterruptedShardIsExit3(t *testing.T) {
+	dir := t.TempDir()
+	s := jsonSummary{Scenarios: []string{"chaos"}, HorizonMs: []int64{86400000}, Profile: "fixed", Strategy: "swarm",
+		Start: 1, Seeds: 10, ShrinkRuns: 300, ShrinkBudgetMs: 30000, Shard: "0/2", SeedsRun: 5}
+	a := summaryFile(t, dir, "a.json", s)
+	s.Shard, s.SeedsRun, s.Interrupted = "1/2", 2, true
+	b := summaryFile(t, dir, "b.json", s)
+	md := filepath.Join(dir, "summary.md")
+	merged := filepath.Join(dir, "merged.json")
+	code, out, errOut := cliWithMerge(t, "merge-summaries", "--markdown", md, "--out", merged, a, b)
+	assert.Equal(t, exitHarness, code, out)
+	assert.Contains(t, out, "fuzz: 7 seeds, 0 failures, 0 distinct stories (a shard was interrupted)")
+	assert.Equal(t, "orchsim: interrupted: "+b+" (the campaign did not cover its range)\n", errOut)
+	raw, err := os.ReadFile(md)
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), "**A shard was interrupted**")
+
+	// The merged summary is still interrupted: merging it again is exit 3.
+	code, _, errOut = cliWithMerge(t, "merge-summaries", merged)
+	assert.Equal(t, exitHarness, code)
+	assert.Equal(t, "orchsim: interrupted: "+merged+" (the campaign did not cover its range)\n", errOut)
+
+	// Missing and interrupted: one line names both.
+	s.Shard = "1/3"
+	c := summaryFile(t, dir, "c.json", s)
+	s.Shard, s.Interrupted = "0/3", false
+	code, _, errOut = cliWithMerge(t, "merge-summaries", summaryFile(t, dir, "d.json", s), c)
+	assert.Equal(t, exitHarness, code)
+	assert.Equal(t, "orchsim: shards missing: 2 of 3; interrupted: "+c+" (the campaign did not cover its range)\n", errOut)
+
+	// Failures found before the signal are real: exit 1.
+	s.Shard, s.Interrupted, s.Failures = "1/2", true, 1
+	s.FailedSeeds = []jsonFailed{{Scenario: "chaos", Seed: 4, Invariant: "x"}}
+	code, _, errOut = cliWithMerge(t, "merge-summaries", a, summaryFile(t, dir, "e.json", s))
+	assert.Equal(t, exitViolation, code, errOut)
+}
+
+// Summaries without the campaign fields: the merged --out leaves them
+// out (no made-up "start": 0 or "strategy": ""), so merging it again
+// warns again; the header says strategy=unknown when none had one.
+func TestMergeSummaries_AbsentCampaignFieldsStayAbsent(t *testing.T) {
+	dir := t.TempDir()
+	old := func(name, shard string) string {
+		return writeFile(t, dir, name, `{"scenarios":["chaos"],"profile":"fixed","shard":"`+shard+
+			`","seeds_run":5,"failures":0,"interrupted":false,"elapsed_ms":10,"invariants":[],"probes":[],"stories":[],"failed_seeds":[]}`)
+	}
+	merged := filepath.Join(dir, "merged.json")
+	md := filepath.Join(dir, "summary.md")
+	code, out, errOut := cliWithMerge(t, "merge-summaries", "--out", merged, "--markdown", md, old("o0.json", "0/2"), old("o1.json", "1/2"))
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "profile=fixed strategy=unknown\n")
+	warning := "orchsim: warning: no summary has horizon_ms, strategy, start, seeds, budget_ms, shrink_runs, shrink_budget_ms " +
+		"(written by an older orchsim): cannot check that they are shards of one campaign\n"
+	assert.Equal(t, warning, errOut)
+	raw, err := os.ReadFile(merged)
+	require.NoError(t, err)
+	var fields map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(raw, &fields))
+	for _, f := range []string{"horizon_ms", "strategy", "start", "seeds", "budget_ms", "shrink_runs", "shrink_budget_ms"} {
+		assert.NotContains(t, fields, f)
+	}
+	for _, f := range []string{"scenarios", "profile", "shard", "seeds_run", "shards", "shards_merged", "sources"} {
+		assert.Contains(t, fields, f)
+	}
+	assert.True(t, strings.HasPrefix(string(raw), "{\n  \"scenarios\": [\n    \"chaos\"\n  ],\n  \"profile\": \"fixed\",\n"),
+		"indented, in field order: %s", raw)
+	mdRaw, err := os.ReadFile(md)
+	require.NoError(t, err)
+	assert.Contains(t, string(mdRaw), "strategy `unknown`")
+
+	code, out, errOut = cliWithMerge(t, "merge-summaries", merged)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "merged 1 summary: 2 of 2 shards, scenarios=chaos profile=fixed strategy=unknown\n")
+	assert.Equal(t, warning, errOut, "merging the merge warns again")
+}
+
+// A summary that starts with a UTF-8 byte-order mark (saved by
+// PowerShell or an editor) merges as the same summary without it.
+func TestMergeSummaries_AByteOrderMarkIsIgnored(t *testing.T) {
+	dir := t.TempDir()
+	a, b := mergeable(t, dir)
+	raw, err := os.ReadFile(a)
+	require.NoError(t, err)
+	bom := writeFile(t, dir, "bom.json", "\xef\xbb\xbf"+string(raw))
+	code, want, errOut := cliWithMerge(t, "merge-summaries", a, b)
+	require.Equal(t, exitOK, code, errOut)
+	code, got, errOut := cliWithMerge(t, "merge-summaries", bom, b)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Empty(t, errOut)
+	assert.Equal(t, want, got)
+}

@@ -253,3 +253,58 @@ func TestOutputs_StdoutAndStderrAreTheCommandsStreams(t *testing.T) {
 	assert.Less(t, strings.Index(out, "agentMismatch"), strings.Index(out, "<!DOCTYPE html>"))
 	assert.Regexp(t, violationLine, lastLineOf(out))
 }
+
+// A stream output must be a descriptor open for writing: /dev/stdin or a
+// descriptor redirected with < is bad usage (exit 2, nothing run), not a
+// whole run and then exit 3. Run as its own process, for real descriptors.
+func TestOutputs_AReadOnlyStreamIsBadUsage(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.txt")
+	require.NoError(t, os.WriteFile(in, []byte("x"), 0o644))
+	for _, out := range []string{"/dev/stdin", "/dev/fd/3"} {
+		r1, err := os.Open(in)
+		require.NoError(t, err)
+		r2, err := os.Open(in)
+		require.NoError(t, err)
+		var stdout, stderr bytes.Buffer
+		cmd := command(t, "run", "--scenario", "tab-ownership", "--seed", "1", "--out", out)
+		cmd.Stdin, cmd.ExtraFiles, cmd.Stdout, cmd.Stderr = r1, []*os.File{r2}, &stdout, &stderr
+		err = cmd.Run()
+		r1.Close()
+		r2.Close()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, out)
+		assertUsage(t, ee.ExitCode(), stdout.String(), stderr.String(), "--out "+out+": ", "open for reading only")
+	}
+}
+
+// An output on the replay file's own descriptor, or on a descriptor open
+// on the replay file, would write into the file just read: bad usage, and
+// the file is left as it was.
+func TestReplay_AnOutputOnTheInputsDescriptorIsBadUsage(t *testing.T) {
+	b := reported(t, "003-")
+	file := filepath.Join(t.TempDir(), "c5.json")
+	for name, args := range map[string][]string{
+		"one descriptor":    {"replay", "/dev/fd/3", "--html", "/dev/fd/3"},
+		"two descriptors":   {"replay", "/dev/fd/3", "--html", "/dev/fd/4"},
+		"a file and its fd": {"replay", file, "--html", "/dev/fd/4"},
+	} {
+		require.NoError(t, os.WriteFile(file, b, 0o644))
+		rw, err := os.OpenFile(file, os.O_RDWR, 0)
+		require.NoError(t, err)
+		app, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+		require.NoError(t, err)
+		var stdout, stderr bytes.Buffer
+		cmd := command(t, args...)
+		cmd.ExtraFiles, cmd.Stdout, cmd.Stderr = []*os.File{rw, app}, &stdout, &stderr
+		err = cmd.Run()
+		rw.Close()
+		app.Close()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, name)
+		assertUsage(t, ee.ExitCode(), stdout.String(), stderr.String(), "the replay file and --html name the same file")
+		got, err := os.ReadFile(file)
+		require.NoError(t, err)
+		assert.Equal(t, string(b), string(got), name)
+	}
+}

@@ -20,9 +20,11 @@ func newReplayCmd() *cobra.Command {
 		Long: `Re-run a replay file (written by run --out, shrink or fuzz) and print its
 timeline. Exit status:
   1  the recorded violation reproduces with the recorded fingerprint; or the run
-     was recorded passing and now fails (a "regressed:" note)
+     was recorded passing and now fails (a "regressed:" note); or the settings
+     were edited and it still fails (a "still fails:" note)
   0  a recorded pass passes with its fingerprint; or the recorded violation no
-     longer happens (a "fixed:" note)
+     longer happens (a "fixed:" note); or the settings were edited and it still
+     passes (a "still passes:" note)
   3  the fingerprint differs otherwise (nondeterminism, or the models changed);
      or the replay did not follow the file's choice tape (models that now draw
      differently, or an edited file without a tape_hash: the counts and the
@@ -33,15 +35,20 @@ timeline. Exit status:
      last line is printed first)
   2  bad usage or a malformed replay file (nothing run), including a file whose
      scenario, seed, strategy, "off", "compacted" or tape no longer match its
-     "tape_hash" ("the tape was edited or damaged") and a "violation" of an
-     unknown invariant (orchsim list names them)
+     "tape_hash" ("the tape was edited or damaged"), a version-2 file with a
+     tape and no tape_hash, a key given twice or in another case, and a
+     "violation" of an unknown invariant (orchsim list names them); --html on
+     the replay file's own descriptor, or on one open on the replay file
 
-Profile, fixes, mutants and horizon are not covered by the tape_hash: edit them
-to test a fix. A file without a tape_hash (written before it was added) is read
-unchecked. "fixed:" and "regressed:" need the replay to follow the tape up to
-the last step of the shorter run: a fix or a regression changes that step, not
-the draws before it. A file without "tape" is re-drawn from its seed; "tape": []
-is a tape of no choices. A shrunk file is "compacted": its tape leaves out each
+Profile, fixes, mutants, horizon and event_budget are not covered by the
+tape_hash but by the "settings_hash": edit them to test a fix. When they no
+longer match it, the replay is judged by its outcome only ("still fails:",
+"fixed:", "still passes:", "regressed:"), since they change what is drawn.
+With the settings as recorded (or a file without a settings_hash), the
+fingerprint must match, and "fixed:" and "regressed:" need the replay to follow
+the tape up to the last step of the shorter run. A version-1 file without a
+tape_hash is read unchecked. A file without "tape" is re-drawn from its seed;
+"tape": [] is a tape of no choices. A shrunk file is "compacted": its tape leaves out each
 site's trailing zero choices, so a draw with no recorded choice left gets 0 and
 is not a departure (a choice recorded for another range still is). The seed in
 the last line is the file's; with a tape, the tape decides the draws, so a
@@ -59,7 +66,7 @@ the last line).`,
 			if err := checkOutputs(format, outFile{"--html", htmlPath}); err != nil {
 				return err
 			}
-			if err := checkDistinct(outFile{"the replay file", path}, outFile{"--html", htmlPath}); err != nil {
+			if err := checkNotInput(outFile{"the replay file", path}, outFile{"--html", htmlPath}); err != nil {
 				return err
 			}
 			f, cfg, err := loadReplay(path)
@@ -123,8 +130,10 @@ func verdict(path string, f *replay.File, res *scenarios.Result, tape *tapeFollo
 		// The trace is the recorded one, byte for byte, so the recorded
 		// outcome was edited or damaged: believing either would be a guess.
 		return "", &exitError{code: exitHarness, msg: fmt.Sprintf(
-			"%s is inconsistent: the fingerprint %s matches, but the file records %s and the replay ended in %s (its violation was edited or damaged; re-record it)",
-			path, got, outcomeOf(f.Violation), outcomeOf(res.Violation))}
+			"%s is inconsistent: the fingerprint %s matches, but the file records %s and the replay ended in %s (%s; its violation was edited or damaged; re-record it)",
+			path, got, outcomeOf(f.Violation), outcomeOf(res.Violation), violationDiff(f.Violation, res.Violation))}
+	case f.SettingsEdited():
+		return editedVerdict(path, f, res, got)
 	case f.FingerprintComparable() && got == f.Fingerprint:
 		// The same trace, byte for byte: it reproduced, whatever draws a
 		// shrunk (compacted) tape answered with the default.
@@ -152,6 +161,42 @@ func verdict(path string, f *replay.File, res *scenarios.Result, tape *tapeFollo
 	return "", &exitError{code: exitHarness, msg: fmt.Sprintf(
 		"fingerprint mismatch: %s recorded %s, this run gave %s (nondeterminism, or the models changed since it was recorded)",
 		path, f.Fingerprint, got)}
+}
+
+// editedVerdict judges the replay res of f, whose settings (profile,
+// fixes, mutants, horizon, event budget) were edited since it was written,
+// by its outcome only: the edit changes what is drawn, so neither the
+// recorded fingerprint nor following the tape can be expected.
+func editedVerdict(path string, f *replay.File, res *scenarios.Result, got string) (string, error) {
+	edited := fmt.Sprintf("the settings of %s were edited since it was recorded", path)
+	prints := fmt.Sprintf("fingerprint now %s, recorded %s", got, f.Fingerprint)
+	switch {
+	case f.Violation != nil && res.Violation != nil:
+		return fmt.Sprintf("still fails: %s, and it still fails: recorded %s, now %s (%s)",
+			edited, outcomeOf(f.Violation), outcomeOf(res.Violation), prints), &exitError{code: exitViolation}
+	case f.Violation != nil:
+		return fmt.Sprintf("fixed: %s no longer fails with its edited settings (recorded %s; %s)",
+			path, outcomeOf(f.Violation), prints), nil
+	case res.Violation != nil:
+		return fmt.Sprintf("regressed: %s passed when recorded, now fails with its edited settings: %s (%s)",
+			path, outcomeOf(res.Violation), prints), &exitError{code: exitViolation}
+	}
+	return fmt.Sprintf("still passes: %s, and it still passes (%s)", edited, prints), nil
+}
+
+// violationDiff names what differs between two recorded outcomes.
+func violationDiff(a, b *sim.Violation) string {
+	switch {
+	case a == nil || b == nil:
+		return "one passed, the other failed"
+	case a.Invariant != b.Invariant:
+		return fmt.Sprintf("the invariant differs: %s, not %s", a.Invariant, b.Invariant)
+	case a.At != b.At:
+		return fmt.Sprintf("the violation's \"at\" differs: %d, not %d", a.At, b.At)
+	case a.Message != b.Message:
+		return fmt.Sprintf("the violation's \"message\" differs: %q, not %q", a.Message, b.Message)
+	}
+	return "they are the same"
 }
 
 // sameViolation reports whether two runs ended the same way exactly: both

@@ -39,7 +39,7 @@ func loadReplay(path string) (*replay.File, scenarios.Config, error) {
 		return nil, scenarios.Config{}, usageErr("%s: the violation names unknown invariant %q (see orchsim list)", path, v.Invariant)
 	}
 	cfg := scenarios.Config{Scenario: f.Scenario, Seed: f.Seed, Profile: prof, Strategy: strategy, Off: f.Off,
-		Horizon: time.Duration(f.Horizon), Tape: f.Tape}
+		Horizon: time.Duration(f.Horizon), EventBudget: f.EventBudget, Tape: f.Tape}
 	return f, cfg, nil
 }
 

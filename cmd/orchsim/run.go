@@ -59,7 +59,8 @@ comes after the last line: exit 3, with the error on stderr, since the run
 completed but could not be saved. Files are replaced atomically, except
 /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N, which are streams: the
 output is written to them after the timeline and before the last line, never
-truncating or replacing the file they may be redirected to.`,
+truncating or replacing the file they may be redirected to (a stream not open
+for writing, such as /dev/stdin, is bad usage).`,
 		Example: `  orchsim run --scenario tab-ownership --seed 3
   orchsim run --scenario tab-ownership --seed 3 --profile fixed
   orchsim run --scenario tab-ownership --seed 3 --out failure.json
@@ -158,14 +159,11 @@ func checkOutputs(format string, files ...outFile) error {
 // replay.WriteFileAtomic writes it: a symbolic link is checked at its
 // target, and a device or pipe (/dev/null) is taken as it is, since
 // probing it would write to it; a stream (/dev/stdout, /dev/fd/N, see
-// replay.StreamFD) must name an open descriptor. (A device that then
+// replay.StreamFD) must name a descriptor open for writing. (A device that then
 // refuses the write, such as /dev/full, fails after the run: exit 3.)
 func checkOutputFile(path string) error {
 	if fd, ok := replay.StreamFD(path); ok {
-		if _, err := os.Stat(path); err != nil {
-			return fmt.Errorf("file descriptor %d is not open: %w", fd, err)
-		}
-		return nil
+		return replay.CheckStream(fd, path)
 	}
 	target, err := replay.WriteTarget(path)
 	if err != nil {
@@ -188,7 +186,8 @@ func checkOutputFile(path string) error {
 // file. Devices, pipes and two streams (/dev/stdout, even redirected to a
 // file) are exempt: each write adds to them, none replaces another; a
 // stream and the regular file it is redirected to are not (replacing the
-// file would lose what goes to the stream).
+// file would lose what goes to the stream). An input is checked with
+// checkNotInput, which exempts no stream.
 func checkDistinct(files ...outFile) error {
 	for i, f := range files {
 		for _, g := range files[:i] {
@@ -214,6 +213,33 @@ func sameFile(a, b string) bool {
 		return fa.Mode().IsRegular() && os.SameFile(fa, fb)
 	}
 	return errA != nil && errB != nil && absTarget(a) == absTarget(b)
+}
+
+// checkNotInput refuses an output that would write to the input file in:
+// the same file by sameFile, the same descriptor (/dev/fd/5 for both), or
+// a stream whose descriptor is open on the input's regular file through
+// another name or descriptor (its write would add to, or overwrite, the
+// file just read). Unlike checkDistinct, two streams are not exempt.
+func checkNotInput(in outFile, outs ...outFile) error {
+	for _, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		same := sameFile(in.path, o.path)
+		fdIn, streamIn := replay.StreamFD(in.path)
+		fdOut, streamOut := replay.StreamFD(o.path)
+		if streamIn && streamOut && fdIn == fdOut {
+			same = true // one descriptor: the output would go where the input came from
+		} else if streamOut && !same {
+			fi, errI := os.Stat(in.path)
+			fo, errO := os.Stat(o.path) // a stream's name stats its descriptor's file
+			same = errI == nil && errO == nil && fi.Mode().IsRegular() && os.SameFile(fi, fo)
+		}
+		if same {
+			return usageErr("%s and %s name the same file %s", in.flag, o.flag, o.path)
+		}
+	}
+	return nil
 }
 
 // absTarget is the cleaned absolute path a write to path lands on.
@@ -246,7 +272,7 @@ func execute(stdout, stderr io.Writer, cfg scenarios.Config, o outputs) error {
 	}
 	saveErr := saveOutputsTo(stdStreams{out: w, err: stderr},
 		output{"--trace", o.trace, func() ([]byte, error) { return traceJSON(res.Trace) }},
-		output{"--out", o.out, func() ([]byte, error) { return replay.Marshal(replayFile(&res)) }},
+		output{"--out", o.out, func() ([]byte, error) { return replay.Marshal(replayFile(cfg, &res)) }},
 		htmlOutput(o.html, &res, replayCmd))
 	status := statusLines{out: w, err: stderr, mermaid: o.format == "mermaid"}
 	status.last(lastLine(&res))
@@ -404,8 +430,14 @@ func lastLine(res *scenarios.Result) string {
 		replay.FormatFingerprint(res.Fingerprint))
 }
 
-func replayFile(res *scenarios.Result) *replay.File {
-	return &replay.File{Scenario: res.Scenario, Strategy: string(res.Strategy), Off: res.Off,
+// replayFile is the replay file of res, run from cfg: its event budget is
+// recorded when it is not the default.
+func replayFile(cfg scenarios.Config, res *scenarios.Result) *replay.File {
+	var budget uint64
+	if cfg.EventBudget != scenarios.DefaultEventBudget {
+		budget = cfg.EventBudget
+	}
+	return &replay.File{EventBudget: budget, Scenario: res.Scenario, Strategy: string(res.Strategy), Off: res.Off,
 		Profile: res.Profile.Preset(), Fixes: res.Profile.Fixes(),
 		Mutants: res.Profile.MutantNames(), Seed: res.Seed, Horizon: replay.Duration(res.Horizon),
 		Violation: res.Violation, Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events,

@@ -84,7 +84,9 @@ fails anyway (the story and the last line are printed first).`,
 				fmt.Fprintf(w, "note: the %s wall-clock budget ended the shrink after %d of %d runs: another machine may shrink further (raise --budget)\n",
 					budget, st.Runs, runs)
 			}
-			if err := replay.Write(out, fuzz.ReplayFile(small, &res)); err != nil {
+			file := fuzz.ReplayFile(small, &res)
+			file.EventBudget = f.EventBudget // the file's own (the shrinker bounds its candidates' budget itself)
+			if err := replay.Write(out, file); err != nil {
 				// Checked before shrinking: failing now (a full disk) is the
 				// harness failing to save a finished shrink. The story and the
 				// last line come first, as for run and replay.
