@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"os"
@@ -29,10 +28,7 @@ func TestFuzz_FindsShrinksAndReports(t *testing.T) {
 	assert.Contains(t, out, "thread-keeps-its-tabs")
 	assert.Contains(t, out, "replay: orchsim replay ")
 
-	var sum jsonSummary
-	b, err := os.ReadFile(js)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &sum))
+	sum := readJSON[jsonSummary](t, js)
 	assert.Equal(t, uint64(20), sum.SeedsRun)
 	require.NotEmpty(t, sum.Stories)
 	for _, st := range sum.Stories {
@@ -42,7 +38,7 @@ func TestFuzz_FindsShrinksAndReports(t *testing.T) {
 	}
 
 	var ju2 junitSuites
-	b, err = os.ReadFile(ju)
+	b, err := os.ReadFile(ju)
 	require.NoError(t, err)
 	require.NoError(t, xml.Unmarshal(b, &ju2))
 	require.Len(t, ju2.Suites, 1)
@@ -201,10 +197,7 @@ func TestFuzz_SIGINTKeepsWhatWasFound(t *testing.T) {
 	assert.Contains(t, stdout.String(), "(interrupted)")
 	files, _ := filepath.Glob(filepath.Join(corpus, "*.json"))
 	assert.NotEmpty(t, files)
-	b, err := os.ReadFile(js)
-	require.NoError(t, err)
-	var sum jsonSummary
-	require.NoError(t, json.Unmarshal(b, &sum))
+	sum := readJSON[jsonSummary](t, js)
 	assert.True(t, sum.Interrupted)
 	assert.Positive(t, sum.Failures)
 	assert.Len(t, files, len(sum.Stories), "one replay file per story in the summary")
@@ -271,10 +264,7 @@ func TestFuzz_JSONNamesTheCampaign(t *testing.T) {
 	code, _, errOut := cli(t, "fuzz", "--scenario", "terminal-remount", "--profile", "fixed", "--seeds", "3", "--start", "40",
 		"--shard", "1/2", "--shrink-runs", "50", "--shrink-budget", "2s", "--strategy", "pct", "--json", js)
 	require.Equal(t, exitOK, code, errOut)
-	b, err := os.ReadFile(js)
-	require.NoError(t, err)
-	var sum jsonSummary
-	require.NoError(t, json.Unmarshal(b, &sum))
+	sum := readJSON[jsonSummary](t, js)
 	sc, err := scenarios.Lookup("terminal-remount")
 	require.NoError(t, err)
 	assert.Equal(t, jsonSummary{Scenarios: []string{"terminal-remount"}, HorizonMs: []int64{sc.Horizon.Milliseconds()},
@@ -294,10 +284,7 @@ func TestFuzz_SeedsEndAtTheLargest(t *testing.T) {
 		"--seeds", "1", "--json", js)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "fuzz: 1 seeds in ")
-	var sum jsonSummary
-	b, err := os.ReadFile(js)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &sum))
+	sum := readJSON[jsonSummary](t, js)
 	assert.Equal(t, uint64(18446744073709551615), sum.Start)
 
 	code, out, errOut = cli(t, "fuzz", "--scenario", "request-retry", "--start", "18446744073709551614", "--seeds", "3")

@@ -12,14 +12,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func readMerged(t *testing.T, path string) mergedSummary {
+// readJSON decodes the JSON file at path into a T.
+func readJSON[T any](t *testing.T, path string) T {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var m mergedSummary
-	require.NoError(t, json.Unmarshal(raw, &m))
-	return m
+	var v T
+	require.NoError(t, json.Unmarshal(raw, &v))
+	return v
 }
+
+func readMerged(t *testing.T, path string) mergedSummary { return readJSON[mergedSummary](t, path) }
 
 // fuzzShards runs a campaign unsharded and as n shards (args are fuzz's
 // flags but --json and --shard) and returns the summaries' paths.
