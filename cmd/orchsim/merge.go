@@ -529,13 +529,12 @@ func checkMergeOutputs(out, markdown string, inputs []string) error {
 		return err
 	}
 	// Neither may be an input: --out would replace a shard's summary with
-	// the merge, --markdown append Markdown to its JSON. checkDistinct
-	// compares cleaned paths, link targets and os.SameFile.
+	// the merge, --markdown append Markdown to its JSON. checkNotInput
+	// compares cleaned paths, link targets and os.SameFile, and descriptors
+	// (/dev/fd/N) open on an input, as replay does.
 	for _, in := range inputs {
-		for _, o := range []outFile{{"--out", out}, {"--markdown", markdown}} {
-			if err := checkDistinct(o, outFile{"the summary " + in, in}); err != nil {
-				return err
-			}
+		if err := checkNotInput(outFile{"the summary " + in, in}, outFile{"--out", out}, outFile{"--markdown", markdown}); err != nil {
+			return err
 		}
 	}
 	return nil

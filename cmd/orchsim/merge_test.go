@@ -331,7 +331,7 @@ func TestMergeSummaries_AnOutputNamingAnInputIsRefused(t *testing.T) {
 		for name, path := range map[string]string{"same path": a, "respelled": respelled, "symlink": link, "hard link": hard} {
 			t.Run(flag+"/"+name, func(t *testing.T) {
 				code, out, errOut := cliWithMerge(t, "merge-summaries", flag, path, a, b)
-				assertUsage(t, code, out, errOut, flag+" and the summary "+a+" name the same file")
+				assertUsage(t, code, out, errOut, "the summary "+a+" and "+flag+" name the same file")
 				after, err := os.ReadFile(a)
 				require.NoError(t, err)
 				assert.Equal(t, string(before), string(after), "the input is unchanged")
@@ -340,9 +340,21 @@ func TestMergeSummaries_AnOutputNamingAnInputIsRefused(t *testing.T) {
 	}
 	// The other input, too; and a symlink given as the input.
 	code, out, errOut := cliWithMerge(t, "merge-summaries", "--out", b, a, b)
-	assertUsage(t, code, out, errOut, "--out and the summary "+b+" name the same file")
+	assertUsage(t, code, out, errOut, "the summary "+b+" and --out name the same file")
 	code, out, errOut = cliWithMerge(t, "merge-summaries", "--out", a, link, b)
-	assertUsage(t, code, out, errOut, "--out and the summary "+link+" name the same file")
+	assertUsage(t, code, out, errOut, "the summary "+link+" and --out name the same file")
+	// A descriptor open on an input, as the output or as both.
+	f, err := os.OpenFile(a, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	fd := fmt.Sprintf("/dev/fd/%d", f.Fd())
+	code, out, errOut = cliWithMerge(t, "merge-summaries", "--out", fd, a, b)
+	assertUsage(t, code, out, errOut, "the summary "+a+" and --out name the same file "+fd)
+	code, out, errOut = cliWithMerge(t, "merge-summaries", "--markdown", fd, fd, b)
+	assertUsage(t, code, out, errOut, "the summary "+fd+" and --markdown name the same file "+fd)
+	after, err := os.ReadFile(a)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "the input is unchanged")
 	// Another file is fine.
 	code, _, errOut = cliWithMerge(t, "merge-summaries", "--out", filepath.Join(dir, "merged.json"), a, b)
 	assert.Equal(t, exitOK, code, errOut)
