@@ -179,22 +179,27 @@ func TapeHash(f *File) string {
 }
 
 // SettingsHash hashes the settings a user may edit to test a fix, as
-// Marshal writes them: the profile, the fixes and the mutants (sorted), the
-// horizon and the event budget (0 for the default). It is the first 8 bytes
+// Marshal writes them: the profile ("" counts as reported), the fixes and
+// the mutants (as sets), the horizon and the event budget (0 for the
+// default; readers map an explicit default to 0 first). It is the first 8 bytes
 // of a SHA-256 over a length-prefixed encoding, as 16 hex digits.
 func SettingsHash(f *File) string {
 	var buf []byte
 	str := func(s string) { buf = append(binary.AppendUvarint(buf, uint64(len(s))), s...) }
 	num := func(v uint64) { buf = binary.AppendUvarint(buf, v) }
 	list := func(xs []string) {
-		xs = slices.Sorted(slices.Values(xs))
+		xs = slices.Compact(slices.Sorted(slices.Values(xs))) // a set
 		num(uint64(len(xs)))
 		for _, x := range xs {
 			str(x)
 		}
 	}
 	str("orchsim-settings-hash/1")
-	str(f.Profile)
+	profile := f.Profile
+	if profile == "" {
+		profile = "reported" // what an absent profile runs as
+	}
+	str(profile)
 	list(f.Fixes)
 	list(f.Mutants)
 	num(uint64(f.Horizon))
@@ -219,8 +224,11 @@ func Read(path string) (*File, error) {
 	return Parse(b)
 }
 
-// Parse decodes and validates a replay file's bytes.
+// Parse decodes and validates a replay file's bytes. A leading UTF-8
+// byte-order mark is skipped (RFC 8259 lets parsers ignore it; editors on
+// some systems add one), as merge-summaries does.
 func Parse(b []byte) (*File, error) {
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -259,7 +267,7 @@ func Parse(b []byte) (*File, error) {
 	for _, k := range []string{"tape_hash", "settings_hash"} {
 		v := map[string]string{"tape_hash": f.TapeHash, "settings_hash": f.SettingsHash}[k]
 		if _, err := ParseFingerprint(v); keys[k] && err != nil {
-			return nil, fmt.Errorf("malformed replay file: %s: %w", k, err)
+			return nil, fmt.Errorf("malformed replay file: %s %q is not 16 lowercase hex digits", k, v)
 		}
 	}
 	if f.Version == Version && !keys["tape_hash"] && (f.Tape != nil || f.Compacted) {

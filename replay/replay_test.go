@@ -341,3 +341,15 @@ func TestParse_RefusesHashBypassesAndAmbiguousKeys(t *testing.T) {
 	_, err = ParseFingerprint("0123456789ABCDEF")
 	assert.Error(t, err)
 }
+
+// A byte-order mark before the object is skipped; one anywhere else is not.
+func TestParse_SkipsALeadingByteOrderMark(t *testing.T) {
+	f := &File{Scenario: "tab-ownership", Profile: "reported", Seed: 1, Strategy: "swarm", Horizon: Duration(time.Hour), Fingerprint: "0123456789abcdef"}
+	b, err := Marshal(f)
+	require.NoError(t, err)
+	got, err := Parse(append([]byte("\ufeff"), b...))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), got.Seed)
+	_, err = Parse(append(append([]byte("\ufeff"), b...), []byte("\ufeff")...))
+	assert.Error(t, err)
+}

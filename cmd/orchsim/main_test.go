@@ -665,3 +665,24 @@ func TestReplay_InconsistentFileNamesTheField(t *testing.T) {
 		assert.Contains(t, errOut, "the violation's "+field+" differs", field)
 	}
 }
+
+// Edits that change nothing a run does are not edits: the strict verdict
+// (fingerprint matches) stays.
+func TestReplay_NoOpSettingsEditsKeepTheStrictVerdict(t *testing.T) {
+	file, b := failingReplayFile(t)
+	for name, edit := range map[string]func(string) string{
+		"default budget written out": func(s string) string {
+			return strings.Replace(s, `"horizon":`, `"event_budget": 5000000, "horizon":`, 1)
+		},
+		"profile left out": func(s string) string { return strings.Replace(s, `"profile": "reported",`, ``, 1) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			edited := edit(string(b))
+			require.NotEqual(t, string(b), edited)
+			require.NoError(t, os.WriteFile(file, []byte(edited), 0o644))
+			code, out, errOut := cli(t, "replay", file)
+			assert.Equal(t, exitViolation, code, errOut)
+			assert.Contains(t, out, "fingerprint matches")
+		})
+	}
+}

@@ -24,6 +24,9 @@ func loadReplay(path string) (*replay.File, scenarios.Config, error) {
 		}
 		return nil, scenarios.Config{}, usageErr("%s: %v", path, err)
 	}
+	if f.EventBudget == scenarios.DefaultEventBudget {
+		f.EventBudget = 0 // the default written out is the default: not an edit
+	}
 	prof, err := model.NewProfile(f.Profile, f.Fixes, f.Mutants)
 	if err != nil {
 		return nil, scenarios.Config{}, usageErr("%s: %v", path, err)
