@@ -446,13 +446,47 @@ func writeOpened(name string, flag int, data []byte) error {
 // given twice in one object (the last would win) and a key that matches a
 // field only case-insensitively ("SEED"). It returns the top-level keys.
 func scanKeys(b []byte) (map[string]bool, error) {
+	return ScanKeys(b, reflect.TypeFor[File]())
+}
+
+// ScanKeys is scanKeys for JSON that decodes into a value of type t (a
+// struct, or a pointer to one; embedded structs' fields count as its own):
+// it refuses a key given twice in one object and a key that matches a
+// field of t only case-insensitively, and returns the top-level keys.
+// merge-summaries reads its summaries with it.
+func ScanKeys(b []byte, t reflect.Type) (map[string]bool, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	keys := map[string]bool{}
-	if err := scanValue(dec, reflect.TypeFor[File](), "", keys); err != nil {
+	if err := scanValue(dec, t, "", keys); err != nil {
 		return nil, err
 	}
 	return keys, nil
+}
+
+// jsonFields adds the JSON names of struct type t's fields to fields,
+// flattening embedded structs as encoding/json does.
+func jsonFields(t reflect.Type, fields map[string]reflect.Type) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				jsonFields(ft, fields)
+			}
+			continue
+		}
+		if name == "" && f.IsExported() {
+			name = f.Name
+		}
+		if name != "" && name != "-" {
+			fields[name] = f.Type
+		}
+	}
 }
 
 // scanValue scans the next JSON value, expected to decode into t (nil when
@@ -480,11 +514,7 @@ func scanValue(dec *json.Decoder, t reflect.Type, where string, keys map[string]
 	case json.Delim('{'):
 		fields := map[string]reflect.Type{}
 		if t != nil && t.Kind() == reflect.Struct {
-			for i := range t.NumField() {
-				if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
-					fields[name] = t.Field(i).Type
-				}
-			}
+			jsonFields(t, fields)
 		}
 		if keys == nil {
 			keys = map[string]bool{}

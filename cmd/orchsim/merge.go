@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -148,13 +149,15 @@ func readSummary(path string) (*mergedSummary, error) {
 	if len(s.Scenarios) == 0 || s.Shard == "" || s.Profile == "" {
 		return nil, usageErr("%s: not a fuzz --json summary (no scenarios, shard or profile)", path)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(b, &fields); err != nil {
+	// A key twice (the last would win: "interrupted": true, then false) or
+	// in another case ("Profile") is refused, as in replay files.
+	fields, err := replay.ScanKeys(b, reflect.TypeFor[mergedSummary]())
+	if err != nil {
 		return nil, usageErr("%s: not a fuzz --json summary: %v", path, err)
 	}
 	s.has = map[string]bool{}
 	for _, f := range s.campaign() {
-		_, s.has[f.name] = fields[f.name]
+		s.has[f.name] = fields[f.name]
 	}
 	return &s, nil
 }

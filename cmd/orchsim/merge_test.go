@@ -267,6 +267,25 @@ func TestMergeSummaries_DataAfterTheSummaryIsRejected(t *testing.T) {
 	assert.Equal(t, exitOK, code, "trailing white space is fine: %s", errOut)
 }
 
+// A key given twice (the last would win) or spelled in another case is
+// refused, as in replay files.
+func TestMergeSummaries_AmbiguousKeysAreRejected(t *testing.T) {
+	dir := t.TempDir()
+	a, b := mergeable(t, dir)
+	raw, err := os.ReadFile(a)
+	require.NoError(t, err)
+	for name, c := range map[string]struct{ edit, want string }{
+		"twice":      {`{"interrupted": true, "interrupted": false, `, `key "interrupted" appears twice`},
+		"other case": {`{"Interrupted": false, `, `key "Interrupted" must be spelled "interrupted"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			edited := writeFile(t, dir, "edited.json", strings.Replace(string(raw), "{", c.edit, 1))
+			code, out, errOut := cliWithMerge(t, "merge-summaries", edited, b)
+			assertUsage(t, code, out, errOut, edited, c.want)
+		})
+	}
+}
+
 // Summaries written before the campaign fields were added: when none has
 // them, the merge warns (one line) that it cannot check the campaign; when
 // some have them, the others' are named as absent, not as 0.
