@@ -8,6 +8,7 @@ import (
 
 	"orchsim/model"
 	"orchsim/scenarios"
+	"orchsim/sim"
 )
 
 func newExplainCmd() *cobra.Command {
@@ -22,6 +23,12 @@ necessary?), and print which fixes are necessary and sufficient.`,
 			f, cfg, err := loadReplay(args[0])
 			if err != nil {
 				return err
+			}
+			// A recorded event budget was enough for the failing run, not for
+			// a candidate the fix lets run to the horizon: unless the budget
+			// itself is what failed, candidates get at least the default.
+			if f.Violation != nil && f.Violation.Invariant != sim.EventBudgetExceeded && cfg.EventBudget < scenarios.DefaultEventBudget {
+				cfg.EventBudget = 0
 			}
 			fails := func(fixes []string, preset string) (bool, string, error) {
 				c := cfg
@@ -57,10 +64,6 @@ necessary?), and print which fixes are necessary and sufficient.`,
 				if err != nil {
 					return usageErr("%v", err)
 				}
-				withoutFails, withoutWhat, err := fails(nil, model.PresetReported)
-				if err != nil {
-					return usageErr("%v", err)
-				}
 				// The fixed preset minus this switch.
 				var others []string
 				for _, o := range model.Switches() {
@@ -68,7 +71,7 @@ necessary?), and print which fixes are necessary and sufficient.`,
 						others = append(others, string(o.Name))
 					}
 				}
-				withoutFails, withoutWhat, err = fails(others, model.PresetReported)
+				withoutFails, withoutWhat, err := fails(others, model.PresetReported)
 				if err != nil {
 					return usageErr("%v", err)
 				}

@@ -686,3 +686,16 @@ func TestReplay_NoOpSettingsEditsKeepTheStrictVerdict(t *testing.T) {
 		})
 	}
 }
+
+// A failure recorded under a small event budget is explained as one
+// recorded under the default: a candidate the fix lets run to the horizon
+// is not counted as still failing because it ran out of that budget.
+func TestExplain_ASmallRecordedBudgetDoesNotFailTheCandidates(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "eb.json")
+	code, _, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "5", "--event-budget", "1000", "--out", file)
+	require.Equal(t, exitViolation, code, errOut)
+	code, out, errOut := cli(t, "explain", file)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "sufficient: [stable-tab-owner]")
+	assert.Contains(t, out, "necessary: [stable-tab-owner]")
+}
