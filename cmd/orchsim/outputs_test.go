@@ -308,3 +308,14 @@ func TestReplay_AnOutputOnTheInputsDescriptorIsBadUsage(t *testing.T) {
 		assert.Equal(t, string(b), string(got), name)
 	}
 }
+
+// Under --format json or mermaid stdout stays machine-readable: an output
+// file may not be written into it.
+func TestOutputs_MachineReadableStdoutTakesNoFiles(t *testing.T) {
+	for _, format := range []string{"json", "mermaid"} {
+		code, out, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "1", "--format", format, "--out", "/dev/stdout")
+		assert.Equal(t, exitUsage, code, format)
+		assert.Empty(t, out, format)
+		assert.Equal(t, "orchsim: --out /dev/stdout: --format "+format+" keeps stdout machine-readable; write --out to a file\n", errOut)
+	}
+}

@@ -151,6 +151,11 @@ func checkOutputs(format string, files ...outFile) error {
 		if err := checkOutputFile(f.path); err != nil {
 			return usageErr("%s %s: %v", f.flag, f.path, err)
 		}
+		// json and mermaid promise a stdout a parser can read (JSON lines,
+		// one diagram): a file written into it would break that.
+		if fd, ok := replay.StreamFD(f.path); ok && fd == 1 && format != "text" {
+			return usageErr("%s %s: --format %s keeps stdout machine-readable; write %s to a file", f.flag, f.path, format, f.flag)
+		}
 	}
 	return checkDistinct(files...)
 }
