@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -14,8 +13,7 @@ import (
 type mockEngine struct {
 	m     *clock.Mock
 	epoch time.Time
-	mu    sync.Mutex
-	w     *world
+	lockedWorld
 	// due holds each timer's deadline in virtual time (2i idle, 2i+1
 	// activity), so that a callback re-arms relative to the instant it was
 	// due even if it runs after the Mock has moved on.
@@ -25,7 +23,7 @@ type mockEngine struct {
 }
 
 func newMockEngine(w *world) *mockEngine {
-	e := &mockEngine{m: clock.NewMock(), w: w}
+	e := &mockEngine{m: clock.NewMock(), lockedWorld: lockedWorld{w: w}}
 	e.epoch = e.m.Now()
 	n := len(w.sessions)
 	e.due = make([]time.Duration, 2*n)
@@ -74,18 +72,6 @@ func (e *mockEngine) advance(to time.Duration) {
 	if d := to - e.m.Now().Sub(e.epoch); d > 0 {
 		e.m.Add(d)
 	}
-}
-
-func (e *mockEngine) count() uint64 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.w.events
-}
-
-func (e *mockEngine) digest() uint64 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.w.digest
 }
 
 // close stops every timer. A callback already started on its goroutine

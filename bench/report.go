@@ -62,19 +62,14 @@ func QuickPlan() Plan {
 // FullPlan takes a few minutes: more events, five interleaved repeats,
 // more seeds.
 func FullPlan() Plan {
-	return Plan{
-		Name:             "full",
-		Sessions:         []int{1, 100, 10_000},
-		Warmup:           2 * time.Hour,
-		MockNoWarmupFrom: 10_000,
-		Events:           []uint64{3_000_000, 3_000_000, 1_000_000},
-		MockEvents:       []uint64{500, 500, 200},
-		SynctestEvents:   []uint64{300_000, 300_000, 100_000},
-		Repeats:          5,
-		ScenarioSeeds:    200,
-		MemorySeeds:      200,
-		Seed:             1,
-	}
+	p := QuickPlan()
+	p.Name = "full"
+	p.Events = []uint64{3_000_000, 3_000_000, 1_000_000}
+	p.MockEvents = []uint64{500, 500, 200}
+	p.SynctestEvents = []uint64{300_000, 300_000, 100_000}
+	p.Repeats = 5
+	p.ScenarioSeeds, p.MemorySeeds = 200, 200
+	return p
 }
 
 // Report is what RunPlan measured.

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -17,9 +16,8 @@ import (
 // and can stop its timer around the set-up; inside the bubble time.Now is
 // the fake one.
 type synctestEngine struct {
-	epoch   time.Time
-	mu      sync.Mutex
-	w       *world
+	epoch time.Time
+	lockedWorld
 	timers  []goTimers
 	stopped bool
 	// requests carries the virtual time to advance to, or -1 to stop;
@@ -40,7 +38,7 @@ type synctestEngine struct {
 // a panic in the bubble), which would unwind past this goroutine; the
 // engine never reports through t and does not panic.
 func newSynctestEngine(w *world) *synctestEngine {
-	e := &synctestEngine{w: w, requests: make(chan time.Duration), replies: make(chan struct{})}
+	e := &synctestEngine{lockedWorld: lockedWorld{w: w}, requests: make(chan time.Duration), replies: make(chan struct{})}
 	go synctest.Test(new(testing.T), func(*testing.T) {
 		e.epoch = time.Now()
 		e.mu.Lock()
@@ -104,18 +102,6 @@ func (e *synctestEngine) stop() {
 func (e *synctestEngine) advance(to time.Duration) {
 	e.requests <- to
 	<-e.replies
-}
-
-func (e *synctestEngine) count() uint64 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.w.events
-}
-
-func (e *synctestEngine) digest() uint64 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.w.digest
 }
 
 // close stops the timers and waits for the bubble to end.

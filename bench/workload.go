@@ -22,6 +22,7 @@ package bench
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"orchsim/sim"
@@ -148,4 +149,24 @@ func chunk(sessions int, n uint64) time.Duration {
 		d = time.Millisecond
 	}
 	return d
+}
+
+// lockedWorld is the world of an engine whose callbacks run on goroutines
+// (the Mock, synctest): mu serialises their access to it, and count and
+// digest read it under mu.
+type lockedWorld struct {
+	mu sync.Mutex
+	w  *world
+}
+
+func (l *lockedWorld) count() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.events
+}
+
+func (l *lockedWorld) digest() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.digest
 }
