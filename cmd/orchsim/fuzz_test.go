@@ -121,9 +121,7 @@ func TestFuzz_OutputsAreCheckedBeforeTheCampaign(t *testing.T) {
 // a harness failure: the summary is printed first, then one line on
 // stderr, exit 3; the other file is still written.
 func TestFuzz_AWriteFailingAfterTheCampaignIsExit3(t *testing.T) {
-	if _, err := os.Stat("/dev/full"); err != nil {
-		t.Skip("no /dev/full")
-	}
+	needDevFull(t)
 	dir := t.TempDir()
 	for name, tc := range map[string]struct{ full, other, otherPath string }{
 		"json":  {"--json", "--junit", filepath.Join(dir, "junit.xml")},

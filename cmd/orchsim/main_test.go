@@ -497,9 +497,7 @@ func TestShrink_RefusesALinkOverItsInput(t *testing.T) {
 // A write that fails after shrinking comes after the story and the last
 // line, as for run and replay: exit 3, one line on stderr.
 func TestShrink_AWriteFailingAfterShrinkingPrintsTheStoryFirst(t *testing.T) {
-	if _, err := os.Stat("/dev/full"); err != nil {
-		t.Skip("no /dev/full")
-	}
+	needDevFull(t)
 	file, _ := failingReplayFile(t)
 	require.NoError(t, os.Symlink("/dev/full", strings.TrimSuffix(file, ".json")+".min.json"))
 	code, out, errOut := cli(t, "shrink", file, "--runs", "20")

@@ -228,9 +228,7 @@ func TestMergeSummaries_OutputsAreCheckedBeforeTheMerge(t *testing.T) {
 // A write failing after the merge (a full disk) comes after the report:
 // exit 3, one line on stderr; the other file is still written.
 func TestMergeSummaries_AWriteFailingAfterTheMergeIsExit3(t *testing.T) {
-	if _, err := os.Stat("/dev/full"); err != nil {
-		t.Skip("no /dev/full")
-	}
+	needDevFull(t)
 	dir := t.TempDir()
 	a, b := mergeable(t, dir)
 	for name, tc := range map[string]struct{ full, other, otherPath string }{

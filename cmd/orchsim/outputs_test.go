@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -101,9 +102,7 @@ func danglingLink(t *testing.T, dir, target string) string {
 // A write that fails after the run (a full disk) comes after the run's last
 // line: exit 3, one line on stderr, never a usage error.
 func TestOutputs_AWriteFailingAfterTheRunIsExit3(t *testing.T) {
-	if _, err := os.Stat("/dev/full"); err != nil {
-		t.Skip("no /dev/full")
-	}
+	needDevFull(t)
 	file, _ := failingReplayFile(t)
 	run := []string{"run", "--scenario", "tab-ownership", "--seed", "5"}
 	for name, args := range map[string][]string{
@@ -317,5 +316,18 @@ func TestOutputs_MachineReadableStdoutTakesNoFiles(t *testing.T) {
 		assert.Equal(t, exitUsage, code, format)
 		assert.Empty(t, out, format)
 		assert.Equal(t, "orchsim: --out /dev/stdout: --format "+format+" keeps stdout machine-readable; write --out to a file\n", errOut)
+	}
+}
+
+// needDevFull makes sure /dev/full (a device every write to fails with
+// ENOSPC) is there: Linux always has it, so its absence there fails the
+// test; elsewhere the test cannot be run and is skipped.
+func needDevFull(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/dev/full"); err != nil {
+		if runtime.GOOS == "linux" {
+			t.Fatalf("/dev/full is missing: %v", err)
+		}
+		t.Skipf("no /dev/full on %s", runtime.GOOS)
 	}
 }
