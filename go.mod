@@ -1,4 +1,4 @@
-module orchsim
+module github.com/orchsim/orchsim
 
 go 1.26.0
 

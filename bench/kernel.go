@@ -3,7 +3,7 @@ package bench
 import (
 	"time"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // kernelEngine runs the workload on orchsim's kernel the way models do:

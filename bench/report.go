@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"orchsim/scenarios"
+	"github.com/orchsim/orchsim/scenarios"
 )
 
 // Plan says what a benchmark report measures and how much.

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"orchsim/model"
-	"orchsim/scenarios"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/scenarios"
 )
 
 // ScenarioHorizon is the virtual time every scenario runs per seed in the

@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // The workload's timing. A session is active or released. An active session

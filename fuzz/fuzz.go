@@ -17,11 +17,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"orchsim/model"
-	"orchsim/replay"
-	"orchsim/scenarios"
-	"orchsim/shrink"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/replay"
+	"github.com/orchsim/orchsim/scenarios"
+	"github.com/orchsim/orchsim/shrink"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Campaign describes a fuzz campaign.

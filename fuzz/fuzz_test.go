@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"orchsim/model"
-	"orchsim/replay"
-	"orchsim/scenarios"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/replay"
+	"github.com/orchsim/orchsim/scenarios"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

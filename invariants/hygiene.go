@@ -3,7 +3,7 @@ package invariants
 import (
 	"strings"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Invariants of the preview host and the credential registry beyond the

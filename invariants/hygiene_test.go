@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 func TestSweepSparesWatchedTabs(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Info documents an invariant for `orchsim list`.

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strings"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Probes are sometimes-assertions: named situations a campaign should

@@ -3,7 +3,7 @@ package invariants
 import (
 	"strings"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Request invariants (report 002_37023b8e7fbf41be, T3 Code #16184; MODEL.md

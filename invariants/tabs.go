@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Tab-ownership invariants (report 000_993d1fdfc50e8ec7, T3 Code #23021;

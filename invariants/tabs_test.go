@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // ev builds a history event: "actor kind outcome k=v k=v" at minute m.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Terminal-session invariants (report 003_9aa3504d0982c1a7, agent-code #596;

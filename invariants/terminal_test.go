@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // tev is ev at sec seconds (millisecond precision).

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Env is what the harness gives every component: the clock it schedules on,

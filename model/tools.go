@@ -3,7 +3,7 @@ package model
 import (
 	"time"
 
-	"orchsim/model/store"
+	"github.com/orchsim/orchsim/model/store"
 )
 
 // Preview tool names (the preview MCP toolkit and previewControls).

@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Format is the value of every replay file's "format" field.

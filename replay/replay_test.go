@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Timeline geometry, in CSS pixels.

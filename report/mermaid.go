@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // MaxDiagramEvents bounds the events a diagram draws: a longer trace keeps

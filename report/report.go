@@ -16,9 +16,9 @@ import (
 	"strings"
 	"time"
 
-	"orchsim/replay"
-	"orchsim/scenarios"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/replay"
+	"github.com/orchsim/orchsim/scenarios"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Run is what a report draws: one run's trace and the facts that identify

@@ -13,11 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"orchsim/model"
-	"orchsim/replay"
-	"orchsim/scenarios"
-	"orchsim/shrink"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/replay"
+	"github.com/orchsim/orchsim/scenarios"
+	"github.com/orchsim/orchsim/shrink"
+	"github.com/orchsim/orchsim/sim"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

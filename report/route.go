@@ -3,7 +3,7 @@ package report
 import (
 	"strings"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // role says how an event is drawn.

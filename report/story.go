@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"orchsim/scenarios"
-	"orchsim/shrink"
+	"github.com/orchsim/orchsim/scenarios"
+	"github.com/orchsim/orchsim/shrink"
 )
 
 // StoryThreshold is the trace length above which a failing run's diagram

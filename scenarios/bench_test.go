@@ -3,8 +3,8 @@ package scenarios_test
 import (
 	"testing"
 
-	"orchsim/bench"
-	"orchsim/scenarios"
+	"github.com/orchsim/orchsim/bench"
+	"github.com/orchsim/orchsim/scenarios"
 )
 
 // BenchmarkScenario measures the throughput of every registered scenario

@@ -3,10 +3,10 @@ package scenarios
 import (
 	"time"
 
-	"orchsim/invariants"
-	"orchsim/model"
-	"orchsim/model/agent"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/agent"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Chaos runs every model in one world, on one clock and one event queue:

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"orchsim/model"
-	"orchsim/replay"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/replay"
 )
 
 // corpusRoot is the regression corpus: replay files of found failures.

@@ -484,7 +484,7 @@ func runGoTests(t *testing.T, pkgs []string, byPkg map[string][]string) map[stri
 	sort.Strings(names)
 	args = append(args, "-run", "^("+strings.Join(dedupe(names), "|")+")$")
 	for _, p := range pkgs {
-		args = append(args, "orchsim/model/"+p)
+		args = append(args, "github.com/orchsim/orchsim/model/"+p)
 	}
 	cmd := exec.Command(goBin, args...)
 	cmd.Dir = ".."
@@ -492,7 +492,7 @@ func runGoTests(t *testing.T, pkgs []string, byPkg map[string][]string) map[stri
 	results := map[string]outcome{}
 	pkgOf := map[string]string{}
 	for _, p := range pkgs {
-		pkgOf["orchsim/model/"+p] = p
+		pkgOf["github.com/orchsim/orchsim/model/"+p] = p
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"testing"
 
-	"orchsim/model"
+	"github.com/orchsim/orchsim/model"
 )
 
 // seedBugs maps each seed report's scenario to the invariant that finds it.

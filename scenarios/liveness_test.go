@@ -5,11 +5,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"orchsim/invariants"
-	"orchsim/model"
-	"orchsim/model/browser"
-	"orchsim/model/orchestrator"
-	"orchsim/model/server"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/browser"
+	"github.com/orchsim/orchsim/model/orchestrator"
+	"github.com/orchsim/orchsim/model/server"
 )
 
 // Report 000 is found by its liveness obligation alone: with the safety

@@ -6,9 +6,9 @@ import (
 
 	"pgregory.net/rapid"
 
-	"orchsim/model"
-	"orchsim/sim"
-	"orchsim/sim/simtest"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/sim"
+	"github.com/orchsim/orchsim/sim/simtest"
 )
 
 // Under the fixed profile no run violates an invariant, whatever rapid

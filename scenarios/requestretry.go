@@ -3,10 +3,10 @@ package scenarios
 import (
 	"time"
 
-	"orchsim/invariants"
-	"orchsim/model"
-	"orchsim/model/agent"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/agent"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // RequestRetry is the scenario of report 002 (T3 Code #16184): agents call

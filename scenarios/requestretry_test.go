@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"orchsim/invariants"
-	"orchsim/model"
-	"orchsim/model/orchestrator"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/orchestrator"
 )
 
 func TestRequestRetry_ReportedFindsTheBug(t *testing.T) {

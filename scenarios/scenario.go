@@ -10,9 +10,9 @@ import (
 	"sort"
 	"time"
 
-	"orchsim/invariants"
-	"orchsim/model"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Scenario is a named workload and fault plan.

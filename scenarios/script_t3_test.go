@@ -9,14 +9,14 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
-	"orchsim/invariants"
-	"orchsim/model"
-	"orchsim/model/browser"
-	"orchsim/model/orchestrator"
-	"orchsim/model/provider"
-	"orchsim/model/server"
-	"orchsim/model/store"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/browser"
+	"github.com/orchsim/orchsim/model/orchestrator"
+	"github.com/orchsim/orchsim/model/provider"
+	"github.com/orchsim/orchsim/model/server"
+	"github.com/orchsim/orchsim/model/store"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // TestScriptsTabOwnership runs the scripted reproductions under

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"time"
 
-	"orchsim/model"
-	"orchsim/model/agent"
-	"orchsim/model/browser"
-	"orchsim/model/provider"
-	"orchsim/model/server"
-	"orchsim/model/store"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/agent"
+	"github.com/orchsim/orchsim/model/browser"
+	"github.com/orchsim/orchsim/model/provider"
+	"github.com/orchsim/orchsim/model/server"
+	"github.com/orchsim/orchsim/model/store"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // T3World is one environment around a restartable T3 server process: the

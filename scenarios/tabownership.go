@@ -3,8 +3,8 @@ package scenarios
 import (
 	"time"
 
-	"orchsim/invariants"
-	"orchsim/model"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
 )
 
 // TabOwnership is the scenario of report 000 (T3 Code #23021): threads on

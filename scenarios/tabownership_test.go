@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"orchsim/invariants"
-	"orchsim/model"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
 )
 
 // outcomes runs seeds first..last and counts the violated invariants ("ok"

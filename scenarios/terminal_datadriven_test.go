@@ -9,10 +9,10 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
-	"orchsim/invariants"
-	"orchsim/model"
-	"orchsim/model/terminal"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/terminal"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // TestTerminalDataDriven runs the scripts in testdata/terminal: scripted

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	"orchsim/invariants"
-	"orchsim/model"
-	"orchsim/model/terminal"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/terminal"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // TerminalRemount is the scenario of report 003 (agent-code #596): Claude,

@@ -6,10 +6,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"orchsim/invariants"
-	"orchsim/model"
-	"orchsim/model/terminal"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/terminal"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // The acceptance bars of the terminal-sessions issue (issue 4), found by the

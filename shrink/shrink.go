@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"orchsim/scenarios"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/scenarios"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Options bound a shrink.

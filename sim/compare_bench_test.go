@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"orchsim/bench"
+	"github.com/orchsim/orchsim/bench"
 )
 
 // BenchmarkCompare runs the shared timer-heavy workload of package bench

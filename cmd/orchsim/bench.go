@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"orchsim/bench"
-	"orchsim/scenarios"
+	"github.com/orchsim/orchsim/bench"
+	"github.com/orchsim/orchsim/scenarios"
 )
 
 // newBenchCmd is orchsim bench: the kernel against its alternatives, and

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"orchsim/bench"
+	"github.com/orchsim/orchsim/bench"
 )
 
 // tinyPlan is QuickPlan cut down to a fraction of a second.

@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"orchsim/model"
-	"orchsim/scenarios"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/scenarios"
+	"github.com/orchsim/orchsim/sim"
 )
 
 func newExplainCmd() *cobra.Command {

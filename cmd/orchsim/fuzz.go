@@ -19,10 +19,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"orchsim/fuzz"
-	"orchsim/invariants"
-	"orchsim/model"
-	"orchsim/scenarios"
+	"github.com/orchsim/orchsim/fuzz"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/scenarios"
 )
 
 // exitInterrupted is fuzz's status when a signal stopped a campaign that

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"orchsim/scenarios"
+	"github.com/orchsim/orchsim/scenarios"
 )
 
 func TestFuzz_FindsShrinksAndReports(t *testing.T) {

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"orchsim/fuzz"
-	"orchsim/invariants"
-	"orchsim/scenarios"
+	"github.com/orchsim/orchsim/fuzz"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/scenarios"
 )
 
 // JUnit XML, in the common shape CI systems read: one testsuite per

@@ -6,10 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"orchsim/invariants"
-	"orchsim/model"
-	"orchsim/scenarios"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/scenarios"
+	"github.com/orchsim/orchsim/sim"
 )
 
 func newListCmd() *cobra.Command {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"orchsim/replay"
+	"github.com/orchsim/orchsim/replay"
 )
 
 // mergedSummary is the merge of the --json summaries of a sharded fuzz

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"orchsim/model"
-	"orchsim/scenarios"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/scenarios"
 )
 
 // mutantKill is what one (mutant, scenario) pair found.

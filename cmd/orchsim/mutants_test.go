@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"orchsim/model"
+	"github.com/orchsim/orchsim/model"
 )
 
 // Every mutant is killed by some invariant within a few seeds, and the

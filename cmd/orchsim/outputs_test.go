@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"orchsim/replay"
+	"github.com/orchsim/orchsim/replay"
 )
 
 // assertUsage checks the bad-usage contract: exit 2, one line on stderr,

@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"orchsim/replay"
-	"orchsim/scenarios"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/replay"
+	"github.com/orchsim/orchsim/scenarios"
+	"github.com/orchsim/orchsim/sim"
 )
 
 func newReplayCmd() *cobra.Command {

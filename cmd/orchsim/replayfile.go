@@ -5,11 +5,11 @@ import (
 	"os"
 	"time"
 
-	"orchsim/invariants"
-	"orchsim/model"
-	"orchsim/replay"
-	"orchsim/scenarios"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/replay"
+	"github.com/orchsim/orchsim/scenarios"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // loadReplay reads a replay file and the run configuration it records.

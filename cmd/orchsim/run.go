@@ -13,11 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"orchsim/model"
-	"orchsim/replay"
-	"orchsim/report"
-	"orchsim/scenarios"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/replay"
+	"github.com/orchsim/orchsim/report"
+	"github.com/orchsim/orchsim/scenarios"
+	"github.com/orchsim/orchsim/sim"
 )
 
 type runFlags struct {

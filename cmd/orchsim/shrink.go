@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"orchsim/fuzz"
-	"orchsim/replay"
-	"orchsim/shrink"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/fuzz"
+	"github.com/orchsim/orchsim/replay"
+	"github.com/orchsim/orchsim/shrink"
+	"github.com/orchsim/orchsim/sim"
 )
 
 func newShrinkCmd() *cobra.Command {

@@ -233,7 +233,7 @@ func orchsimArgs(words []string) []string {
 	}
 	if words[0] == "go" && len(words) > 2 && words[1] == "run" {
 		for i, w := range words[2:] {
-			if w == "./cmd/orchsim" || w == "orchsim/cmd/orchsim" {
+			if w == "./cmd/orchsim" || w == "github.com/orchsim/orchsim/cmd/orchsim" {
 				return append([]string{}, words[i+3:]...)
 			}
 		}

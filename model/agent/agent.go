@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"time"
 
-	"orchsim/model"
-	"orchsim/model/browser"
-	"orchsim/model/provider"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/browser"
+	"github.com/orchsim/orchsim/model/provider"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Net is how actors reach the current server process: deliveries cross a

@@ -3,10 +3,10 @@ package agent
 import (
 	"time"
 
-	"orchsim/model"
-	"orchsim/model/browser"
-	"orchsim/model/server"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/browser"
+	"github.com/orchsim/orchsim/model/server"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // User is the human of one thread: sends prompts at random gaps (seconds to

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"orchsim/model"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // The PreviewAutomationBroker (apps/server/src/mcp/PreviewAutomationBroker.ts

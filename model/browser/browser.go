@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"orchsim/model"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Constants from ServerBrowser.ts (164d7dbe) and the #23021 report.

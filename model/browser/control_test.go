@@ -8,7 +8,7 @@ import (
 	"go.uber.org/goleak"
 	"pgregory.net/rapid"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

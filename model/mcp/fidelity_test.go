@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"orchsim/model"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/sim"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

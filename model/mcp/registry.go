@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"orchsim/model"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // DefaultLivenessWindow is how long a credential lives after its last sign

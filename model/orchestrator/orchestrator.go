@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"orchsim/model"
-	"orchsim/model/mcp"
-	"orchsim/model/store"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/mcp"
+	"github.com/orchsim/orchsim/model/store"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Constants from OrchestratorMcpService.

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"orchsim/model"
-	"orchsim/model/mcp"
-	"orchsim/model/store"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/mcp"
+	"github.com/orchsim/orchsim/model/store"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // fx is the upstream harness: the manager over a real registry (endpoint

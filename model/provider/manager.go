@@ -13,10 +13,10 @@ import (
 	"fmt"
 	"time"
 
-	"orchsim/model"
-	"orchsim/model/mcp"
-	"orchsim/model/store"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/mcp"
+	"github.com/orchsim/orchsim/model/store"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Constants from ProviderSessionManager.ts (00df9e65).

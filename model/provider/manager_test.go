@@ -9,11 +9,11 @@ import (
 	"go.uber.org/goleak"
 	"pgregory.net/rapid"
 
-	"orchsim/invariants"
-	"orchsim/model"
-	"orchsim/model/mcp"
-	"orchsim/sim"
-	"orchsim/sim/simtest"
+	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/mcp"
+	"github.com/orchsim/orchsim/sim"
+	"github.com/orchsim/orchsim/sim/simtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

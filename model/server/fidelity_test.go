@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"orchsim/model"
-	"orchsim/model/store"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/store"
+	"github.com/orchsim/orchsim/sim"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

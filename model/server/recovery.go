@@ -3,7 +3,7 @@ package server
 import (
 	"time"
 
-	"orchsim/model/store"
+	"github.com/orchsim/orchsim/model/store"
 )
 
 // ProviderRuntimeRecoveryService.reconcile (ProviderRuntimeRecoveryService.ts

@@ -3,8 +3,8 @@ package server
 import (
 	"strings"
 
-	"orchsim/model/store"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model/store"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Restart continuation (RestartContinuation.ts @ 0f504549, MODEL.md §8):

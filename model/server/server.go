@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"orchsim/model"
-	"orchsim/model/browser"
-	"orchsim/model/mcp"
-	"orchsim/model/orchestrator"
-	"orchsim/model/provider"
-	"orchsim/model/store"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/browser"
+	"github.com/orchsim/orchsim/model/mcp"
+	"github.com/orchsim/orchsim/model/orchestrator"
+	"github.com/orchsim/orchsim/model/provider"
+	"github.com/orchsim/orchsim/model/store"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Hooks connect a server process to the world around it (agents, users).

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"orchsim/model"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // IPC latency bounds of one renderer <-> main message (model choice: a

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Key is what one input chunk typed into a terminal does to the TUI.

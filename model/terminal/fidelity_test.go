@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // TestAC05_ReentrantRecoveryJoins is AC-05, upstream "joins a re-entrant

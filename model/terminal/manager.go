@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"orchsim/model"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Config holds the fault rates of the app's backends. The zero Config has

@@ -3,7 +3,7 @@ package terminal
 import (
 	"fmt"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Pane is one mounted leaf instance: an AgentTerminalLeaf (terminal view

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"orchsim/model"
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Surface is what MainSurface renders.

@@ -26,7 +26,7 @@ import (
 	"fmt"
 	"time"
 
-	"orchsim/model"
+	"github.com/orchsim/orchsim/model"
 )
 
 // Switches of report 003 (MODEL.md Part 0) and this package's own fix.

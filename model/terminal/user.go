@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // User is the person at the desktop app. At random gaps it types drafts

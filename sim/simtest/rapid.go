@@ -5,7 +5,7 @@ package simtest
 import (
 	"pgregory.net/rapid"
 
-	"orchsim/sim"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // RapidSource draws choices from a *rapid.T, so rapid generates and
