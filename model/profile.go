@@ -6,6 +6,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -94,6 +95,10 @@ func init() {
 type Profile struct {
 	fixes   map[Switch]bool
 	mutants map[Mutant]bool
+	// preset and unfix remember how the profile was named, so that a
+	// replay file can record "fixed minus these" as it was asked for.
+	preset string
+	unfix  []string
 }
 
 // Preset names.
@@ -102,30 +107,56 @@ const (
 	PresetFixed    = "fixed"
 )
 
-// NewProfile builds a profile from a preset name (reported or fixed), extra
-// fixes and mutants. It returns an error naming the first unknown name.
-func NewProfile(preset string, fixes []string, mutants []string) (Profile, error) {
+// Spec names a profile the way the command line and replay files do: a
+// preset, then fixes turned on (--fix), then fixes turned off (--unfix),
+// then mutants (--mutant). `Spec{Preset: "fixed", Unfix: []string{"x"}}`
+// is every fix but x, so that one bug is explored alone.
+type Spec struct {
+	Preset  string
+	Fix     []string
+	Unfix   []string
+	Mutants []string
+}
+
+// Profile builds the profile s names. It returns an error naming the first
+// unknown preset, switch or mutant, or a switch named both in Fix and in
+// Unfix. Blank names are skipped.
+func (s Spec) Profile() (Profile, error) {
 	p := Profile{fixes: map[Switch]bool{}, mutants: map[Mutant]bool{}}
-	switch preset {
+	switch s.Preset {
 	case PresetReported, "":
+		p.preset = PresetReported
 	case PresetFixed:
-		for _, s := range switches {
-			p.fixes[s.Name] = true
+		p.preset = PresetFixed
+		for _, sw := range switches {
+			p.fixes[sw.Name] = true
 		}
 	default:
-		return Profile{}, fmt.Errorf("unknown profile %q (want %s or %s)", preset, PresetReported, PresetFixed)
+		return Profile{}, fmt.Errorf("unknown profile %q (want %s or %s)", s.Preset, PresetReported, PresetFixed)
 	}
-	for _, f := range fixes {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		if !knownSwitch(Switch(f)) {
-			return Profile{}, fmt.Errorf("unknown switch %q (see orchsim list)", f)
+	fix, err := switchNames(s.Fix)
+	if err != nil {
+		return Profile{}, err
+	}
+	unfix, err := switchNames(s.Unfix)
+	if err != nil {
+		return Profile{}, err
+	}
+	for _, f := range fix {
+		if slices.Contains(unfix, f) {
+			return Profile{}, fmt.Errorf("switch %q is both fixed and unfixed", f)
 		}
 		p.fixes[Switch(f)] = true
 	}
-	for _, m := range mutants {
+	for _, f := range unfix {
+		delete(p.fixes, Switch(f))
+	}
+	for _, sw := range switches { // registry order, so the list is sorted and free of repeats
+		if slices.Contains(unfix, string(sw.Name)) {
+			p.unfix = append(p.unfix, string(sw.Name))
+		}
+	}
+	for _, m := range s.Mutants {
 		m = strings.TrimSpace(m)
 		if m == "" {
 			continue
@@ -138,10 +169,39 @@ func NewProfile(preset string, fixes []string, mutants []string) (Profile, error
 	return p, nil
 }
 
+// switchNames trims names, drops blanks and checks that each is a
+// registered switch.
+func switchNames(names []string) ([]string, error) {
+	var out []string
+	for _, f := range names {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if !knownSwitch(Switch(f)) {
+			return nil, fmt.Errorf("unknown switch %q (see orchsim list)", f)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// NewProfile builds a profile from a preset name (reported or fixed), extra
+// fixes and mutants: Spec{preset, fixes, nil, mutants}.Profile().
+func NewProfile(preset string, fixes []string, mutants []string) (Profile, error) {
+	return Spec{Preset: preset, Fix: fixes, Mutants: mutants}.Profile()
+}
+
 // MustProfile is NewProfile for tests and tables whose names are constants;
 // it panics on an unknown name.
 func MustProfile(preset string, fixes []string, mutants []string) Profile {
-	p, err := NewProfile(preset, fixes, mutants)
+	return MustSpec(Spec{Preset: preset, Fix: fixes, Mutants: mutants})
+}
+
+// MustSpec is Spec.Profile for tests and tables whose names are constants;
+// it panics on an unknown name.
+func MustSpec(s Spec) Profile {
+	p, err := s.Profile()
 	if err != nil {
 		panic(err)
 	}
@@ -194,7 +254,10 @@ func (p Profile) MutantNames() []string {
 	return out
 }
 
-// Preset returns "fixed" when every fix is on, else "reported".
+// Preset returns "fixed" when every fix is on, else "reported". A profile
+// built as fixed minus some switches is "reported" with its Fixes listed, so
+// that (Preset, Fixes, Mutants) always rebuilds it; Spec keeps how it was
+// asked for.
 func (p Profile) Preset() string {
 	if len(p.Fixes()) == len(switches) && len(switches) > 0 {
 		return PresetFixed
@@ -202,12 +265,38 @@ func (p Profile) Preset() string {
 	return PresetReported
 }
 
-// String renders the profile as preset[+fix...][!mutant...], for banners.
+// Unfixed returns the switches the profile turned off after its preset
+// (--unfix), sorted. Fixes() already leaves them out; replay files record
+// them so that "fixed minus these" reads as it was asked for.
+func (p Profile) Unfixed() []string { return p.unfix }
+
+// Spec returns a Spec that builds this profile again: the preset it was
+// built from, the fixes that are on, Unfixed and the mutants.
+func (p Profile) Spec() Spec {
+	preset := p.preset
+	if preset == "" {
+		preset = PresetReported
+	}
+	return Spec{Preset: preset, Fix: p.Fixes(), Unfix: p.Unfixed(), Mutants: p.MutantNames()}
+}
+
+// String renders the profile for banners: reported[+fix...] for a profile
+// built up from reported, fixed[~fix...] for every fix but the ones turned
+// off (~ marks a fix turned off), then [!mutant...].
 func (p Profile) String() string {
 	s := p.Preset()
+	if p.preset == PresetFixed {
+		s = PresetFixed
+	}
 	if s == PresetReported {
 		for _, f := range p.Fixes() {
 			s += "+" + f
+		}
+	} else {
+		for _, sw := range switches {
+			if !p.fixes[sw.Name] {
+				s += "~" + string(sw.Name)
+			}
 		}
 	}
 	for _, m := range p.MutantNames() {
