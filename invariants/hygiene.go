@@ -3,6 +3,7 @@ package invariants
 import (
 	"strings"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/sim"
 )
 
@@ -15,18 +16,15 @@ const (
 	CredentialCapabilitiesCurrent = "credential-capabilities-current"
 )
 
-// Hygiene lists these invariants.
-var Hygiene = []string{SweepSparesWatchedTabs, CredentialCapabilitiesCurrent}
-
 func init() {
-	register(Info{SweepSparesWatchedTabs,
-		"the 1 min idle sweep never closes a tab a viewer is watching or the desktop app renders",
-		"MODEL.md §9 (ServerBrowser idle sweep); report 000 on desktop-backed tabs",
-		func() sim.Checker { return &sweepSpares{watchers: map[string]int{}, desktop: map[string]bool{}} }})
-	register(Info{CredentialCapabilitiesCurrent,
-		"a credential issued or reused for a thread carries preview exactly when the thread's project has browser access",
-		"MODEL.md §4 (prepareMcpSession capability equality, PR #7083)",
-		func() sim.Checker { return &capsCurrent{project: map[string]string{}, access: map[string]bool{}} }})
+	register(Info{Name: SweepSparesWatchedTabs, Group: catalog.PreviewTab,
+		Property: "the 1 min idle sweep never closes a tab a viewer is watching or the desktop app renders",
+		Source:   "MODEL.md §9 (ServerBrowser idle sweep); report 000 on desktop-backed tabs",
+		New:      func() sim.Checker { return &sweepSpares{watchers: map[string]int{}, desktop: map[string]bool{}} }})
+	register(Info{Name: CredentialCapabilitiesCurrent, Group: catalog.MCPCredential,
+		Property: "a credential issued or reused for a thread carries preview exactly when the thread's project has browser access",
+		Source:   "MODEL.md §4 (prepareMcpSession capability equality, PR #7083)",
+		New:      func() sim.Checker { return &capsCurrent{project: map[string]string{}, access: map[string]bool{}} }})
 }
 
 type sweepSpares struct {

@@ -7,26 +7,83 @@ package invariants
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/sim"
 )
 
-// Info documents an invariant for `orchsim list`.
+// Kinds of invariant (Info.Kind).
+const (
+	// Safety: checked after every event; the first bad event violates it.
+	Safety = "safety"
+	// Liveness: judged at the end of a run (a sim.Finisher) or at the end
+	// of the heal phase.
+	Liveness = "liveness"
+)
+
+// Info declares an invariant; the file that implements its checker
+// registers it from init.
 type Info struct {
-	Name     string
+	Name string
+	// Group is the component whose contract it states; scenarios pick
+	// their invariants by group (InGroups).
+	Group catalog.Group
+	// Kind is Safety (the default when empty) or Liveness.
+	Kind     string
 	Property string
-	Source   string
-	New      func() sim.Checker
+	// Source names the contract: a report's acceptance check, an upstream
+	// tool description or comment, a MODEL.md section.
+	Source string
+	// Reports are the public reports whose bug it catches (may be empty for
+	// an invariant written from a contract alone).
+	Reports []catalog.Report
+	New     func() sim.Checker
 }
 
 var registry []Info
 
-func register(i Info) { registry = append(registry, i) }
+// register adds i, keeping the registry in list order (group, name). It
+// panics on a duplicate or a missing field.
+func register(i Info) {
+	if _, dup := Lookup(i.Name); dup {
+		panic("invariants: registered twice: " + i.Name)
+	}
+	if i.Kind == "" {
+		i.Kind = Safety
+	}
+	if i.Name == "" || !i.Group.Valid() || i.Property == "" || i.Source == "" || i.New == nil ||
+		(i.Kind != Safety && i.Kind != Liveness) {
+		panic("invariants: " + i.Name + " needs a name, group, kind, property, source and checker")
+	}
+	for _, r := range i.Reports {
+		if _, err := catalog.ParseReport(string(r)); err != nil {
+			panic("invariants: " + i.Name + ": " + err.Error())
+		}
+	}
+	registry = append(registry, i)
+	sort.Slice(registry, func(a, b int) bool {
+		return catalog.Less(registry[a].Group, registry[a].Name, registry[b].Group, registry[b].Name)
+	})
+}
 
-// All returns every invariant, in registration order (grouped by report).
+// All returns every invariant, in list order (group, then name).
 func All() []Info { return registry }
+
+// InGroups returns the names of the invariants of the given groups, in
+// list order: what a scenario judged by those components checks.
+func InGroups(groups ...catalog.Group) []string {
+	var out []string
+	for _, i := range registry {
+		if slices.Contains(groups, i.Group) {
+			out = append(out, i.Name)
+		}
+	}
+	return out
+}
 
 // Lookup returns the invariant named name.
 func Lookup(name string) (Info, bool) {
@@ -36,6 +93,35 @@ func Lookup(name string) (Info, bool) {
 		}
 	}
 	return Info{}, false
+}
+
+// IsObligation reports whether name is a declared liveness obligation
+// (sim.DeclareObligation).
+func IsObligation(name string) bool {
+	for _, o := range sim.Obligations() {
+		if o.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// IsLiveness reports whether a violation named name is a liveness failure
+// (an obligation left open after the heal phase, or a liveness invariant
+// judged at the end of a run) rather than a safety one.
+func IsLiveness(name string) bool {
+	if i, ok := Lookup(name); ok {
+		return i.Kind == Liveness
+	}
+	return IsObligation(name)
+}
+
+// KindOf returns "liveness" or "safety" for a violation name.
+func KindOf(name string) string {
+	if IsLiveness(name) {
+		return Liveness
+	}
+	return Safety
 }
 
 // New builds fresh checkers for names; it panics on an unknown name (the

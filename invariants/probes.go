@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/sim"
 )
 
@@ -13,30 +14,60 @@ import (
 // campaign never hit, so a workload that stopped reaching a situation is
 // noticed.
 
-// ProbeInfo documents a probe.
+// ProbeInfo declares a probe.
 type ProbeInfo struct {
-	Name string
-	Doc  string
+	Name  string
+	Group catalog.Group
+	Doc   string
 }
 
-// Probes lists every probe, sorted by name.
-var Probes = []ProbeInfo{
-	{"capability-change-reissued-credential", "a capability change made prepareMcpSession revoke and re-issue a thread's credential"},
-	{"delegate-wait-timed-out", "a delegate_task wait ran out of budget and was upgraded (waitTimedOut)"},
-	{"human-took-agent-tab", "a human viewer took control of an agent's tab"},
-	{"idle-release-deferred-by-pin", "an idle release was deferred for pending background work"},
-	{"idle-release-with-open-tab", "a provider session idled out while its thread had an open agent tab"},
-	{"remount-with-claude-draft", "a pane of a Claude session remounted while the user's draft was in its composer"},
-	{"restart-continuation", "a restart continuation resumed a thread (\"Continue where you left off.\")"},
-	{"retry-crossed-credential-reissue", "an agent retried a call under a different credential than its first attempt"},
-	{"retry-crossed-server-restart", "an agent retried a call after a server restart"},
-	{"stale-credential-refused", "a call with a revoked or expired credential was refused (401)"},
-	{"tab-acted-after-rotation", "a thread acted on its tab with a credential other than the one that opened it"},
+// Probes lists every declared probe in list order (group, then name);
+// Result.Probes and fuzz's hit counts follow this order.
+var Probes []ProbeInfo
+
+// declareProbe adds a probe and returns its name, for the counter that
+// hits it. It panics on a duplicate or a missing field.
+func declareProbe(i ProbeInfo) string {
+	if i.Name == "" || i.Doc == "" || !i.Group.Valid() {
+		panic("invariants: probe " + i.Name + " needs a name, group and doc")
+	}
+	for _, p := range Probes {
+		if p.Name == i.Name {
+			panic("invariants: probe declared twice: " + i.Name)
+		}
+	}
+	Probes = append(Probes, i)
+	sort.Slice(Probes, func(a, b int) bool {
+		return catalog.Less(Probes[a].Group, Probes[a].Name, Probes[b].Group, Probes[b].Name)
+	})
+	return i.Name
 }
 
-func init() {
-	sort.Slice(Probes, func(i, j int) bool { return Probes[i].Name < Probes[j].Name })
-}
+// The probes ProbeCounter counts; Observe below says when each is hit.
+var (
+	probeCapabilityChangeReissuedCredential = declareProbe(ProbeInfo{Name: "capability-change-reissued-credential", Group: catalog.MCPCredential,
+		Doc: "a capability change made prepareMcpSession revoke and re-issue a thread's credential"})
+	probeDelegateWaitTimedOut = declareProbe(ProbeInfo{Name: "delegate-wait-timed-out", Group: catalog.Orchestrator,
+		Doc: "a delegate_task wait ran out of budget and was upgraded (waitTimedOut)"})
+	probeHumanTookAgentTab = declareProbe(ProbeInfo{Name: "human-took-agent-tab", Group: catalog.PreviewTab,
+		Doc: "a human viewer took control of an agent's tab"})
+	probeIdleReleaseDeferredByPin = declareProbe(ProbeInfo{Name: "idle-release-deferred-by-pin", Group: catalog.ProviderSession,
+		Doc: "an idle release was deferred for pending background work"})
+	probeIdleReleaseWithOpenTab = declareProbe(ProbeInfo{Name: "idle-release-with-open-tab", Group: catalog.ProviderSession,
+		Doc: "a provider session idled out while its thread had an open agent tab"})
+	probeRemountWithClaudeDraft = declareProbe(ProbeInfo{Name: "remount-with-claude-draft", Group: catalog.TerminalSession,
+		Doc: "a pane of a Claude session remounted while the user's draft was in its composer"})
+	probeRestartContinuation = declareProbe(ProbeInfo{Name: "restart-continuation", Group: catalog.RestartContinuation,
+		Doc: "a restart continuation resumed a thread (\"Continue where you left off.\")"})
+	probeRetryCrossedCredentialReissue = declareProbe(ProbeInfo{Name: "retry-crossed-credential-reissue", Group: catalog.Orchestrator,
+		Doc: "an agent retried a call under a different credential than its first attempt"})
+	probeRetryCrossedServerRestart = declareProbe(ProbeInfo{Name: "retry-crossed-server-restart", Group: catalog.Orchestrator,
+		Doc: "an agent retried a call after a server restart"})
+	probeStaleCredentialRefused = declareProbe(ProbeInfo{Name: "stale-credential-refused", Group: catalog.MCPCredential,
+		Doc: "a call with a revoked or expired credential was refused (401)"})
+	probeTabActedAfterRotation = declareProbe(ProbeInfo{Name: "tab-acted-after-rotation", Group: catalog.PreviewTab,
+		Doc: "a thread acted on its tab with a credential other than the one that opened it"})
+)
 
 // ProbeCounter is a checker that counts probe hits; it never reports a
 // violation.
@@ -79,26 +110,26 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		p.starts++
 		p.openTabs = p.openTabs[:0]
 	case ev.Kind == "credential.revoke" && strings.HasPrefix(ev.Get("cause"), "prepare:"):
-		hit("capability-change-reissued-credential")
+		hit(probeCapabilityChangeReissuedCredential)
 	case ev.Kind == "delegate_task.wait" && ev.Outcome == "waitTimedOut":
-		hit("delegate-wait-timed-out")
+		hit(probeDelegateWaitTimedOut)
 	case ev.Kind == "control.take" && ev.Outcome == "ok":
-		hit("human-took-agent-tab")
+		hit(probeHumanTookAgentTab)
 	case ev.Kind == "idle-release-deferred":
-		hit("idle-release-deferred-by-pin")
+		hit(probeIdleReleaseDeferredByPin)
 	case ev.Kind == "session.release" && ev.Get("reason") == "idle_timeout":
 		for _, t := range p.threadsWithTabs() {
 			if strings.HasSuffix(ev.Get("providerSessionId"), t) || ev.Get("providerSessionId") == "psess:codex" {
-				hit("idle-release-with-open-tab")
+				hit(probeIdleReleaseWithOpenTab)
 				break
 			}
 		}
 	case ev.Kind == "restart-continuation":
-		hit("restart-continuation")
+		hit(probeRestartContinuation)
 	case ev.Kind == "tab.swept":
 		p.closeTab(ev.Get("tab"))
 	case strings.HasPrefix(ev.Actor, "agent/") && ev.Outcome == "401 unknown_or_expired_token":
-		hit("stale-credential-refused")
+		hit(probeStaleCredentialRefused)
 	case strings.HasPrefix(ev.Actor, "agent/"):
 		p.toolCall(ev, hit)
 	}
@@ -151,7 +182,7 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 		// Its own tab resolved: the attempt counts whether it was allowed
 		// (fixed) or refused as agentMismatch (reported).
 		if opened, ok := p.tabCred[tab]; ok && opened != cred {
-			hit("tab-acted-after-rotation")
+			hit(probeTabActedAfterRotation)
 		}
 		if ev.Kind == "t3_preview_close" && ev.Outcome == "ok" {
 			p.closeTab(tab)
@@ -162,10 +193,10 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 			p.firstCall[k], p.firstAt[k] = cred, p.starts
 		} else if ev.Get("retry") == "true" {
 			if first != cred {
-				hit("retry-crossed-credential-reissue")
+				hit(probeRetryCrossedCredentialReissue)
 			}
 			if p.firstAt[k] != p.starts {
-				hit("retry-crossed-server-restart")
+				hit(probeRetryCrossedServerRestart)
 			}
 		}
 	}
@@ -184,47 +215,7 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		p.draft[session] = false
 	case strings.HasPrefix(ev.Actor, "pane/") && ev.Kind == "pane.mount":
 		if p.claude[session] && p.draft[session] {
-			hit("remount-with-claude-draft")
+			hit(probeRemountWithClaudeDraft)
 		}
 	}
-}
-
-// ObligationInfo documents a liveness obligation the models open and
-// discharge (sim.Ledger); one still open after the heal phase is reported as
-// a violation with its name.
-type ObligationInfo struct {
-	Name     string
-	Property string
-	Source   string
-}
-
-// Obligations lists the liveness obligations of the models, sorted by name.
-var Obligations = []ObligationInfo{
-	{"delegated-task-settles", "a delegated task reaches a terminal state", "MODEL.md §7 (delegated tasks, recovery)"},
-	{"running-thread-settles", "a running run gets a live provider turn or is settled (also after a restart)", "MODEL.md §8 (reconcile)"},
-	{"thread-regains-its-tabs", "a thread refused on its own agent tab can act on it again, or the tab closes", "000_993d1fdfc50e8ec7 (#23021)"},
-	{"wait-returns-within-budget", "a delegate_task wait returns, settled or timed out, unless its server process died", "MODEL.md §7 (wait mode)"},
-}
-
-// IsLiveness reports whether a violation named name is a liveness failure
-// (an obligation left open after the heal phase, or a liveness invariant
-// judged at the end of a run) rather than a safety one.
-func IsLiveness(name string) bool {
-	if name == WedgedSpawnReplaced {
-		return true
-	}
-	for _, o := range Obligations {
-		if o.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// KindOf returns "liveness" or "safety" for a violation name.
-func KindOf(name string) string {
-	if IsLiveness(name) {
-		return "liveness"
-	}
-	return "safety"
 }

@@ -3,6 +3,7 @@ package invariants
 import (
 	"strings"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/sim"
 )
 
@@ -19,22 +20,22 @@ const (
 	RequestKeysScopedPerThread = "request-keys-scoped-per-thread"
 )
 
-// Requests lists the request invariants.
-var Requests = []string{OneEffectPerRequest, RetryReturnsOriginal, RequestKeysScopedPerThread}
-
 func init() {
-	register(Info{OneEffectPerRequest,
-		"per thread, tool and clientRequestId at most one command runs (one child thread, task, message, schedule or interrupt), across restarts and credential re-issues",
-		"002_37023b8e7fbf41be (T3 Code #16184) restoration check",
-		func() sim.Checker { return newOneEffect() }})
-	register(Info{RetryReturnsOriginal,
-		"a retry with the same clientRequestId returns the first call's ids (taskId, childThreadId, threads, message, schedule)",
-		"002_37023b8e7fbf41be restoration check; FIDELITY OM-05, OM-10, OM-14",
-		func() sim.Checker { return &retryOriginal{first: map[string]string{}} }})
-	register(Info{RequestKeysScopedPerThread,
-		"the same clientRequestId in two threads is independent work, and a key new to a thread starts a new round: a receipt is only ever replayed to the thread that created it, for the same request",
-		"002_37023b8e7fbf41be controls; MODEL.md §13 N1 safety",
-		func() sim.Checker { return &keysScoped{owner: map[string]string{}} }})
+	register(Info{Name: OneEffectPerRequest, Group: catalog.Orchestrator,
+		Property: "per thread, tool and clientRequestId at most one command runs (one child thread, task, message, schedule or interrupt), across restarts and credential re-issues",
+		Source:   "002_37023b8e7fbf41be (T3 Code #16184) restoration check",
+		Reports:  []catalog.Report{"t3code#16184"},
+		New:      func() sim.Checker { return newOneEffect() }})
+	register(Info{Name: RetryReturnsOriginal, Group: catalog.Orchestrator,
+		Property: "a retry with the same clientRequestId returns the first call's ids (taskId, childThreadId, threads, message, schedule)",
+		Source:   "002_37023b8e7fbf41be restoration check; FIDELITY OM-05, OM-10, OM-14",
+		Reports:  []catalog.Report{"t3code#16184"},
+		New:      func() sim.Checker { return &retryOriginal{first: map[string]string{}} }})
+	register(Info{Name: RequestKeysScopedPerThread, Group: catalog.Orchestrator,
+		Property: "the same clientRequestId in two threads is independent work, and a key new to a thread starts a new round: a receipt is only ever replayed to the thread that created it, for the same request",
+		Source:   "002_37023b8e7fbf41be controls; MODEL.md §13 N1 safety",
+		Reports:  []catalog.Report{"t3code#16184"},
+		New:      func() sim.Checker { return &keysScoped{owner: map[string]string{}} }})
 }
 
 var orchestratorTools = map[string]bool{"delegate_task": true, "create_threads": true, "schedule_task": true,

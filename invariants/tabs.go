@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/sim"
 )
 
@@ -17,34 +18,34 @@ const (
 	StaleCleanupSparesReplacement = "stale-cleanup-spares-replacement"
 )
 
-// TabOwnership lists the tab-ownership invariants (the five of report 000
-// first, then the preview and credential hygiene ones).
-var TabOwnership = []string{NoCrossThreadTabAction, HumanControlExclusive, ThreadKeepsItsTabs,
-	RevokedCredentialDenied, StaleCleanupSparesReplacement, SweepSparesWatchedTabs, CredentialCapabilitiesCurrent}
-
 func init() {
-	register(Info{NoCrossThreadTabAction,
-		"an agent never drives (navigate, click, close) a tab that belongs to another thread",
-		"000_993d1fdfc50e8ec7 acceptance check 4; MODEL.md §12 S1",
-		func() sim.Checker { return &noCrossThread{} }})
-	register(Info{HumanControlExclusive,
-		"while a human viewer controls a tab, no agent action runs on it",
-		"000_993d1fdfc50e8ec7 acceptance check 4; MODEL.md §12 S2",
-		func() sim.Checker {
+	register(Info{Name: NoCrossThreadTabAction, Group: catalog.PreviewTab,
+		Property: "an agent never drives (navigate, click, close) a tab that belongs to another thread",
+		Source:   "000_993d1fdfc50e8ec7 acceptance check 4; MODEL.md §12 S1",
+		Reports:  []catalog.Report{"t3code#23021"},
+		New:      func() sim.Checker { return &noCrossThread{} }})
+	register(Info{Name: HumanControlExclusive, Group: catalog.PreviewTab,
+		Property: "while a human viewer controls a tab, no agent action runs on it",
+		Source:   "000_993d1fdfc50e8ec7 acceptance check 4; MODEL.md §12 S2",
+		Reports:  []catalog.Report{"t3code#23021"},
+		New: func() sim.Checker {
 			return &humanControl{controller: map[string]string{}, since: map[string]time.Duration{}}
 		}})
-	register(Info{ThreadKeepsItsTabs,
-		"a live, authorized caller of a thread is never refused with agentMismatch on an agent tab its own thread opened",
-		"000_993d1fdfc50e8ec7 (T3 Code #23021) acceptance checks 1, 3, 7",
-		func() sim.Checker { return &keepsTabs{opened: map[string]openedTab{}} }})
-	register(Info{RevokedCredentialDenied,
-		"a call authorized after its credential was revoked, expired or lost in a restart never succeeds",
-		"000_993d1fdfc50e8ec7 acceptance check 5; MODEL.md §12 S3",
-		func() sim.Checker { return &revokedDenied{dead: map[string]deadCred{}} }})
-	register(Info{StaleCleanupSparesReplacement,
-		"a released session's clean-up never revokes, or clears the slot of, a credential issued for or held by another live session",
-		"000_993d1fdfc50e8ec7 acceptance check 5; MODEL.md §3 I3-I4, §12 S4",
-		func() sim.Checker { return newStaleCleanup() }})
+	register(Info{Name: ThreadKeepsItsTabs, Group: catalog.PreviewTab,
+		Property: "a live, authorized caller of a thread is never refused with agentMismatch on an agent tab its own thread opened",
+		Source:   "000_993d1fdfc50e8ec7 (T3 Code #23021) acceptance checks 1, 3, 7",
+		Reports:  []catalog.Report{"t3code#23021"},
+		New:      func() sim.Checker { return &keepsTabs{opened: map[string]openedTab{}} }})
+	register(Info{Name: RevokedCredentialDenied, Group: catalog.MCPCredential,
+		Property: "a call authorized after its credential was revoked, expired or lost in a restart never succeeds",
+		Source:   "000_993d1fdfc50e8ec7 acceptance check 5; MODEL.md §12 S3",
+		Reports:  []catalog.Report{"t3code#23021"},
+		New:      func() sim.Checker { return &revokedDenied{dead: map[string]deadCred{}} }})
+	register(Info{Name: StaleCleanupSparesReplacement, Group: catalog.MCPCredential,
+		Property: "a released session's clean-up never revokes, or clears the slot of, a credential issued for or held by another live session",
+		Source:   "000_993d1fdfc50e8ec7 acceptance check 5; MODEL.md §3 I3-I4, §12 S4",
+		Reports:  []catalog.Report{"t3code#23021"},
+		New:      func() sim.Checker { return newStaleCleanup() }})
 }
 
 type noCrossThread struct{}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/sim"
 )
 
@@ -22,10 +23,6 @@ const (
 	NoInputLost              = "no-input-lost"
 	WedgedSpawnReplaced      = "wedged-spawn-replaced"
 )
-
-// Terminal lists the terminal-session invariants.
-var Terminal = []string{LiveAgentSurvivesRemount, RemountAttachesPromptly, PTYAttachBalanced, PTYSizeKept,
-	NoInputLost, WedgedSpawnReplaced}
 
 // Bounds of the terminal invariants.
 const (
@@ -45,32 +42,38 @@ const (
 )
 
 func init() {
-	register(Info{LiveAgentSurvivesRemount,
-		"no kill follows a wake whose recovery disposition was adopted, when the backend had reached its composer or a prompt",
-		"003_9aa3504d0982c1a7 (agent-code #596); MODEL.md C6, C7",
-		func() sim.Checker {
+	register(Info{Name: LiveAgentSurvivesRemount, Group: catalog.TerminalSession,
+		Property: "no kill follows a wake whose recovery disposition was adopted, when the backend had reached its composer or a prompt",
+		Source:   "003_9aa3504d0982c1a7 (agent-code #596); MODEL.md C6, C7",
+		Reports:  []catalog.Report{"Juliusolsson05/agent-code#596"},
+		New: func() sim.Checker {
 			return &liveAgent{started: map[string]string{}, adopted: map[string]adoption{}, interactive: map[string]time.Duration{}}
 		}})
-	register(Info{RemountAttachesPromptly,
-		"a terminal pane mounted for a live backend attaches within 1 s (judged when it attaches, unmounts, shows a failure, or the run ends)",
-		"003_9aa3504d0982c1a7 secondary effects (blank pane); MODEL.md C5, C7",
-		func() sim.Checker { return &promptAttach{live: map[string]string{}} }})
-	register(Info{PTYAttachBalanced,
-		"main's agent PTY attach count is never negative and, within 1 s of any change, equals the number of attached panes (zero with none; forwarding on while one is)",
-		"003_9aa3504d0982c1a7 refcount leak; MODEL.md C6, C7 P4",
-		func() sim.Checker { return &attachBalance{} }})
-	register(Info{PTYSizeKept,
-		"a detach never resizes a session's PTY away from the size of a terminal pane still showing it",
-		"003_9aa3504d0982c1a7 (120x40 snap, left open by #597); MODEL.md C5",
-		func() sim.Checker { return &sizeKept{} }})
-	register(Info{NoInputLost,
-		"keystrokes typed into a pane before it attached are delivered in order, or reported dropped past the 256-chunk cap",
-		"003_9aa3504d0982c1a7 secondary effects; MODEL.md C7 P5",
-		func() sim.Checker { return &inputLost{} }})
-	register(Info{WedgedSpawnReplaced,
-		"a spawned backend that never paints its composer or a prompt is stopped within 31 s of being live and shown in a pane (liveness)",
-		"MODEL.md C7 P2 and accepted cost; issue 4 beyond upstream",
-		func() sim.Checker { return &wedgedReplaced{} }})
+	register(Info{Name: RemountAttachesPromptly, Group: catalog.TerminalSession,
+		Property: "a terminal pane mounted for a live backend attaches within 1 s (judged when it attaches, unmounts, shows a failure, or the run ends)",
+		Source:   "003_9aa3504d0982c1a7 secondary effects (blank pane); MODEL.md C5, C7",
+		Reports:  []catalog.Report{"Juliusolsson05/agent-code#596"},
+		New:      func() sim.Checker { return &promptAttach{live: map[string]string{}} }})
+	register(Info{Name: PTYAttachBalanced, Group: catalog.TerminalSession,
+		Property: "main's agent PTY attach count is never negative and, within 1 s of any change, equals the number of attached panes (zero with none; forwarding on while one is)",
+		Source:   "003_9aa3504d0982c1a7 refcount leak; MODEL.md C6, C7 P4",
+		Reports:  []catalog.Report{"Juliusolsson05/agent-code#596"},
+		New:      func() sim.Checker { return &attachBalance{} }})
+	register(Info{Name: PTYSizeKept, Group: catalog.TerminalSession,
+		Property: "a detach never resizes a session's PTY away from the size of a terminal pane still showing it",
+		Source:   "003_9aa3504d0982c1a7 (120x40 snap, left open by #597); MODEL.md C5",
+		Reports:  []catalog.Report{"Juliusolsson05/agent-code#596"},
+		New:      func() sim.Checker { return &sizeKept{} }})
+	register(Info{Name: NoInputLost, Group: catalog.TerminalSession,
+		Property: "keystrokes typed into a pane before it attached are delivered in order, or reported dropped past the 256-chunk cap",
+		Source:   "003_9aa3504d0982c1a7 secondary effects; MODEL.md C7 P5",
+		Reports:  []catalog.Report{"Juliusolsson05/agent-code#596"},
+		New:      func() sim.Checker { return &inputLost{} }})
+	register(Info{Name: WedgedSpawnReplaced, Group: catalog.TerminalSession,
+		Kind:     Liveness,
+		Property: "a spawned backend that never paints its composer or a prompt is stopped within 31 s of being live and shown in a pane",
+		Source:   "MODEL.md C7 P2 and accepted cost; issue 4 beyond upstream",
+		New:      func() sim.Checker { return &wedgedReplaced{} }})
 }
 
 // The liveness checkers also judge the end of a run.

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/orchsim/orchsim/catalog"
 )
 
 // Switch names one behaviour that a report describes and a fix changes.
@@ -38,18 +40,37 @@ const (
 	RevokeByThread Mutant = "revoke-by-thread"
 )
 
-// SwitchInfo documents a switch for `orchsim list`.
+// SwitchInfo declares a switch: the package that implements the fork
+// registers it from init, beside the code that reads it. Every field is
+// required (RegisterSwitch panics otherwise); scenarios' tests check that
+// Scenario and Invariants name registered ones and that the bug is found
+// there alone.
 type SwitchInfo struct {
-	Name     Switch
+	Name  Switch
+	Group catalog.Group
+	// Reports are the public reports (BUGS.md ids, e.g. t3code#23021) whose
+	// behaviour the switch turns off.
+	Reports []catalog.Report
+	// Source names the seed report file, upstream PR or MODEL.md section.
+	Source string
+	// Scenario is where `--profile fixed --unfix Name` finds the bug.
+	Scenario string
+	// Invariants are the invariants or obligations that catch it.
+	Invariants []string
+	// Reported and Fixed say what the switch does off and on.
 	Reported string
 	Fixed    string
-	Report   string
 }
 
-// MutantInfo documents a mutant for `orchsim list`.
+// MutantInfo declares a mutant, registered from init by the package that
+// implements it. Scenario and Invariants say where the mutation gate is
+// expected to kill it and by what (checked by scenarios' tests).
 type MutantInfo struct {
-	Name Mutant
-	Doc  string
+	Name       Mutant
+	Group      catalog.Group
+	Doc        string
+	Scenario   string
+	Invariants []string
 }
 
 var (
@@ -58,36 +79,68 @@ var (
 )
 
 // RegisterSwitch adds a switch; the package that implements it calls this
-// from init. It panics on a duplicate name.
+// from init. It panics on a duplicate name or a missing or malformed field
+// (a programming error caught by any test).
 func RegisterSwitch(i SwitchInfo) {
 	if knownSwitch(i.Name) {
 		panic("model: switch registered twice: " + string(i.Name))
 	}
+	if !i.Group.Valid() || len(i.Reports) == 0 || i.Scenario == "" || len(i.Invariants) == 0 ||
+		i.Reported == "" || i.Fixed == "" || i.Source == "" {
+		panic("model: switch " + string(i.Name) + " needs a group, reports, source, scenario, invariants and both behaviours")
+	}
+	checkReports(string(i.Name), i.Reports)
 	switches = append(switches, i)
-	sort.Slice(switches, func(a, b int) bool { return switches[a].Name < switches[b].Name })
+	sort.Slice(switches, func(a, b int) bool {
+		return catalog.Less(switches[a].Group, string(switches[a].Name), switches[b].Group, string(switches[b].Name))
+	})
 }
 
 // RegisterMutant adds a mutant; the package that implements it calls this
-// from init. It panics on a duplicate name.
+// from init. It panics on a duplicate name or a missing field.
 func RegisterMutant(i MutantInfo) {
 	if knownMutant(i.Name) {
 		panic("model: mutant registered twice: " + string(i.Name))
 	}
+	if !i.Group.Valid() || i.Doc == "" || i.Scenario == "" || len(i.Invariants) == 0 {
+		panic("model: mutant " + string(i.Name) + " needs a group, doc, scenario and invariants")
+	}
 	mutants = append(mutants, i)
-	sort.Slice(mutants, func(a, b int) bool { return mutants[a].Name < mutants[b].Name })
+	sort.Slice(mutants, func(a, b int) bool {
+		return catalog.Less(mutants[a].Group, string(mutants[a].Name), mutants[b].Group, string(mutants[b].Name))
+	})
 }
 
-// Switches returns every registered switch, sorted by name.
+func checkReports(name string, rs []catalog.Report) {
+	for _, r := range rs {
+		if _, err := catalog.ParseReport(string(r)); err != nil {
+			panic("model: switch " + name + ": " + err.Error())
+		}
+	}
+}
+
+// Switches returns every registered switch, in list order (group, name).
 func Switches() []SwitchInfo { return switches }
 
-// Mutants returns every registered mutant, sorted by name.
+// Mutants returns every registered mutant, in list order (group, name).
 func Mutants() []MutantInfo { return mutants }
 
 func init() {
-	RegisterSwitch(SwitchInfo{StableTabOwner, "tab owner key = environmentId NUL credential providerSessionId NUL threadId",
-		"tab owner key = environmentId NUL threadId (durable identity)", "000_993d1fdfc50e8ec7 (T3 Code #23021)"})
-	RegisterMutant(MutantInfo{IgnoreTabOwner, "any caller may act on any tab: no owner check, explicit tab ids looked up server-wide"})
-	RegisterMutant(MutantInfo{RevokeByThread, "a stale session's credential clean-up revokes every credential of the thread, including the replacement's"})
+	RegisterSwitch(SwitchInfo{Name: StableTabOwner, Group: catalog.PreviewTab,
+		Reports:    []catalog.Report{"t3code#23021"},
+		Source:     "seed report 000_993d1fdfc50e8ec7, fix F1",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"thread-keeps-its-tabs", "thread-regains-its-tabs"},
+		Reported:   "tab owner key = environmentId NUL credential providerSessionId NUL threadId",
+		Fixed:      "tab owner key = environmentId NUL threadId (durable identity)"})
+	RegisterMutant(MutantInfo{Name: IgnoreTabOwner, Group: catalog.PreviewTab,
+		Doc:        "any caller may act on any tab: no owner check, explicit tab ids looked up server-wide",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"no-cross-thread-tab-action"}})
+	RegisterMutant(MutantInfo{Name: RevokeByThread, Group: catalog.MCPCredential,
+		Doc:        "a stale session's credential clean-up revokes every credential of the thread, including the replacement's",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"stale-cleanup-spares-replacement"}})
 }
 
 // Profile is the set of fixes and mutants a run uses. The zero Profile is
@@ -151,11 +204,12 @@ func (s Spec) Profile() (Profile, error) {
 	for _, f := range unfix {
 		delete(p.fixes, Switch(f))
 	}
-	for _, sw := range switches { // registry order, so the list is sorted and free of repeats
-		if slices.Contains(unfix, string(sw.Name)) {
-			p.unfix = append(p.unfix, string(sw.Name))
+	for _, f := range unfix {
+		if !slices.Contains(p.unfix, f) {
+			p.unfix = append(p.unfix, f)
 		}
 	}
+	sort.Strings(p.unfix)
 	for _, m := range s.Mutants {
 		m = strings.TrimSpace(m)
 		if m == "" {
@@ -232,7 +286,8 @@ func (p Profile) Fixed(s Switch) bool { return p.fixes[s] }
 // Has reports whether the mutant m is on.
 func (p Profile) Has(m Mutant) bool { return p.mutants[m] }
 
-// Fixes returns the fixes that are on, sorted.
+// Fixes returns the fixes that are on, sorted by name (replay files and
+// banners record this order, whatever the list order).
 func (p Profile) Fixes() []string {
 	var out []string
 	for _, s := range switches {
@@ -240,10 +295,11 @@ func (p Profile) Fixes() []string {
 			out = append(out, string(s.Name))
 		}
 	}
+	sort.Strings(out)
 	return out
 }
 
-// MutantNames returns the mutants that are on, sorted.
+// MutantNames returns the mutants that are on, sorted by name.
 func (p Profile) MutantNames() []string {
 	var out []string
 	for _, m := range mutants {
@@ -251,6 +307,7 @@ func (p Profile) MutantNames() []string {
 			out = append(out, string(m.Name))
 		}
 	}
+	sort.Strings(out)
 	return out
 }
 
@@ -293,10 +350,15 @@ func (p Profile) String() string {
 			s += "+" + f
 		}
 	} else {
+		var off []string
 		for _, sw := range switches {
 			if !p.fixes[sw.Name] {
-				s += "~" + string(sw.Name)
+				off = append(off, string(sw.Name))
 			}
+		}
+		sort.Strings(off)
+		for _, f := range off {
+			s += "~" + f
 		}
 	}
 	for _, m := range p.MutantNames() {

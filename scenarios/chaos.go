@@ -3,7 +3,7 @@ package scenarios
 import (
 	"time"
 
-	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/model/agent"
 	"github.com/orchsim/orchsim/sim"
@@ -21,10 +21,10 @@ const Chaos = "chaos"
 
 func init() {
 	register(Scenario{
-		Name:       Chaos,
-		Doc:        "every model in one world: preview tabs, orchestrator tools and terminal sessions under every fault kind",
-		Horizon:    24 * time.Hour,
-		Invariants: chaosInvariants(),
+		Name:    Chaos,
+		Doc:     "every model in one world: preview tabs, orchestrator tools and terminal sessions under every fault kind",
+		Horizon: 24 * time.Hour,
+		Groups:  catalog.Groups,
 		Build: func(env *model.Env) {
 			w := NewT3World(env)
 			w.Repertoire = agent.Repertoire{Preview: true, Orchestrator: true}
@@ -43,12 +43,4 @@ func init() {
 			BuildTerminalWorld(env, opts)
 		},
 	})
-}
-
-func chaosInvariants() []string {
-	var out []string
-	out = append(out, invariants.TabOwnership...)
-	out = append(out, invariants.Requests...)
-	out = append(out, invariants.Terminal...)
-	return out
 }

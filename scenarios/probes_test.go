@@ -10,6 +10,7 @@ import (
 	"github.com/orchsim/orchsim/model/browser"
 	"github.com/orchsim/orchsim/model/orchestrator"
 	"github.com/orchsim/orchsim/model/server"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // The chaos workload reaches every coverage probe; a probe that stops being
@@ -29,7 +30,7 @@ func TestProbes_ChaosHitsEveryProbe(t *testing.T) {
 
 func TestObligationsAreListed(t *testing.T) {
 	var names []string
-	for _, o := range invariants.Obligations {
+	for _, o := range sim.Obligations() {
 		names = append(names, o.Name)
 	}
 	assert.ElementsMatch(t, []string{browser.RegainTab, orchestrator.TaskSettles, orchestrator.WaitReturns, server.RunSettles}, names)

@@ -3,7 +3,7 @@ package scenarios
 import (
 	"time"
 
-	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/model/agent"
 	"github.com/orchsim/orchsim/sim"
@@ -22,8 +22,8 @@ func init() {
 		Name: RequestRetry,
 		Doc: "report 002 (#16184): clientRequestId retries across server restarts, idle release, " +
 			"provider crashes and capability changes",
-		Horizon:    24 * time.Hour,
-		Invariants: invariants.Requests,
+		Horizon: 24 * time.Hour,
+		Groups:  []catalog.Group{catalog.Orchestrator},
 		Build: func(env *model.Env) {
 			w := NewT3World(env)
 			w.Repertoire = agent.Repertoire{Orchestrator: true}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/invariants"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/sim"
@@ -21,7 +22,11 @@ type Scenario struct {
 	Doc  string
 	// Horizon is the default virtual duration of a run.
 	Horizon time.Duration
-	// Invariants are the checkers that judge the run.
+	// Groups are the components whose invariants judge the run;
+	// register sets Invariants to them (invariants.InGroups), so a new
+	// invariant of a group judges every scenario of that group.
+	Groups []catalog.Group
+	// Invariants are the checkers that judge the run (derived from Groups).
 	Invariants []string
 	// HealWindow is the heal phase after the horizon (DefaultHealWindow
 	// when 0): faults stop, actors and timers run on, and every liveness
@@ -34,6 +39,10 @@ type Scenario struct {
 var registry []Scenario
 
 func register(s Scenario) {
+	if len(s.Groups) == 0 || len(s.Invariants) > 0 {
+		panic("scenarios: " + s.Name + " names its invariant groups, not invariants")
+	}
+	s.Invariants = invariants.InGroups(s.Groups...)
 	registry = append(registry, s)
 	sort.Slice(registry, func(i, j int) bool { return registry[i].Name < registry[j].Name })
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/invariants"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/model/browser"
@@ -256,7 +257,7 @@ func newT3Script(a *scriptArgs) *t3Script {
 	w := &t3Script{t: a.t, k: sim.NewKernel(true), st: &store.Store{}}
 	w.env = &model.Env{Clock: w.k, Trace: w.k.Trace(), Source: sim.NewSeededSource(seed, false), Profile: prof,
 		EnvironmentID: EnvironmentID}
-	for _, c := range invariants.New(append(append([]string{}, invariants.TabOwnership...), invariants.Requests...)...) {
+	for _, c := range invariants.New(invariants.InGroups(catalog.PreviewTab, catalog.MCPCredential, catalog.Orchestrator)...) {
 		w.k.Trace().AddChecker(c)
 	}
 	projectOf := map[string]string{}

@@ -3,7 +3,7 @@ package scenarios
 import (
 	"time"
 
-	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 )
 
@@ -19,8 +19,8 @@ func init() {
 		Name: TabOwnership,
 		Doc: "report 000 (#23021): preview tabs across idle release, resume, provider crash, " +
 			"capability change, 24 h liveness and server restart",
-		Horizon:    24 * time.Hour,
-		Invariants: invariants.TabOwnership,
+		Horizon: 24 * time.Hour,
+		Groups:  []catalog.Group{catalog.PreviewTab, catalog.MCPCredential},
 		Build: func(env *model.Env) {
 			w := NewT3World(env)
 			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,

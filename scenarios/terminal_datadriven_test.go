@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/invariants"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/model/terminal"
@@ -290,7 +291,7 @@ func (h *terminalHarness) handleNew(a *ddArgs) {
 	if err != nil {
 		a.d.Fatalf(a.t, "new: %v", err)
 	}
-	names := invariants.Terminal
+	names := invariants.InGroups(catalog.TerminalSession)
 	if v, ok := a.lookup("check"); ok {
 		names = nil
 		if v != "none" {

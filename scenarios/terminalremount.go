@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/model/terminal"
 	"github.com/orchsim/orchsim/sim"
@@ -48,7 +48,7 @@ func init() {
 		// The terminal world opens no ledger obligations (its liveness
 		// invariant judges the end of the run), so a short heal suffices.
 		HealWindow: 5 * time.Minute,
-		Invariants: invariants.Terminal,
+		Groups:     []catalog.Group{catalog.TerminalSession},
 		Build:      func(env *model.Env) { BuildTerminalWorld(env, DefaultTerminalOptions()) },
 	})
 }

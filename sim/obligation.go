@@ -43,6 +43,9 @@ func (l *Ledger) Open(name, entity, what string) {
 	if l == nil {
 		return
 	}
+	if !declared(name) {
+		panic("sim: obligation " + name + " opened but never declared (sim.DeclareObligation)")
+	}
 	now := Since(l.clock)
 	if i := l.find(name, entity); i >= 0 {
 		l.open[i].Touched, l.open[i].LastEvent = now, what
@@ -96,4 +99,46 @@ func (l *Ledger) Violation(now, openedBefore time.Duration) *Violation {
 	return &Violation{Invariant: o.Name, At: now, Message: fmt.Sprintf(
 		"%s still open after the heal phase: opened at %s, %s old, last touched at %s by %s%s",
 		o.Entity, FormatT(o.OpenedAt), (now - o.OpenedAt).Round(time.Second), FormatT(o.Touched), o.LastEvent, more)}
+}
+
+// ObligationInfo declares an obligation kind. The model that opens it
+// declares it from init, beside the code that opens and discharges it.
+type ObligationInfo struct {
+	// Name is the violation's name when the obligation is left open.
+	Name string
+	// Property says what must eventually happen; Source where it comes from.
+	Property string
+	Source   string
+	// Group is the component it belongs to (a catalog.Group; sim knows no
+	// components, so it is kept as a label here).
+	Group string
+}
+
+var obligations []ObligationInfo
+
+// DeclareObligation adds an obligation kind. It panics on a duplicate or an
+// empty field (a programming error any test catches).
+func DeclareObligation(i ObligationInfo) {
+	if i.Name == "" || i.Property == "" || i.Source == "" || i.Group == "" {
+		panic("sim: obligation " + i.Name + " needs a name, property, source and group")
+	}
+	for _, o := range obligations {
+		if o.Name == i.Name {
+			panic("sim: obligation declared twice: " + i.Name)
+		}
+	}
+	obligations = append(obligations, i)
+}
+
+// Obligations returns every declared obligation kind, in declaration
+// order (callers that list them sort them).
+func Obligations() []ObligationInfo { return obligations }
+
+func declared(name string) bool {
+	for _, o := range obligations {
+		if o.Name == name {
+			return true
+		}
+	}
+	return false
 }

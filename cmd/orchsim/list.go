@@ -1,55 +1,111 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/orchsim/orchsim/invariants"
-	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/scenarios"
-	"github.com/orchsim/orchsim/sim"
 )
 
 func newListCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List scenarios, invariants, switches and mutants",
-		Args:  cobra.NoArgs,
+	var format string
+	cmd := &cobra.Command{
+		Use:   "list [--format text|json]",
+		Short: "List scenarios, invariants, obligations, probes, switches and mutants",
+		Long: `List everything this build declares. Each table is ordered by component group
+(provider-session, mcp-credential, preview-tab, orchestrator-idempotency,
+restart-continuation, terminal-session, other), then by name. --format json prints
+one object with the arrays switches, invariants, obligations, mutants, probes,
+scenarios, harness and profiles (fields documented in package catalog).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "SCENARIOS")
-			for _, s := range scenarios.All() {
-				fmt.Fprintf(w, "  %s\t%s (horizon %s)\n", s.Name, s.Doc, s.Horizon)
+			c := scenarios.Catalog()
+			switch format {
+			case "text":
+				return writeOut(printCatalog(cmd.OutOrStdout(), c))
+			case "json":
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return writeOut(enc.Encode(c))
 			}
-			fmt.Fprintln(w, "\nINVARIANTS")
-			for _, i := range invariants.All() {
-				fmt.Fprintf(w, "  %s\t%s [%s]\n", i.Name, i.Property, i.Source)
-			}
-			fmt.Fprintln(w, "\nHARNESS (reported like invariants)")
-			fmt.Fprintf(w, "  %s\ta model panicked; the run stops and reports the panic with its seed\n", sim.ModelPanic)
-			fmt.Fprintf(w, "  %s\tthe run executed its event budget without reaching the horizon (livelock guard; run --event-budget)\n", sim.EventBudgetExceeded)
-			fmt.Fprintln(w, "\nLIVENESS OBLIGATIONS (judged after the heal phase)")
-			for _, o := range invariants.Obligations {
-				fmt.Fprintf(w, "  %s\t%s [%s]\n", o.Name, o.Property, o.Source)
-			}
-			fmt.Fprintln(w, "\nPROBES (coverage counted by fuzz)")
-			for _, p := range invariants.Probes {
-				fmt.Fprintf(w, "  %s\t%s\n", p.Name, p.Doc)
-			}
-			fmt.Fprintln(w, "\nSWITCHES (off = reported, on = fixed; --fix NAME)")
-			for _, s := range model.Switches() {
-				fmt.Fprintf(w, "  %s\treported: %s; fixed: %s [%s]\n", s.Name, s.Reported, s.Fixed, s.Report)
-			}
-			fmt.Fprintln(w, "\nMUTANTS (deliberately wrong fixes; --mutant NAME)")
-			for _, m := range model.Mutants() {
-				fmt.Fprintf(w, "  %s\t%s\n", m.Name, m.Doc)
-			}
-			fmt.Fprintln(w, "\nPROFILES")
-			fmt.Fprintf(w, "  %s\tevery switch as reported (default)\n", model.PresetReported)
-			fmt.Fprintf(w, "  %s\tevery fix on\n", model.PresetFixed)
-			return w.Flush()
+			return usageErr("unknown --format %q (want text or json)", format)
 		},
 	}
+	cmd.Flags().StringVar(&format, "format", "text", "text or json")
+	return cmd
+}
+
+// writeOut turns a failed write to stdout into a harness failure (exit 3).
+func writeOut(err error) error {
+	if err != nil {
+		return &exitError{code: exitHarness, msg: "writing stdout: " + err.Error()}
+	}
+	return nil
+}
+
+func reports(rs []catalog.Report) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = string(r)
+	}
+	return strings.Join(s, ", ")
+}
+
+func printCatalog(out io.Writer, c catalog.Catalog) error {
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "SCENARIOS")
+	for _, s := range c.Scenarios {
+		groups := make([]string, len(s.Groups))
+		for i, g := range s.Groups {
+			groups[i] = string(g)
+		}
+		fmt.Fprintf(w, "  %s\t%s (horizon %s; judged by %s)\n", s.Name, s.Doc, fmtMs(s.HorizonMs), strings.Join(groups, ", "))
+	}
+	fmt.Fprintln(w, "\nINVARIANTS (group: name)")
+	for _, i := range c.Invariants {
+		kind := ""
+		if i.Kind == "liveness" {
+			kind = " (liveness)"
+		}
+		fmt.Fprintf(w, "  %s: %s\t%s%s [%s]\n", i.Group, i.Name, i.Property, kind, i.Source)
+	}
+	fmt.Fprintln(w, "\nHARNESS (reported like invariants)")
+	for _, h := range c.Harness {
+		fmt.Fprintf(w, "  %s\t%s\n", h.Name, h.Doc)
+	}
+	fmt.Fprintln(w, "\nLIVENESS OBLIGATIONS (judged after the heal phase)")
+	for _, o := range c.Obligations {
+		fmt.Fprintf(w, "  %s: %s\t%s [%s]\n", o.Group, o.Name, o.Property, o.Source)
+	}
+	fmt.Fprintln(w, "\nPROBES (coverage counted by fuzz)")
+	for _, p := range c.Probes {
+		fmt.Fprintf(w, "  %s: %s\t%s\n", p.Group, p.Name, p.Doc)
+	}
+	fmt.Fprintln(w, "\nSWITCHES (off = reported, on = fixed; --fix NAME, --unfix NAME)")
+	for _, s := range c.Switches {
+		fmt.Fprintf(w, "  %s: %s\t%s; found alone in %s by %s; reported: %s; fixed: %s [%s]\n", s.Group, s.Name,
+			reports(s.Reports), s.Scenario, strings.Join(s.Invariants, ", "), s.Reported, s.Fixed, s.Source)
+	}
+	fmt.Fprintln(w, "\nMUTANTS (deliberately wrong fixes; --mutant NAME)")
+	for _, m := range c.Mutants {
+		fmt.Fprintf(w, "  %s: %s\t%s (killed in %s by %s)\n", m.Group, m.Name, m.Doc, m.Scenario, strings.Join(m.Invariants, ", "))
+	}
+	fmt.Fprintln(w, "\nPROFILES")
+	for _, p := range c.Profiles {
+		fmt.Fprintf(w, "  %s\t%s\n", p.Name, p.Doc)
+	}
+	return w.Flush()
+}
+
+func fmtMs(ms int64) string {
+	if ms%3_600_000 == 0 {
+		return fmt.Sprintf("%dh", ms/3_600_000)
+	}
+	return fmt.Sprintf("%dms", ms)
 }

@@ -53,10 +53,5 @@ func knownViolation(name string) bool {
 	if _, ok := invariants.Lookup(name); ok {
 		return true
 	}
-	for _, o := range invariants.Obligations {
-		if o.Name == name {
-			return true
-		}
-	}
-	return name == sim.ModelPanic || name == sim.EventBudgetExceeded
+	return invariants.IsObligation(name) || name == sim.ModelPanic || name == sim.EventBudgetExceeded
 }

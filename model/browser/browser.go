@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/sim"
 )
@@ -36,16 +37,26 @@ const (
 )
 
 func init() {
-	model.RegisterMutant(model.MutantInfo{Name: HumanControlIgnored,
-		Doc: "agent work runs on a tab while a human viewer controls it"})
-	model.RegisterMutant(model.MutantInfo{Name: SweepIgnoresViewers,
-		Doc: "the idle sweep also closes watched and desktop-rendered agent tabs"})
+	model.RegisterMutant(model.MutantInfo{Name: HumanControlIgnored, Group: catalog.PreviewTab,
+		Doc:        "agent work runs on a tab while a human viewer controls it",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"human-control-exclusive"}})
+	model.RegisterMutant(model.MutantInfo{Name: SweepIgnoresViewers, Group: catalog.PreviewTab,
+		Doc:        "the idle sweep also closes watched and desktop-rendered agent tabs",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"sweep-spares-watched-tabs"}})
 }
 
 // RegainTab is the liveness obligation a thread opens when it is refused on
 // its own agent tab: it must be able to act on that tab again (or the tab
 // closes) before the heal phase ends.
 const RegainTab = "thread-regains-its-tabs"
+
+func init() {
+	sim.DeclareObligation(sim.ObligationInfo{Name: RegainTab, Group: string(catalog.PreviewTab),
+		Property: "a thread refused on its own agent tab can act on it again, or the tab closes",
+		Source:   "seed report 000_993d1fdfc50e8ec7 (t3code#23021)"})
+}
 
 // TabEntity names a tab in the obligation ledger.
 func TabEntity(threadID, tabID string) string { return "thread " + threadID + " tab " + tabID }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/model/mcp"
 	"github.com/orchsim/orchsim/model/store"
@@ -45,14 +46,21 @@ const (
 )
 
 func init() {
-	model.RegisterSwitch(model.SwitchInfo{Name: StableRequestNamespace,
-		Reported: "requestNamespace = the credential's random providerSessionId",
-		Fixed:    "thread callers: thread:<environmentId>:<threadId>; OAuth clients keep client:<sessionId>",
-		Report:   "002_37023b8e7fbf41be (T3 Code #16184)"})
-	model.RegisterMutant(model.MutantInfo{Name: GlobalRequestNamespace,
-		Doc: "one requestNamespace for every caller, so clientRequestIds collide across threads"})
-	model.RegisterMutant(model.MutantInfo{Name: ReceiptKeyedByClientRequestID,
-		Doc: "command receipts keyed by the clientRequestId alone (no namespace, no operation)"})
+	model.RegisterSwitch(model.SwitchInfo{Name: StableRequestNamespace, Group: catalog.Orchestrator,
+		Reports:    []catalog.Report{"t3code#16184"},
+		Source:     "seed report 002_37023b8e7fbf41be, fix N1",
+		Scenario:   "request-retry",
+		Invariants: []string{"one-effect-per-request", "retry-returns-original"},
+		Reported:   "requestNamespace = the credential's random providerSessionId",
+		Fixed:      "thread callers: thread:<environmentId>:<threadId>; OAuth clients keep client:<sessionId>"})
+	model.RegisterMutant(model.MutantInfo{Name: GlobalRequestNamespace, Group: catalog.Orchestrator,
+		Doc:        "one requestNamespace for every caller, so clientRequestIds collide across threads",
+		Scenario:   "request-retry",
+		Invariants: []string{"request-keys-scoped-per-thread"}})
+	model.RegisterMutant(model.MutantInfo{Name: ReceiptKeyedByClientRequestID, Group: catalog.Orchestrator,
+		Doc:        "command receipts keyed by the clientRequestId alone (no namespace, no operation)",
+		Scenario:   "request-retry",
+		Invariants: []string{"request-keys-scoped-per-thread"}})
 }
 
 // Liveness obligations of the orchestrator.
@@ -63,6 +71,15 @@ const (
 	// before its budget, unless its server process died.
 	WaitReturns = "wait-returns-within-budget"
 )
+
+func init() {
+	sim.DeclareObligation(sim.ObligationInfo{Name: TaskSettles, Group: string(catalog.Orchestrator),
+		Property: "a delegated task reaches a terminal state",
+		Source:   "MODEL.md §7 (delegated tasks, recovery)"})
+	sim.DeclareObligation(sim.ObligationInfo{Name: WaitReturns, Group: string(catalog.Orchestrator),
+		Property: "a delegate_task wait returns, settled or timed out, unless its server process died",
+		Source:   "MODEL.md §7 (wait mode)"})
+}
 
 // RequestNamespace is the namespace the derived ids of a caller use.
 func RequestNamespace(p model.Profile, scope mcp.Scope) string {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/model/mcp"
 	"github.com/orchsim/orchsim/model/store"
@@ -46,8 +47,10 @@ const (
 const ReuseIgnoresCapabilities model.Mutant = "reuse-ignores-capabilities"
 
 func init() {
-	model.RegisterMutant(model.MutantInfo{Name: ReuseIgnoresCapabilities,
-		Doc: "a credential is reused after its capability set changed, so toggled browser access does not take effect"})
+	model.RegisterMutant(model.MutantInfo{Name: ReuseIgnoresCapabilities, Group: catalog.MCPCredential,
+		Doc:        "a credential is reused after its capability set changed, so toggled browser access does not take effect",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"credential-capabilities-current"}})
 }
 
 // Adapter is a provider instance and the adapter differences that matter:

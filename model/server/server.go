@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/model/browser"
 	"github.com/orchsim/orchsim/model/mcp"
@@ -90,6 +91,12 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 // cancelled after a restart). A run left running with no live provider
 // is the violation.
 const RunSettles = "running-thread-settles"
+
+func init() {
+	sim.DeclareObligation(sim.ObligationInfo{Name: RunSettles, Group: string(catalog.RestartContinuation),
+		Property: "a running run gets a live provider turn or is settled (also after a restart)",
+		Source:   "MODEL.md §8 (reconcile)"})
+}
 
 // ContinuationDelay is how long after startup the effect worker runs the
 // restart continuations (a modelling choice: the worker starts last).
