@@ -28,11 +28,11 @@ scenarios, harness and profiles (fields documented in package catalog).`,
 			c := scenarios.Catalog()
 			switch format {
 			case "text":
-				return writeOut(printCatalog(cmd.OutOrStdout(), c))
+				return listWritten(printCatalog(cmd.OutOrStdout(), c))
 			case "json":
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return writeOut(enc.Encode(c))
+				return listWritten(enc.Encode(c))
 			}
 			return usageErr("unknown --format %q (want text or json)", format)
 		},
@@ -41,8 +41,8 @@ scenarios, harness and profiles (fields documented in package catalog).`,
 	return cmd
 }
 
-// writeOut turns a failed write to stdout into a harness failure (exit 3).
-func writeOut(err error) error {
+// listWritten turns a failed write to stdout into a harness failure (exit 3).
+func listWritten(err error) error {
 	if err != nil {
 		return &exitError{code: exitHarness, msg: "writing stdout: " + err.Error()}
 	}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchsim/orchsim/catalog"
+	"github.com/orchsim/orchsim/scenarios"
+)
+
+// list --format json is the registry, field for field, and every switch
+// says which reports it reproduces, where it is found alone and by what.
+func TestList_JSONIsTheRegistry(t *testing.T) {
+	code, out, errOut := cli(t, "list", "--format", "json")
+	require.Equal(t, exitOK, code, errOut)
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	var got catalog.Catalog
+	require.NoError(t, dec.Decode(&got))
+	assert.False(t, dec.More(), "one object")
+	assert.Equal(t, scenarios.Catalog(), got)
+
+	var raw map[string][]map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &raw))
+	for _, key := range []string{"switches", "invariants", "obligations", "mutants", "probes", "scenarios"} {
+		assert.NotEmpty(t, raw[key], key)
+	}
+	for _, s := range raw["switches"] {
+		for _, field := range []string{"name", "reports", "scenario", "invariants", "reported", "fixed"} {
+			assert.NotEmpty(t, s[field], "switch %v: %s", s["name"], field)
+		}
+	}
+	for _, s := range got.Switches {
+		for _, r := range s.Reports {
+			_, err := catalog.ParseReport(string(r))
+			assert.NoError(t, err, s.Name)
+		}
+	}
+}
+
+// The text tables follow the same order (group, then name) and name every
+// declaration.
+func TestList_TextFollowsListOrder(t *testing.T) {
+	code, out, _ := cli(t, "list")
+	require.Equal(t, exitOK, code)
+	c := scenarios.Catalog()
+	var names []string
+	for _, s := range c.Switches {
+		names = append(names, string(s.Group)+": "+s.Name)
+	}
+	for _, i := range c.Invariants {
+		names = append(names, string(i.Group)+": "+i.Name)
+	}
+	last := -1
+	for _, n := range names[:len(c.Switches)] {
+		i := strings.Index(out, n)
+		require.GreaterOrEqual(t, i, 0, n)
+		assert.Greater(t, i, last, "%s out of order", n)
+		last = i
+	}
+	for _, n := range names[len(c.Switches):] {
+		assert.Contains(t, out, n)
+	}
+}
+
+func TestList_BadFormat(t *testing.T) {
+	code, out, errOut := cli(t, "list", "--format", "yaml")
+	assertUsage(t, code, out, errOut, `orchsim: unknown --format "yaml" (want text or json)`)
+}
+
+// A full stdout is a harness failure (exit 3), not bad usage.
+func TestList_FailedWriteIsExit3(t *testing.T) {
+	var errb bytes.Buffer
+	code := run([]string{"list", "--format", "json"}, listFullWriter{}, &errb)
+	assert.Equal(t, exitHarness, code)
+	assert.Equal(t, 1, strings.Count(errb.String(), "\n"), errb.String())
+}
+
+type listFullWriter struct{}
+
+func (listFullWriter) Write([]byte) (int, error) { return 0, errListFull }
+
+var errListFull = errors.New("no space left on device")
