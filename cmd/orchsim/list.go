@@ -16,13 +16,14 @@ import (
 func newListCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "list [--format text|json]",
+		Use:   "list [--format text|json|markdown]",
 		Short: "List scenarios, invariants, obligations, probes, switches and mutants",
 		Long: `List everything this build declares. Each table is ordered by component group
 (provider-session, mcp-credential, preview-tab, orchestrator-idempotency,
 restart-continuation, terminal-session, other), then by name. --format json prints
 one object with the arrays switches, invariants, obligations, mutants, probes,
-scenarios, harness and profiles (fields documented in package catalog).`,
+scenarios, harness and profiles (fields documented in package catalog);
+--format markdown prints docs/bugs.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c := scenarios.Catalog()
@@ -33,11 +34,13 @@ scenarios, harness and profiles (fields documented in package catalog).`,
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return listWritten(enc.Encode(c))
+			case "markdown":
+				return listWritten(catalog.WriteMarkdown(cmd.OutOrStdout(), c))
 			}
-			return usageErr("unknown --format %q (want text or json)", format)
+			return usageErr("unknown --format %q (want text, json or markdown)", format)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "text or json")
+	cmd.Flags().StringVar(&format, "format", "text", "text, json or markdown")
 	return cmd
 }
 

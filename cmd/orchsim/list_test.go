@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
+	"os"
 	"strings"
 	"testing"
 
@@ -71,7 +73,7 @@ func TestList_TextFollowsListOrder(t *testing.T) {
 
 func TestList_BadFormat(t *testing.T) {
 	code, out, errOut := cli(t, "list", "--format", "yaml")
-	assertUsage(t, code, out, errOut, `orchsim: unknown --format "yaml" (want text or json)`)
+	assertUsage(t, code, out, errOut, `orchsim: unknown --format "yaml" (want text, json or markdown)`)
 }
 
 // A full stdout is a harness failure (exit 3), not bad usage.
@@ -87,3 +89,32 @@ type listFullWriter struct{}
 func (listFullWriter) Write([]byte) (int, error) { return 0, errListFull }
 
 var errListFull = errors.New("no space left on device")
+
+var update = flag.Bool("update", false, "rewrite docs/bugs.md from the declarations")
+
+// docs/bugs.md is the markdown catalog of this build; regenerate it with
+// `go test ./cmd/orchsim -run TestDocs -update` and review the diff.
+func TestDocs_BugsTableIsCurrent(t *testing.T) {
+	code, out, errOut := cli(t, "list", "--format", "markdown")
+	require.Equal(t, exitOK, code, errOut)
+	const path = "../../docs/bugs.md"
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+	}
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, out, string(b), "docs/bugs.md is stale: go test ./cmd/orchsim -run TestDocs -update")
+	for _, s := range scenarios.Catalog().Switches {
+		assert.Contains(t, out, "| `"+s.Name+"` |")
+	}
+}
+
+// docs/exploration.md measures every exploration target: a new switch or
+// mutant without a row there fails until the benchmark is re-run.
+func TestDocs_ExplorationTableListsEveryTarget(t *testing.T) {
+	b, err := os.ReadFile("../../docs/exploration.md")
+	require.NoError(t, err)
+	for _, tg := range scenarios.Targets() {
+		assert.Contains(t, string(b), "| `"+tg.Name+"` | "+tg.Scenario+" |", "re-run the benchmark the page names")
+	}
+}

@@ -1,0 +1,74 @@
+package catalog
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteMarkdown renders c as docs/bugs.md: one table per kind of
+// declaration, in list order, each report linked to its page. The file is
+// generated (`orchsim list --format markdown`) and a test keeps it current.
+func WriteMarkdown(w io.Writer, c Catalog) error {
+	var b strings.Builder
+	b.WriteString("# The bugs orchsim models\n\n")
+	b.WriteString("Generated from the declarations by `orchsim list --format markdown > docs/bugs.md`; do not edit\n")
+	b.WriteString("(`go test ./cmd/orchsim -run TestDocs -update` regenerates it). A switch is off under the\n")
+	b.WriteString("`reported` profile and on under `fixed`; `--profile fixed --unfix NAME` leaves that one bug\n")
+	b.WriteString("in, and a seed of its scenario finds it.\n\n")
+	b.WriteString("## Switches\n\n| group | switch | reports | found alone in | by | reported | fixed |\n|---|---|---|---|---|---|---|\n")
+	for _, s := range c.Switches {
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", s.Group, s.Name, links(s.Reports), s.Scenario,
+			code(s.Invariants), cell(s.Reported), cell(s.Fixed))
+	}
+	b.WriteString("\n## Mutants (wrong fixes the invariants must catch)\n\n| group | mutant | killed in | by | what it does |\n|---|---|---|---|---|\n")
+	for _, m := range c.Mutants {
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", m.Group, m.Name, m.Scenario, code(m.Invariants), cell(m.Doc))
+	}
+	b.WriteString("\n## Invariants\n\n| group | invariant | kind | property | source | reports |\n|---|---|---|---|---|---|\n")
+	for _, i := range c.Invariants {
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s |\n", i.Group, i.Name, i.Kind, cell(i.Property), cell(i.Source), links(i.Reports))
+	}
+	b.WriteString("\n## Liveness obligations (judged after the heal phase)\n\n| group | obligation | property | source |\n|---|---|---|---|\n")
+	for _, o := range c.Obligations {
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", o.Group, o.Name, cell(o.Property), cell(o.Source))
+	}
+	b.WriteString("\n## Probes (situations a campaign should reach)\n\n| group | probe | situation |\n|---|---|---|\n")
+	for _, p := range c.Probes {
+		fmt.Fprintf(&b, "| %s | `%s` | %s |\n", p.Group, p.Name, cell(p.Doc))
+	}
+	b.WriteString("\n## Scenarios\n\n| scenario | judged by | what it runs |\n|---|---|---|\n")
+	for _, s := range c.Scenarios {
+		groups := make([]string, len(s.Groups))
+		for i, g := range s.Groups {
+			groups[i] = string(g)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", s.Name, strings.Join(groups, ", "), cell(s.Doc))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func links(rs []Report) string {
+	if len(rs) == 0 {
+		return "-"
+	}
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = fmt.Sprintf("[%s](%s)", r, r.URL())
+	}
+	return strings.Join(out, ", ")
+}
+
+func code(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "`" + n + "`"
+	}
+	return strings.Join(out, ", ")
+}
+
+// cell escapes what would break a table cell or read as HTML.
+func cell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+}
