@@ -325,7 +325,7 @@ func TestReplay_CorpusReplaysCleanly(t *testing.T) {
 		code, out, errOut := cli(t, "replay", file)
 		assert.Equal(t, exitViolation, code, "%s: %s", file, errOut)
 		assert.Empty(t, errOut, file)
-		assert.Contains(t, out, "fingerprint matches: ", file)
+		assert.Contains(t, out, "fingerprint matches: ", "%s drifted: go test ./scenarios -run TestCorpus -rerecord", file)
 	}
 	file, _ := failingReplayFile(t)
 	code, out, errOut := cli(t, "replay", file)
