@@ -1,13 +1,10 @@
-package scenarios
+package script
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
-
-	"github.com/cockroachdb/datadriven"
 
 	"github.com/orchsim/orchsim/invariants"
 	"github.com/orchsim/orchsim/model"
@@ -19,15 +16,14 @@ import (
 	"github.com/orchsim/orchsim/sim"
 )
 
-// TestScriptsTabOwnership runs the scripted reproductions under
-// testdata/tab_ownership. Regenerate the expected output with
+// # The T3 script language
 //
-//	go test ./scenarios -run TestScriptsTabOwnership -rewrite
-//
-// and read the diff. The script language drives one T3 server process (and
-// its restarts) by hand; nothing happens that a command does not cause,
-// apart from the timers the models arm themselves (idle release, sweeps).
-// Every command prints the trace events it caused, then its result.
+// A file whose language line is "# language: t3" drives one T3 server
+// process (and its restarts) by hand; nothing happens that a command does
+// not cause, apart from the timers the models arm themselves (idle
+// release, sweeps). Every command prints the trace events it caused, then
+// its result. The world is judged by the tab-ownership and request
+// invariants; the run stops at the first violation.
 //
 //	new [profile=reported|fixed] [fix=(a,b)] [mutant=(m)] [seed=N]
 //	    threads=(thread-a:claudeAgent, thread-b:codex) [projects=(thread-b:project-2)]
@@ -93,98 +89,18 @@ import (
 //	  records background work the restart cancelled for run R (on its
 //	  provider thread P, default the run's thread)
 //	continue run=R            continueRestartedRun for the run's thread and R
-func TestScriptsTabOwnership(t *testing.T) { runT3Scripts(t, "testdata/tab_ownership") }
-
-// TestScriptsRequestRetry runs the scripted reproductions of report 002
-// under testdata/request_retry, in the same language.
-func TestScriptsRequestRetry(t *testing.T) { runT3Scripts(t, "testdata/request_retry") }
-
-func runT3Scripts(t *testing.T, dir string) {
-	datadriven.Walk(t, dir, func(t *testing.T, path string) {
-		var w *t3Script
-		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			a := &scriptArgs{t: t, d: d, used: map[string]bool{}}
-			var out string
-			if d.Cmd == "new" {
-				w = newT3Script(a)
-				out = w.flush()
-			} else {
-				if w == nil {
-					d.Fatalf(t, "%s before new", d.Cmd)
-				}
-				out = w.exec(a)
-			}
-			a.done()
-			return out
-		})
-	})
-}
-
-// scriptArgs reads a command's arguments and fails the test if one was
-// left unread (a typo in a script must not pass silently).
-type scriptArgs struct {
-	t    *testing.T
-	d    *datadriven.TestData
-	used map[string]bool
-}
-
-func (a *scriptArgs) has(key string) bool {
-	if a.d.HasArg(key) {
-		a.used[key] = true
-		return true
+//
+// exec runs one command of the T3 language.
+func (w *t3Script) exec(c *Command, a *Args) string {
+	if c.Cmd == "new" {
+		*w = t3Script{}
+		w.start(a)
+		return w.flush()
 	}
-	return false
-}
-
-func (a *scriptArgs) vals(key string) []string {
-	arg, ok := a.d.Arg(key)
-	if !ok {
-		return nil
+	if w.k == nil {
+		a.fail("%s before new", c.Cmd)
 	}
-	a.used[key] = true
-	var out []string
-	for _, v := range arg.Vals {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func (a *scriptArgs) str(key, def string) string {
-	v := a.vals(key)
-	if len(v) == 0 {
-		return def
-	}
-	return v[0]
-}
-
-func (a *scriptArgs) need(key string) string {
-	v := a.str(key, "")
-	if v == "" {
-		a.d.Fatalf(a.t, "%s needs %s=", a.d.Cmd, key)
-	}
-	return v
-}
-
-func (a *scriptArgs) duration(key string, def time.Duration) time.Duration {
-	v := a.str(key, "")
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		a.d.Fatalf(a.t, "%s: %v", key, err)
-	}
-	return d
-}
-
-func (a *scriptArgs) done() {
-	for _, arg := range a.d.CmdArgs {
-		if !a.used[arg.Key] {
-			a.d.Fatalf(a.t, "argument %q of %s was not used", arg.Key, a.d.Cmd)
-		}
-	}
+	return w.run(c, a)
 }
 
 type scriptThread struct {
@@ -196,7 +112,6 @@ type scriptThread struct {
 }
 
 type t3Script struct {
-	t       *testing.T
 	k       *sim.Kernel
 	env     *model.Env
 	st      *store.Store
@@ -221,13 +136,13 @@ type t3Script struct {
 }
 
 // threadRef resolves ^N to the N-th created thread.
-func (w *t3Script) threadRef(a *scriptArgs, v string) string {
+func (w *t3Script) threadRef(a *Args, v string) string {
 	if !strings.HasPrefix(v, "^") {
 		return v
 	}
 	n, err := strconv.Atoi(v[1:])
 	if err != nil || n < 1 || n > len(w.created) {
-		a.d.Fatalf(a.t, "thread %s: only %d threads created so far", v, len(w.created))
+		a.fail("thread %s: only %d threads created so far", v, len(w.created))
 	}
 	return w.created[n-1]
 }
@@ -244,16 +159,16 @@ func (w *t3Script) noteCreated(ids ...string) {
 	}
 }
 
-func newT3Script(a *scriptArgs) *t3Script {
+func (w *t3Script) start(a *Args) {
 	prof, err := model.NewProfile(a.str("profile", model.PresetReported), a.vals("fix"), a.vals("mutant"))
 	if err != nil {
-		a.d.Fatalf(a.t, "%v", err)
+		a.fail("%v", err)
 	}
 	seed, err := strconv.ParseUint(a.str("seed", "1"), 10, 64)
 	if err != nil {
-		a.d.Fatalf(a.t, "seed: %v", err)
+		a.fail("seed: %v", err)
 	}
-	w := &t3Script{t: a.t, k: sim.NewKernel(true), st: &store.Store{}}
+	w.k, w.st = sim.NewKernel(true), &store.Store{}
 	w.env = &model.Env{Clock: w.k, Trace: w.k.Trace(), Source: sim.NewSeededSource(seed, false), Profile: prof,
 		EnvironmentID: EnvironmentID}
 	for _, c := range invariants.New(append(append([]string{}, invariants.TabOwnership...), invariants.Requests...)...) {
@@ -267,7 +182,7 @@ func newT3Script(a *scriptArgs) *t3Script {
 	for _, spec := range a.vals("threads") {
 		id, inst, ok := strings.Cut(spec, ":")
 		if _, known := provider.AdapterFor(inst); !ok || !known {
-			a.d.Fatalf(a.t, "thread spec %q: want thread-id:instance with a known instance", spec)
+			a.fail("thread spec %q: want thread-id:instance with a known instance", spec)
 		}
 		proj := projectOf[id]
 		if proj == "" {
@@ -280,20 +195,19 @@ func newT3Script(a *scriptArgs) *t3Script {
 		w.threads = append(w.threads, &scriptThread{id: id})
 	}
 	if len(w.threads) == 0 {
-		a.d.Fatalf(a.t, "new needs threads=(id:instance, ...)")
+		a.fail("new needs threads=(id:instance, ...)")
 	}
 	w.desktop = a.vals("desktop")
 	w.childDuration = a.duration("child-duration", 0)
 	if v := a.str("child-fails", ""); v != "" {
 		fails, err := strconv.ParseBool(v)
 		if err != nil {
-			a.d.Fatalf(a.t, "child-fails: %v", err)
+			a.fail("child-fails: %v", err)
 		}
 		w.childNeverFail = !fails
 	}
 	w.env.Emit("script", "world", "", sim.A("profile", prof.String()), sim.A("seed", fmt.Sprint(seed)))
 	w.boot()
-	return w
 }
 
 func (w *t3Script) boot() {
@@ -380,24 +294,24 @@ func (w *t3Script) runUntil(limit time.Duration, cond func() bool) {
 	}
 }
 
-func (w *t3Script) tabArg(a *scriptArgs) string {
+func (w *t3Script) tabArg(a *Args) string {
 	v := a.str("tab", "")
 	if strings.HasPrefix(v, "@") {
 		n, err := strconv.Atoi(v[1:])
 		if err != nil || n < 1 || n > len(w.tabs) {
-			a.d.Fatalf(a.t, "tab %s: only %d tabs opened so far", v, len(w.tabs))
+			a.fail("tab %s: only %d tabs opened so far", v, len(w.tabs))
 		}
 		return w.tabs[n-1]
 	}
 	return v
 }
 
-func (w *t3Script) taskArg(a *scriptArgs) string {
+func (w *t3Script) taskArg(a *Args) string {
 	v := a.str("task", "")
 	if strings.HasPrefix(v, "%") {
 		n, err := strconv.Atoi(v[1:])
 		if err != nil || n < 1 || n > len(w.tasks) {
-			a.d.Fatalf(a.t, "task %s: only %d tasks seen so far", v, len(w.tasks))
+			a.fail("task %s: only %d tasks seen so far", v, len(w.tasks))
 		}
 		return w.tasks[n-1]
 	}
@@ -422,8 +336,7 @@ func (w *t3Script) tabName(id string) string {
 	return id
 }
 
-func (w *t3Script) exec(a *scriptArgs) string {
-	d := a.d
+func (w *t3Script) run(d *Command, a *Args) string {
 	var result string
 	switch d.Cmd {
 	case "prompt":
@@ -465,14 +378,14 @@ func (w *t3Script) exec(a *scriptArgs) string {
 		if n := a.str("count", ""); n != "" {
 			c, err := strconv.Atoi(n)
 			if err != nil {
-				d.Fatalf(w.t, "count: %v", err)
+				a.fail("count: %v", err)
 			}
 			call.Count = c
 		}
 		cred := th.cred
 		if a.str("cred", "current") == "previous" {
 			if len(th.past) == 0 {
-				d.Fatalf(w.t, "%s has no previous credential", th.id)
+				a.fail("%s has no previous credential", th.id)
 			}
 			cred = th.past[len(th.past)-1]
 		}
@@ -567,7 +480,7 @@ func (w *t3Script) exec(a *scriptArgs) string {
 	case "browser-access":
 		on, err := strconv.ParseBool(a.need("on"))
 		if err != nil {
-			d.Fatalf(w.t, "on: %v", err)
+			a.fail("on: %v", err)
 		}
 		if w.srv != nil {
 			w.srv.SetBrowserAccess(a.need("project"), on)
@@ -623,7 +536,7 @@ func (w *t3Script) exec(a *scriptArgs) string {
 	case "setting":
 		on, err := strconv.ParseBool(a.need("continue"))
 		if err != nil {
-			d.Fatalf(w.t, "continue: %v", err)
+			a.fail("continue: %v", err)
 		}
 		w.st.Settings.ContinueThreadsAfterServerUpdate = on
 	case "state":
@@ -640,7 +553,7 @@ func (w *t3Script) exec(a *scriptArgs) string {
 	case "lose-work":
 		run := w.st.Run(a.need("run"))
 		if run == nil {
-			d.Fatalf(w.t, "unknown run %s", a.need("run"))
+			a.fail("unknown run %s", a.need("run"))
 		}
 		pt := a.str("thread", run.ThreadID)
 		for _, v := range a.vals("work") {
@@ -650,13 +563,13 @@ func (w *t3Script) exec(a *scriptArgs) string {
 	case "continue":
 		run := w.st.Run(a.need("run"))
 		if run == nil || w.srv == nil {
-			d.Fatalf(w.t, "unknown run or server down")
+			a.fail("unknown run or server down")
 		}
 		if !w.srv.ContinueRestartedRun(run.ThreadID, run.ID) {
 			result = "=> nothing dispatched"
 		}
 	default:
-		d.Fatalf(w.t, "unknown command %q", d.Cmd)
+		a.fail("unknown command %q", d.Cmd)
 	}
 	out := w.flush()
 	if result = strings.TrimRight(result, "\n"); result != "" {
@@ -736,11 +649,11 @@ func (w *t3Script) storeRows(what, thread string) string {
 	return b.String()
 }
 
-func (w *t3Script) mustThread(a *scriptArgs) *scriptThread {
+func (w *t3Script) mustThread(a *Args) *scriptThread {
 	id := w.threadRef(a, a.need("thread"))
 	th := w.thread(id)
 	if th == nil {
-		a.d.Fatalf(a.t, "unknown thread %q", id)
+		a.fail("unknown thread %q", id)
 	}
 	return th
 }
