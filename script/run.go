@@ -436,3 +436,29 @@ func (a *Args) oneOf(key, def string, allowed ...string) string {
 	a.fail("%s: %s=%q (want one of %v)", a.cmd.Cmd, key, v, allowed)
 	return ""
 }
+
+// Expand turns command-line arguments into script files: a file stands for
+// itself (whatever its name), a directory for the scripts Discover finds
+// under it. A missing path, or a directory holding no script, is an error.
+func Expand(args []string) ([]string, error) {
+	var files []string
+	for _, arg := range args {
+		st, err := os.Stat(arg)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			files = append(files, arg)
+			continue
+		}
+		found, err := Discover(arg)
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: no script files (a script has a \"# language: NAME\" line)", arg)
+		}
+		files = append(files, found...)
+	}
+	return files, nil
+}
