@@ -3,7 +3,9 @@ package script
 import (
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -123,4 +125,21 @@ func TestRun_BadCommandsNameTheLine(t *testing.T) {
 		_, err := Run("f", []byte(tc.src))
 		require.EqualError(t, err, tc.want, tc.src)
 	}
+}
+
+// A new invariant changes no script's expected output: a test build that
+// registers one more invariant in every group the languages check
+// (invariants/extra_testbuild.go) runs TestScripts, and a test showing the
+// extra invariant did judge the scripts.
+func TestScripts_NewInvariantChangesNoGolden(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(goBin, "test", "-count=1", "-tags", "orchsim_extra_invariant",
+		"-run", "^(TestScripts|TestExtraInvariantReachesTheScripts)$", "-v", ".")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "--- PASS: TestExtraInvariantReachesTheScripts")
+	require.Contains(t, string(out), "--- PASS: TestScripts ")
 }

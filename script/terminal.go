@@ -31,9 +31,11 @@ import (
 // Arguments are key=value (a comma-separated list where noted) or a bare
 // word; a misspelt or unused argument fails the test.
 //
-//	new [profile=reported|fixed] [fix=a,b] [mutant=m] [check=a,b|none] [seed=N]
+//	new [profile=reported|fixed] [fix=a,b] [mutant=m] [check=a,b|terminal|none] [seed=N]
 //	    Starts a fresh app at T+0 under the profile; check names the
-//	    invariants that judge it (default: all six terminal invariants).
+//	    invariants that judge it, "terminal" standing for every terminal
+//	    invariant (the default). Prints "profile P, checking C" with C as
+//	    the script wrote it (or "terminal"), never the group's members.
 //	    Example: new profile=reported fix=guarded-wake check=live-agent-survives-remount
 //
 //	agent <id> [kind=claude|codex|opencode] [mode=terminal|feed] [tab=N] [resume] [wedge]
@@ -79,6 +81,15 @@ import (
 //
 //	finish
 //	    Judges the end-of-run (liveness) properties at the current time.
+//
+// terminalGroup is the name a script uses for every terminal-session
+// invariant.
+const terminalGroup = "terminal"
+
+// terminalInvariants returns the members of terminalGroup (the one place
+// this language reads the list).
+func terminalInvariants() []string { return invariants.Terminal }
+
 type ddChecker struct {
 	c      sim.Checker
 	failed bool
@@ -168,16 +179,23 @@ func (h *terminalHarness) handleNew(a *Args) {
 	if err != nil {
 		a.fail("new: %v", err)
 	}
-	names := invariants.Terminal
+	// The header says what the script named (or the group), never the
+	// group's members: a new invariant must not change every golden.
+	checking := terminalGroup
 	if v, ok := a.lookup("check"); ok {
-		names = nil
-		if v != "none" {
-			names = strings.Split(v, ",")
-		}
+		checking = v
 	}
-	for _, n := range names {
-		if _, ok := invariants.Lookup(n); !ok {
-			a.fail("new: unknown invariant %q", n)
+	var names []string
+	for _, n := range strings.Split(checking, ",") {
+		switch {
+		case n == "none":
+		case n == terminalGroup:
+			names = append(names, terminalInvariants()...)
+		default:
+			if _, ok := invariants.Lookup(n); !ok {
+				a.fail("new: unknown invariant %q", n)
+			}
+			names = append(names, n)
 		}
 	}
 	seed := a.integer("seed", -1)
@@ -195,10 +213,6 @@ func (h *terminalHarness) handleNew(a *Args) {
 	tr.OnEvent(h.observe)
 	h.env = &model.Env{Clock: h.k, Trace: tr, Source: src, Profile: prof, EnvironmentID: EnvironmentID}
 	h.app = terminal.NewApp(h.env, terminal.Config{})
-	checking := strings.Join(names, ",")
-	if checking == "" {
-		checking = "none"
-	}
 	fmt.Fprintf(&h.out, "profile %s, checking %s\n", prof, checking)
 }
 
