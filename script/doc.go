@@ -38,8 +38,8 @@
 // Every script file names its language on a comment line before its first
 // command:
 //
-//	# language: t3         the T3 server world (see t3Script)
-//	# language: terminal   the agent-code desktop app (see terminalHarness)
+//	# language: t3         the T3 server world (script/t3.go)
+//	# language: terminal   the agent-code desktop app (script/terminal.go)
 //
 // The file, not its directory, says how to run it, so a new script
 // directory anywhere under scenarios/testdata needs no code change, and a

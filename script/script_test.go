@@ -27,7 +27,7 @@ const testdata = "../scenarios/testdata"
 func TestScripts(t *testing.T) {
 	files, err := Discover(testdata)
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(files), 38, "every script of scenarios/testdata is discovered")
+	require.GreaterOrEqual(t, len(files), 41, "every script of scenarios/testdata is discovered")
 	for _, path := range files {
 		rel, err := filepath.Rel(testdata, path)
 		require.NoError(t, err)
@@ -121,6 +121,9 @@ func TestRun_BadCommandsNameTheLine(t *testing.T) {
 		{"# language: t3\nnew threads=(a:codex) sed=2\n----\n", `f:2: new: unknown or unused argument "sed=2"`},
 		{"# language: t3\nnew threads=(a:codex)\ninput\n----\n", "f:2: new takes no input (lines between the command and ----)"},
 		{"# language: cobol\nnew\n----\n", `f:1: unknown language "cobol" (languages: t3, terminal)`},
+		{"# language: t3\nnew threads=(a:codex)\n----\n\nprompt thread=a\n----\n\ncall thread=a tool=delegate_task client-timeout=default\n----\n",
+			"f:8: client-timeout=default: instance codex has no client-side call timeout"},
+		{"# language: t3\nnew threads=(a:codex)\n----\n\nregistry liveness=soon\n----\n", `f:5: registry: liveness="soon": time: invalid duration "soon"`},
 	} {
 		_, err := Run("f", []byte(tc.src))
 		require.EqualError(t, err, tc.want, tc.src)

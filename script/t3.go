@@ -8,7 +8,9 @@ import (
 
 	"github.com/orchsim/orchsim/invariants"
 	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/agent"
 	"github.com/orchsim/orchsim/model/browser"
+	"github.com/orchsim/orchsim/model/mcp"
 	"github.com/orchsim/orchsim/model/orchestrator"
 	"github.com/orchsim/orchsim/model/provider"
 	"github.com/orchsim/orchsim/model/server"
@@ -90,6 +92,24 @@ import (
 //	  provider thread P, default the run's thread)
 //	continue run=R            continueRestartedRun for the run's thread and R
 //
+// Inputs added so that scripts reach every model input (issue 13):
+//
+//	call ... [client-timeout=D|default] [retry]
+//	  The agent's MCP client stops waiting after D ("default": the
+//	  instance's own budget, agent.CallTimeout: 65 min for Claude, 5 min
+//	  for ACP providers; Codex has none) and traces mcp-client timeout; the
+//	  server goes on with the call. retry marks a call the agent repeats
+//	  because it never saw an answer (retry=true in the trace).
+//	call ... text=(free text, commas allowed)
+//	  delegate_task's task text (the child's first message); the values
+//	  are joined with ", ".
+//	registry [liveness=D] [resolve-refreshes=true|false] [max-lifetime=D]
+//	  The MCP credential registry's settings (mcp.Registry's fields) for
+//	  this and every later server process; prints them.
+//	close-session thread=T
+//	  close(providerSessionId) of T's live provider session: the session
+//	  is released with manual_shutdown. Prints "=> closed <id>".
+//
 // exec runs one command of the T3 language.
 func (w *t3Script) exec(c *Command, a *Args) string {
 	if c.Cmd == "new" {
@@ -130,9 +150,42 @@ type t3Script struct {
 	// failOp and cancelOp are the one-shot orchestrator faults of the next
 	// call.
 	failOp, cancelOp string
+	// registry holds the MCP credential registry's settings, applied to
+	// every server process the script boots.
+	registry registrySettings
 	// created are the threads agents created (children, create_threads,
 	// forks) in the order the script saw them: ^N names the N-th.
 	created []string
+}
+
+// registrySettings are the mcp.Registry fields a script may change (see
+// mcp.Registry for each one's meaning).
+type registrySettings struct {
+	LivenessWindow   time.Duration
+	ResolveRefreshes bool
+	MaxLifetime      time.Duration
+}
+
+func (w *t3Script) applyRegistry() {
+	if w.srv == nil {
+		return
+	}
+	r := w.srv.Registry
+	r.LivenessWindow, r.ResolveRefreshes, r.MaxLifetime = w.registry.LivenessWindow, w.registry.ResolveRefreshes, w.registry.MaxLifetime
+}
+
+// clientTimeout reads client-timeout=D|default: how long the thread's MCP
+// client waits for the call's answer ("default": agent.CallTimeout of the
+// thread's instance; 0: the script waits up to 2 h, as without it).
+func (w *t3Script) clientTimeout(a *Args, th *scriptThread) time.Duration {
+	if a.str("client-timeout", "") == "default" {
+		d := agent.CallTimeout(w.st.Thread(th.id).Instance)
+		if d == 0 {
+			a.fail("client-timeout=default: instance %s has no client-side call timeout", w.st.Thread(th.id).Instance)
+		}
+		return d
+	}
+	return a.duration("client-timeout", 0)
 }
 
 // threadRef resolves ^N to the N-th created thread.
@@ -169,6 +222,7 @@ func (w *t3Script) start(a *Args) {
 		a.fail("seed: %v", err)
 	}
 	w.k, w.st = sim.NewKernel(true), &store.Store{}
+	w.registry = registrySettings{LivenessWindow: mcp.DefaultLivenessWindow}
 	w.env = &model.Env{Clock: w.k, Trace: w.k.Trace(), Source: sim.NewSeededSource(seed, false), Profile: prof,
 		EnvironmentID: EnvironmentID}
 	for _, c := range invariants.New(append(append([]string{}, invariants.TabOwnership...), invariants.Requests...)...) {
@@ -234,6 +288,7 @@ func (w *t3Script) boot() {
 		},
 		OpenLatency: func(string) time.Duration { return w.open },
 	})
+	w.applyRegistry()
 	o := w.srv.Orch
 	if w.childDuration > 0 {
 		o.ChildDuration = func() time.Duration { return w.childDuration }
@@ -361,7 +416,9 @@ func (w *t3Script) run(d *Command, a *Args) string {
 		call := model.ToolCall{Tool: a.need("tool"), TabID: w.tabArg(a), NewTab: a.has("new-tab"), URL: "http://localhost:5173/",
 			ClientRequestID: a.str("key", ""), Mode: a.str("mode", ""), Timeout: a.duration("timeout", 0),
 			Target: w.threadRef(a, a.str("target", "")), Action: a.str("action", ""), TaskID: w.taskArg(a)}
-		extra := orchestrator.Extra{Instance: a.str("instance", ""), Task: a.str("text", ""), IncludeSubagents: a.has("subagents")}
+		call.Retry = a.has("retry")
+		giveUp := w.clientTimeout(a, th)
+		extra := orchestrator.Extra{Instance: a.str("instance", ""), Task: a.text("text", ""), IncludeSubagents: a.has("subagents")}
 		for _, e := range a.vals("entries") {
 			parts := strings.SplitN(e, "/", 3)
 			spec := orchestrator.ThreadSpec{Title: parts[0]}
@@ -399,7 +456,18 @@ func (w *t3Script) run(d *Command, a *Args) string {
 				result = "=> in flight"
 				break
 			}
-			w.runUntil(2*time.Hour, func() bool { return got != nil })
+			limit := 2 * time.Hour
+			if giveUp > 0 {
+				limit = giveUp
+			}
+			w.runUntil(limit, func() bool { return got != nil })
+			if got == nil && giveUp > 0 && w.k.Trace().Violation() == nil {
+				// The agent's MCP client stops waiting (agent.Agent's
+				// clientTimeout); the server still works on the call.
+				w.env.Emit("mcp-client/"+th.id, "timeout", "", sim.A("tool", call.Tool), sim.A("clientRequestId", orDash(call.ClientRequestID)))
+				result = fmt.Sprintf("=> client gave up after %s (the call is still in flight)", giveUp)
+				break
+			}
 		}
 		if got == nil {
 			result = "=> no answer"
@@ -533,6 +601,29 @@ func (w *t3Script) run(d *Command, a *Args) string {
 		if !w.srv.Interrupt(th.id) {
 			result = "=> no active run"
 		}
+	case "registry":
+		r := &w.registry
+		r.LivenessWindow = a.duration("liveness", r.LivenessWindow)
+		r.ResolveRefreshes = a.boolean("resolve-refreshes", r.ResolveRefreshes)
+		r.MaxLifetime = a.duration("max-lifetime", r.MaxLifetime)
+		w.applyRegistry()
+		result = fmt.Sprintf("=> registry liveness=%s resolve-refreshes=%v max-lifetime=%s", r.LivenessWindow, r.ResolveRefreshes, r.MaxLifetime)
+	case "close-session":
+		th := w.mustThread(a)
+		var e *provider.Entry
+		if w.srv != nil {
+			e = w.srv.PSM.EntryForThread(th.id)
+		}
+		if e == nil {
+			result = "=> no live session"
+			break
+		}
+		if err := w.srv.PSM.Close(e.ID); err != nil {
+			result = "=> close failed: " + err.Error()
+		} else {
+			result = "=> closed " + e.ID
+		}
+		w.runUntil(time.Second, func() bool { return false })
 	case "setting":
 		on, err := strconv.ParseBool(a.need("continue"))
 		if err != nil {

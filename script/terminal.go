@@ -66,8 +66,10 @@ import (
 //	send <id>       press Send in the session's feed leaf
 //	answer <id>     answer the prompt on the session's feed prompt card
 //	retry <id>      press Retry on the session's pane
-//	new-agent <id> [kind=..] [mode=..]
-//	    Opens a new agent in the active tab at run time.
+//	new-agent <id> [kind=..] [mode=..] [strict]
+//	    Opens a new agent in the active tab at run time; with strict, as a
+//	    StrictMode (development) build mounts it: its leaf's effects run
+//	    mount, cleanup, mount.
 //
 //	prompt <id>     the session's backend shows a permission prompt
 //	output <id> [kb=N]
@@ -145,8 +147,14 @@ func (h *terminalHarness) exec(d *Command, a *Args) string {
 		id := a.pos("session")
 		kind := terminal.Kind(a.oneOf("kind", "claude", "claude", "codex", "opencode"))
 		mode := terminal.ViewMode(a.oneOf("mode", "terminal", "terminal", "feed"))
+		strict := a.flag("strict")
 		a.done()
-		h.app.NewSession(terminal.Meta{ID: id, Kind: kind, Cwd: "/work/" + id, Mode: mode})
+		meta := terminal.Meta{ID: id, Kind: kind, Cwd: "/work/" + id, Mode: mode}
+		if strict {
+			h.app.NewSessionStrict(meta)
+		} else {
+			h.app.NewSession(meta)
+		}
 	case "state":
 		a.done()
 		h.describe()
