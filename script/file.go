@@ -33,6 +33,8 @@ func (a Arg) String() string {
 type Command struct {
 	// Line is the 1-based line of the command in its file.
 	Line int
+	// Text is the command line as written (continuation lines joined).
+	Text string
 	// Cmd is the command's name, Args its arguments in file order.
 	Cmd  string
 	Args []Arg
@@ -47,7 +49,8 @@ type Command struct {
 	pre string
 }
 
-// String renders the command line.
+// String renders the command line from Cmd and Args (normalized: one
+// space between arguments, a single value without parentheses).
 func (c *Command) String() string {
 	fields := []string{c.Cmd}
 	for _, a := range c.Args {
@@ -77,6 +80,7 @@ type Error struct {
 	Msg  string
 }
 
+// Error returns "file:line: message".
 func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg) }
 
 // languageLine is the directive naming a file's language.
@@ -129,7 +133,7 @@ func Parse(path string, data []byte) (*File, error) {
 		if cmd == "" {
 			continue
 		}
-		c := &Command{Line: start, Cmd: cmd, Args: args}
+		c := &Command{Line: start, Text: strings.TrimSpace(line), Cmd: cmd, Args: args}
 		var input strings.Builder
 		separator := false
 		for scan() {

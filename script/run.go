@@ -20,7 +20,7 @@ import (
 type interpreter interface {
 	// exec runs c and returns its output. A problem with the command itself
 	// (not with what the model did) is reported with a.fail.
-	exec(c *Command, a *Args) string
+	exec(c *Command, a *cmdArgs) string
 }
 
 // languages maps a "# language:" name to a constructor of its interpreter.
@@ -87,7 +87,7 @@ func (f *File) Run() (res *Result, err error) {
 
 // runOne runs one command, turning a.fail's panic into an *Error.
 func runOne(in interpreter, f *File, c *Command) (out string, err error) {
-	a := &Args{path: f.Path, cmd: c, used: make([]bool, len(c.Args))}
+	a := &cmdArgs{path: f.Path, cmd: c, used: make([]bool, len(c.Args))}
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(*Error)
@@ -131,7 +131,7 @@ func (r *Result) Diff() string {
 			A: lines(c.Expected), B: lines(r.Outputs[i]),
 			FromFile: "expected", ToFile: "actual", Context: 3,
 		})
-		fmt.Fprintf(&b, "%s:%d: %s\n%s", r.File.Path, c.Line, c, d)
+		fmt.Fprintf(&b, "%s:%d: %s\n%s", r.File.Path, c.Line, c.Text, d)
 		if !strings.HasSuffix(d, "\n") {
 			b.WriteByte('\n')
 		}
@@ -157,7 +157,7 @@ func (r *Result) Rewritten() []byte { return r.File.Render(r.Outputs) }
 func (r *Result) Transcript() string {
 	var b strings.Builder
 	for i, c := range r.File.Commands {
-		fmt.Fprintf(&b, "%s\n----\n%s\n", c, r.Outputs[i])
+		fmt.Fprintf(&b, "%s\n----\n%s\n", c.Text, r.Outputs[i])
 	}
 	return b.String()
 }
@@ -252,22 +252,22 @@ func hasLanguageLine(data []byte) bool {
 	return false
 }
 
-// Args reads a command's arguments and remembers which were read: after
+// cmdArgs reads a command's arguments and remembers which were read: after
 // the command ran, an argument left unread is an error (a misspelt or
 // misplaced argument must not pass silently).
-type Args struct {
+type cmdArgs struct {
 	path string
 	cmd  *Command
 	used []bool
 }
 
 // fail stops the command with an *Error at its line.
-func (a *Args) fail(format string, args ...any) {
+func (a *cmdArgs) fail(format string, args ...any) {
 	panic(&Error{a.path, a.cmd.Line, fmt.Sprintf(format, args...)})
 }
 
 // done fails on any argument left unread.
-func (a *Args) done() {
+func (a *cmdArgs) done() {
 	for i, arg := range a.cmd.Args {
 		if !a.used[i] {
 			a.fail("%s: unknown or unused argument %q", a.cmd.Cmd, arg.String())
@@ -277,7 +277,7 @@ func (a *Args) done() {
 
 // has reports whether an argument named key is present (with or without
 // values), marking every argument of that name read.
-func (a *Args) has(key string) bool {
+func (a *cmdArgs) has(key string) bool {
 	found := false
 	for i, arg := range a.cmd.Args {
 		if arg.Key == key {
@@ -289,7 +289,7 @@ func (a *Args) has(key string) bool {
 
 // vals returns the trimmed, non-empty values of the first argument named
 // key (nil if absent), marking every argument of that name read.
-func (a *Args) vals(key string) []string {
+func (a *cmdArgs) vals(key string) []string {
 	var first *Arg
 	for i := range a.cmd.Args {
 		if a.cmd.Args[i].Key == key {
@@ -312,7 +312,7 @@ func (a *Args) vals(key string) []string {
 }
 
 // str returns the first value of key, or def.
-func (a *Args) str(key, def string) string {
+func (a *cmdArgs) str(key, def string) string {
 	v := a.vals(key)
 	if len(v) == 0 {
 		return def
@@ -322,7 +322,7 @@ func (a *Args) str(key, def string) string {
 
 // text returns key's values joined with ", " (a free text such as a task
 // text, written text=(Review the diff, then merge)), or def.
-func (a *Args) text(key, def string) string {
+func (a *cmdArgs) text(key, def string) string {
 	v := a.vals(key)
 	if len(v) == 0 {
 		return def
@@ -331,7 +331,7 @@ func (a *Args) text(key, def string) string {
 }
 
 // need returns the first value of key and fails if there is none.
-func (a *Args) need(key string) string {
+func (a *cmdArgs) need(key string) string {
 	v := a.str(key, "")
 	if v == "" {
 		a.fail("%s needs %s=", a.cmd.Cmd, key)
@@ -340,7 +340,7 @@ func (a *Args) need(key string) string {
 }
 
 // duration parses key's value as a Go duration, or returns def.
-func (a *Args) duration(key string, def time.Duration) time.Duration {
+func (a *cmdArgs) duration(key string, def time.Duration) time.Duration {
 	v := a.str(key, "")
 	if v == "" {
 		return def
@@ -353,7 +353,7 @@ func (a *Args) duration(key string, def time.Duration) time.Duration {
 }
 
 // boolean parses key's value as true or false, or returns def.
-func (a *Args) boolean(key string, def bool) bool {
+func (a *cmdArgs) boolean(key string, def bool) bool {
 	v := a.str(key, "")
 	if v == "" {
 		return def
@@ -366,7 +366,7 @@ func (a *Args) boolean(key string, def bool) bool {
 }
 
 // pos returns the next unread bare word.
-func (a *Args) pos(what string) string {
+func (a *cmdArgs) pos(what string) string {
 	for i, arg := range a.cmd.Args {
 		if !a.used[i] && len(arg.Vals) == 0 {
 			a.used[i] = true
@@ -379,7 +379,7 @@ func (a *Args) pos(what string) string {
 
 // lookup returns the values of the first argument key=... joined with
 // commas (the terminal language's lists), marking only that one read.
-func (a *Args) lookup(key string) (string, bool) {
+func (a *cmdArgs) lookup(key string) (string, bool) {
 	for i, arg := range a.cmd.Args {
 		if arg.Key == key && len(arg.Vals) > 0 {
 			a.used[i] = true
@@ -390,7 +390,7 @@ func (a *Args) lookup(key string) (string, bool) {
 }
 
 // list returns lookup's value split at commas (nil if absent or empty).
-func (a *Args) list(key string) []string {
+func (a *cmdArgs) list(key string) []string {
 	v, ok := a.lookup(key)
 	if !ok || v == "" {
 		return nil
@@ -399,7 +399,7 @@ func (a *Args) list(key string) []string {
 }
 
 // integer returns key's value as an int, or def.
-func (a *Args) integer(key string, def int) int {
+func (a *cmdArgs) integer(key string, def int) int {
 	v, ok := a.lookup(key)
 	if !ok {
 		return def
@@ -412,7 +412,7 @@ func (a *Args) integer(key string, def int) int {
 }
 
 // flag reports whether the bare word key is present.
-func (a *Args) flag(key string) bool {
+func (a *cmdArgs) flag(key string) bool {
 	for i, arg := range a.cmd.Args {
 		if arg.Key == key && len(arg.Vals) == 0 {
 			a.used[i] = true
@@ -423,7 +423,7 @@ func (a *Args) flag(key string) bool {
 }
 
 // oneOf returns key's value (or def), failing unless it is one of allowed.
-func (a *Args) oneOf(key, def string, allowed ...string) string {
+func (a *cmdArgs) oneOf(key, def string, allowed ...string) string {
 	v := def
 	if s, ok := a.lookup(key); ok {
 		v = s

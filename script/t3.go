@@ -111,7 +111,7 @@ import (
 //	  is released with manual_shutdown. Prints "=> closed <id>".
 //
 // exec runs one command of the T3 language.
-func (w *t3Script) exec(c *Command, a *Args) string {
+func (w *t3Script) exec(c *Command, a *cmdArgs) string {
 	if c.Cmd == "new" {
 		*w = t3Script{}
 		w.start(a)
@@ -177,7 +177,7 @@ func (w *t3Script) applyRegistry() {
 // clientTimeout reads client-timeout=D|default: how long the thread's MCP
 // client waits for the call's answer ("default": agent.CallTimeout of the
 // thread's instance; 0: the script waits up to 2 h, as without it).
-func (w *t3Script) clientTimeout(a *Args, th *scriptThread) time.Duration {
+func (w *t3Script) clientTimeout(a *cmdArgs, th *scriptThread) time.Duration {
 	if a.str("client-timeout", "") == "default" {
 		d := agent.CallTimeout(w.st.Thread(th.id).Instance)
 		if d == 0 {
@@ -189,7 +189,7 @@ func (w *t3Script) clientTimeout(a *Args, th *scriptThread) time.Duration {
 }
 
 // threadRef resolves ^N to the N-th created thread.
-func (w *t3Script) threadRef(a *Args, v string) string {
+func (w *t3Script) threadRef(a *cmdArgs, v string) string {
 	if !strings.HasPrefix(v, "^") {
 		return v
 	}
@@ -212,7 +212,7 @@ func (w *t3Script) noteCreated(ids ...string) {
 	}
 }
 
-func (w *t3Script) start(a *Args) {
+func (w *t3Script) start(a *cmdArgs) {
 	prof, err := model.NewProfile(a.str("profile", model.PresetReported), a.vals("fix"), a.vals("mutant"))
 	if err != nil {
 		a.fail("%v", err)
@@ -349,7 +349,7 @@ func (w *t3Script) runUntil(limit time.Duration, cond func() bool) {
 	}
 }
 
-func (w *t3Script) tabArg(a *Args) string {
+func (w *t3Script) tabArg(a *cmdArgs) string {
 	v := a.str("tab", "")
 	if strings.HasPrefix(v, "@") {
 		n, err := strconv.Atoi(v[1:])
@@ -361,7 +361,7 @@ func (w *t3Script) tabArg(a *Args) string {
 	return v
 }
 
-func (w *t3Script) taskArg(a *Args) string {
+func (w *t3Script) taskArg(a *cmdArgs) string {
 	v := a.str("task", "")
 	if strings.HasPrefix(v, "%") {
 		n, err := strconv.Atoi(v[1:])
@@ -391,7 +391,7 @@ func (w *t3Script) tabName(id string) string {
 	return id
 }
 
-func (w *t3Script) run(d *Command, a *Args) string {
+func (w *t3Script) run(d *Command, a *cmdArgs) string {
 	var result string
 	switch d.Cmd {
 	case "prompt":
@@ -740,7 +740,7 @@ func (w *t3Script) storeRows(what, thread string) string {
 	return b.String()
 }
 
-func (w *t3Script) mustThread(a *Args) *scriptThread {
+func (w *t3Script) mustThread(a *cmdArgs) *scriptThread {
 	id := w.threadRef(a, a.need("thread"))
 	th := w.thread(id)
 	if th == nil {

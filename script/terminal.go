@@ -105,7 +105,7 @@ type terminalHarness struct {
 	out      strings.Builder
 }
 
-func (h *terminalHarness) exec(d *Command, a *Args) string {
+func (h *terminalHarness) exec(d *Command, a *cmdArgs) string {
 	h.out.Reset()
 	if d.Cmd != "new" && h.app == nil {
 		a.fail("%s before new", d.Cmd)
@@ -181,7 +181,7 @@ func (h *terminalHarness) session(id string) {
 	}
 }
 
-func (h *terminalHarness) handleNew(a *Args) {
+func (h *terminalHarness) handleNew(a *cmdArgs) {
 	preset := a.oneOf("profile", model.PresetReported, model.PresetReported, model.PresetFixed)
 	prof, err := model.NewProfile(preset, a.list("fix"), a.list("mutant"))
 	if err != nil {
@@ -240,7 +240,7 @@ func (h *terminalHarness) observe(ev *sim.Event) {
 	}
 }
 
-func (h *terminalHarness) handleAgent(a *Args) {
+func (h *terminalHarness) handleAgent(a *cmdArgs) {
 	id := a.pos("session")
 	kind := terminal.Kind(a.oneOf("kind", "claude", "claude", "codex", "opencode"))
 	mode := terminal.ViewMode(a.oneOf("mode", "terminal", "terminal", "feed"))
@@ -254,7 +254,7 @@ func (h *terminalHarness) handleAgent(a *Args) {
 	}
 }
 
-func (h *terminalHarness) handleView(a *Args, cmd string) {
+func (h *terminalHarness) handleView(a *cmdArgs, cmd string) {
 	arg := a.pos("argument")
 	a.done()
 	app := h.app
