@@ -302,3 +302,17 @@ func TestRC14_StaleItemsOnSettledRuns(t *testing.T) {
 	assert.Equal(t, "acpRegistry_bob", sum.Events[0].Instance)
 	assert.Equal(t, "claudeAgent", sum.Events[1].Instance)
 }
+
+// TestRCN01_PreparedContinuationAfterCrashBeforeStart is RC-N01, upstream
+// "recovers an admitted continuation after another crash before provider
+// start" (RestartContinuation.test.ts @ 0f504549): a starting continuation
+// whose provider thread is idle, session stopped and turns none is still
+// the run to continue.
+func TestRCN01_PreparedContinuationAfterCrashBeforeStart(t *testing.T) {
+	c := base()
+	c.RunStatus, c.ContinuationOf = RunStarting, "run:previous-crash"
+	c.ProviderThreadActive, c.SessionStatus, c.RunningTurns = false, "stopped", 0
+	assert.True(t, RestartContinuationRun(c))
+	c.ContinuationOf = ""
+	assert.False(t, RestartContinuationRun(c), "a starting run that is not a continuation is not")
+}

@@ -52,12 +52,13 @@ const (
 )
 
 // RestartContinuationRun is restartContinuationRun's eligibility: a live
-// thread whose latest run (not a compaction) is running, or a starting
-// continuation, with a live provider turn; or a completed or waiting run
-// whose provider thread lost background work. The run's instance is the
-// thread's; P has a native ref and its session the run's instance; a live
-// turn also needs P active, a session not stopped or in error, and a
-// running provider turn.
+// thread whose latest run (not a compaction) is running with a live
+// provider turn; a prepared continuation (starting, restartContinuationOf
+// set), which needs no live turn since a crash before provider start
+// leaves none; or a completed or waiting run whose provider thread lost
+// background work. The run's instance is the thread's; P has a native ref
+// and its session the run's instance; a live turn needs P active, a
+// session not stopped or in error, and a running provider turn.
 func RestartContinuationRun(c ContinuationCandidate) bool {
 	if c.ThreadArchived || c.ThreadDeleted || c.Compaction {
 		return false
@@ -70,7 +71,7 @@ func RestartContinuationRun(c ContinuationCandidate) bool {
 	case c.RunStatus == store.RunRunning:
 		needsLiveTurn = true
 	case c.RunStatus == RunStarting && c.ContinuationOf != "":
-		needsLiveTurn = true
+		// A prepared continuation: the live-turn checks do not apply.
 	case c.RunStatus == store.RunCompleted || c.RunStatus == RunWaiting:
 		lost := false
 		for _, p := range c.LostWork {
