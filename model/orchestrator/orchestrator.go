@@ -501,6 +501,12 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 		id := cmd("thread-fork", k)
 		reply(o.dispatch(id, caller, EffectThreads, c, func() (store.Result, bool) {
 			tid := fmt.Sprintf("thread:mcp-fork:%s:%s", ns, k)
+			if o.st.Thread(tid) != nil {
+				// The derived target id is taken (even by a deleted
+				// thread): the fork command is refused and the existing
+				// thread is left as it is.
+				return store.Result{}, false
+			}
 			o.st.Threads = append(o.st.Threads, &store.Thread{ID: tid, ProjectID: from.ProjectID, Instance: from.Instance,
 				CreatedBy: "agent", CreationSource: "mcp", Title: "fork of " + src, Branch: from.Branch, WorktreePath: from.WorktreePath})
 			return store.Result{ThreadIDs: []string{tid}}, true

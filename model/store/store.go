@@ -60,6 +60,9 @@ type Run struct {
 	// LostWork is restartCancelledBackgroundWork: background work a restart
 	// cancelled under this run (kinds and what it was).
 	LostWork []LostWork
+	// QueueHeld marks a queued run a restart holds behind the run it cut
+	// (recovery keeps its position and execution state).
+	QueueHeld bool
 }
 
 // LostWork is one piece of background work a restart cancelled.
@@ -106,7 +109,10 @@ type RunPart struct {
 	Node      string
 	RequestID string
 	// AppOwned marks an app-owned delegation node or item (it stays open).
-	AppOwned    bool
+	AppOwned bool
+	// Subagent is the subagent entity (a part of kind subagent) a subagent
+	// turn item reports.
+	Subagent    string
 	CompletedAt time.Duration
 }
 
