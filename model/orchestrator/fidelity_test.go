@@ -6,7 +6,9 @@ package orchestrator
 // registry of cases is scenarios/fidelity_upstream_test.go.
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,4 +82,87 @@ func TestOMN23_ForkToOccupiedTargetFails(t *testing.T) {
 		assert.Equal(t, c.deleted, existing.Deleted, "a deleted target stays deleted")
 		assert.Nil(t, x.st.Receipt(got.CommandID), "no receipt for the refused fork")
 	}
+}
+
+// TestOMN01_IdleCreateReplays is OM-N01, upstream "creates and replays an
+// idle MCP thread without a prompt" (OrchestratorMcpService.createThreads
+// .test.ts @ 7e1bab52): the replay answers the same threads; the created
+// thread has no message and no run.
+func TestOMN01_IdleCreateReplays(t *testing.T) {
+	x := newOrch()
+	var created, replayed Answer
+	call := Call{Scope: x.s, ToolCall: model.ToolCall{Tool: model.ToolCreateThreads, ClientRequestID: "idle-create"},
+		Extra: Extra{Threads: []ThreadSpec{{Title: "Later"}}}}
+	x.o.Dispatch(call, func(Answer) {}, func(a Answer, _ model.ToolResult) { created = a })
+	x.o.Dispatch(call, func(Answer) {}, func(a Answer, _ model.ToolResult) { replayed = a })
+	require.Equal(t, Accepted, created.Outcome)
+	assert.Equal(t, Replayed, replayed.Outcome)
+	assert.Equal(t, created.Result, replayed.Result, "the replay answers what the create did")
+	require.Len(t, created.Result.ThreadIDs, 1)
+	id := created.Result.ThreadIDs[0]
+	assert.Equal(t, "Later", x.st.Thread(id).Title)
+	assert.Empty(t, x.st.Thread(id).ActiveRunID, "idle: no run")
+	for _, m := range x.st.Messages {
+		assert.NotEqual(t, id, m.ThreadID, "no message")
+	}
+	for _, r := range x.st.Runs {
+		assert.NotEqual(t, id, r.ThreadID, "no run")
+	}
+}
+
+// delegate starts an async delegated task that runs for an hour.
+func (x *orch) delegate(key string) *store.Task {
+	x.o.ChildDuration = func() time.Duration { return time.Hour }
+	var a Answer
+	x.o.Dispatch(Call{Scope: x.s, ToolCall: model.ToolCall{Tool: model.ToolDelegateTask, ClientRequestID: key}},
+		func(Answer) {}, func(got Answer, _ model.ToolResult) { a = got })
+	if a.Outcome != Accepted {
+		panic("delegate_task: " + a.Outcome)
+	}
+	return x.st.Task(a.Result.TaskID)
+}
+
+func (x *orch) cancel(task *store.Task, key string) Answer {
+	var a Answer
+	x.o.Dispatch(Call{Scope: x.s, ToolCall: model.ToolCall{Tool: model.ToolTaskCancel, TaskID: task.ID, ClientRequestID: key}},
+		func(Answer) {}, func(got Answer, _ model.ToolResult) { a = got })
+	return a
+}
+
+// TestOMN03_FailedInterruptKeepsDelivery is OM-N03, upstream "does not
+// dispose delivery when the child interrupt fails" (OrchestratorMcpService
+// .test.ts @ c92c4680): the interrupt command fails, the cancel answers
+// task_not_cancellable and no disposal is dispatched.
+func TestOMN03_FailedInterruptKeepsDelivery(t *testing.T) {
+	x := newOrch()
+	task := x.delegate("child")
+	var dispatched []string
+	x.o.FailCommand = func(id string) bool {
+		dispatched = append(dispatched, id)
+		return strings.Contains(id, ":cancel-task:")
+	}
+	got := x.cancel(task, "cancel-failed-task")
+	assert.Equal(t, ErrTaskNotCancellable, got.Outcome)
+	assert.Equal(t, []string{"command:mcp:ns-parent:cancel-task:cancel-failed-task"}, dispatched, "only the interrupt was dispatched")
+	assert.Equal(t, "pending", task.Delivery, "the delivery is not disposed")
+	assert.Equal(t, store.TaskRunning, task.Status)
+}
+
+// TestOMN04_FailedDisposalStillCancelRequested is OM-N04, upstream "returns
+// cancel requested when post-interrupt disposal fails": the interrupt and
+// then the disposal are dispatched; the disposal's failure does not change
+// the answer.
+func TestOMN04_FailedDisposalStillCancelRequested(t *testing.T) {
+	x := newOrch()
+	task := x.delegate("child")
+	var dispatched []string
+	x.o.FailCommand = func(id string) bool {
+		dispatched = append(dispatched, id)
+		return strings.Contains(id, ":cancel-task-completion-delivery:")
+	}
+	got := x.cancel(task, "cancel-dispose-failed-task")
+	assert.Equal(t, Accepted, got.Outcome)
+	assert.Equal(t, "cancel_requested", got.Result.Status)
+	assert.Equal(t, []string{"command:mcp:ns-parent:cancel-task:cancel-dispose-failed-task",
+		"command:mcp:ns-parent:cancel-task-completion-delivery:cancel-dispose-failed-task"}, dispatched)
 }

@@ -103,6 +103,7 @@ const (
 	ErrPreviouslyRejected = "OrchestratorCommandPreviouslyRejectedError"
 	ErrDispatch           = "orchestration_error"
 	ErrTaskNotFound       = "task_not_found"
+	ErrTaskNotCancellable = "task_not_cancellable"
 	ErrThreadNotFound     = "thread_not_found"
 	ErrInvalidRequest     = "invalid_request"
 	NoActiveRun           = "no_active_run"
@@ -458,6 +459,12 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			o.settle(t, store.TaskCancelled)
 			return store.Result{TaskID: t.ID, Status: "cancel_requested"}, true
 		})
+		if a.Outcome != Accepted && a.Outcome != Replayed {
+			// The child interrupt failed: the task is not cancellable now
+			// and its completion delivery is left for its terminal result.
+			reply(Answer{Outcome: ErrTaskNotCancellable, CommandID: id})
+			return
+		}
 		o.dispatch(cmd("cancel-task-completion-delivery", k), caller, EffectDispose, c, func() (store.Result, bool) {
 			t.Delivery = "disposed"
 			return store.Result{TaskID: t.ID, Status: t.Status}, true
