@@ -1074,3 +1074,29 @@ func TestPBN11_ResponsesOnlyFromReceivingHost(t *testing.T) {
 	w.b.Respond(answer200(h, req, "owner", ""))
 	assert.Equal(t, "owner", r.res.Value)
 }
+
+// TestSBN01_OwnershipAndExplicitTargetsWithSeveralTabs is SB-N01, upstream
+// "enforces provider ownership and explicit targets when a session has
+// multiple tabs" (ServerBrowser.test.ts @ 164d7dbe). Recording is not
+// modelled, so the recordingStop refusals (tabRequired, recording not
+// active) are not checked.
+func TestSBN01_OwnershipAndExplicitTargetsWithSeveralTabs(t *testing.T) {
+	w := newSB(t, reported)
+	tab := w.ready()
+	foreign := w.as("agent-b", OpEvaluate, onTab(tab, nil))
+	require.True(t, foreign.done)
+	assert.Equal(t, ReasonAgentMismatch, foreign.Outcome)
+	for _, entry := range tab.Page {
+		assert.NotContains(t, entry, "evaluate", "the foreign evaluate never reaches the page")
+	}
+	second := w.as("agent-a", OpOpen, newTab)
+	require.Equal(t, OK, second.Outcome)
+	ambiguous := w.as("agent-a", OpEvaluate, nil)
+	require.True(t, ambiguous.done)
+	assert.Equal(t, ReasonTabRequired, ambiguous.Outcome, "two tabs and no explicit target")
+	owned := w.as("agent-a", OpEvaluate, onTab(tab, nil))
+	w.run(time.Second)
+	require.True(t, owned.done)
+	assert.Equal(t, OK, owned.Outcome, "an explicit target of its own tab evaluates")
+	assert.Len(t, w.b.Tabs(), 2)
+}

@@ -166,3 +166,35 @@ func TestOMN04_FailedDisposalStillCancelRequested(t *testing.T) {
 	assert.Equal(t, []string{"command:mcp:ns-parent:cancel-task:cancel-dispose-failed-task",
 		"command:mcp:ns-parent:cancel-task-completion-delivery:cancel-dispose-failed-task"}, dispatched)
 }
+
+// TestOMN19_InterruptedFollowUpIsTheLatestTerminalRun is OM-N19, upstream
+// scenario "t3_thread_interrupt of the child follow-up: task_status reports
+// it interrupted" (OrchestratorMcpToolkit.integration.test.ts @ 006bb815):
+// the task stays completed with its summary; the interrupted follow-up is
+// the latest terminal run, with its status, and nothing is pending.
+func TestOMN19_InterruptedFollowUpIsTheLatestTerminalRun(t *testing.T) {
+	x := newOrch()
+	x.o.ChildFails = func() bool { return false }
+	task := x.delegate("child")
+	x.o.env.Clock.(*sim.Kernel).RunUntil(2 * time.Hour)
+	require.Equal(t, store.TaskCompleted, task.Status)
+	followUp := &store.Run{ID: "run:follow-up", ThreadID: task.ChildThreadID, Instance: "codex", Status: store.RunRunning}
+	x.st.Runs = append(x.st.Runs, followUp)
+	x.st.Thread(task.ChildThreadID).ActiveRunID = followUp.ID
+	x.o.Interrupt = func(thread string) bool {
+		x.st.EndRun(x.st.Thread(thread).ActiveRunID, store.RunInterrupted)
+		return true
+	}
+	interrupted := x.call(model.ToolThreadInterrupt, "interrupt-delegated-child-followup-1", task.ChildThreadID)
+	require.Equal(t, Accepted, interrupted.Outcome)
+	assert.Equal(t, followUp.ID, interrupted.Result.InterruptedRunID)
+	assert.Equal(t, "interrupt_requested", interrupted.Result.Status)
+	var status Answer
+	x.o.Dispatch(Call{Scope: x.s, ToolCall: model.ToolCall{Tool: ToolTaskStatus, TaskID: task.ID}},
+		func(Answer) {}, func(a Answer, _ model.ToolResult) { status = a })
+	assert.Equal(t, store.TaskCompleted, status.Result.Status, "the task's own status")
+	assert.Equal(t, "answer to: ", status.Result.Summary)
+	assert.False(t, status.Result.HasPendingChildRuns)
+	assert.Equal(t, followUp.ID, status.Result.LatestTerminalRunID)
+	assert.Equal(t, store.RunInterrupted, status.Result.LatestTerminalStatus)
+}

@@ -542,12 +542,13 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 
 // taskView is task_status's view of a task: its status and summary, the
 // newest terminal run of the child (the child's own work, once it
-// settled) and whether a follow-up run of the child thread is pending.
+// settled) with that run's status, and whether a follow-up run of the
+// child thread is pending.
 func (o *Orchestrator) taskView(t *store.Task) store.Result {
 	res := store.Result{TaskID: t.ID, ChildThreadID: t.ChildThreadID, Status: t.Status, Summary: t.Summary,
 		Delivery: t.Delivery}
 	if t.Status != store.TaskRunning {
-		res.LatestTerminalRunID = "run:" + t.ID
+		res.LatestTerminalRunID, res.LatestTerminalStatus = "run:"+t.ID, t.Status
 	}
 	for _, r := range o.st.Runs {
 		if r.ThreadID != t.ChildThreadID {
@@ -557,7 +558,9 @@ func (o *Orchestrator) taskView(t *store.Task) store.Result {
 			res.HasPendingChildRuns = true
 			continue
 		}
-		res.LatestTerminalRunID, res.Status = r.ID, r.Status
+		// The status stays the task's; the newest terminal child run is
+		// reported beside it (latestTerminalRunId, latestTerminalStatus).
+		res.LatestTerminalRunID, res.LatestTerminalStatus = r.ID, r.Status
 	}
 	return res
 }

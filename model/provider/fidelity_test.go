@@ -607,3 +607,19 @@ func TestPSMN09_SharedRuntimeBroadcastsAndDetachesIndependently(t *testing.T) {
 	f.run(time.Second)
 	assert.Equal(t, 1, f.m.Closes(), "released once idle with no thread attached")
 }
+
+// TestPSMN05_ReleasePersistsWhateverTheScopeClose is PSM-N05, upstream
+// "ProviderSessionManagerV2 persists release when session scope close
+// hangs". The model writes the release's status before it closes the
+// session's scope, so a hung close cannot hold it back; a hang cannot be
+// forced here (it is a seeded draw), and the close count is taken at the
+// release, not when the scope's finalizer runs.
+func TestPSMN05_ReleasePersistsWhateverTheScopeClose(t *testing.T) {
+	f := newFx(t, time.Second)
+	f.openNow("session-1", "thread-1", "codex")
+	f.run(time.Second)
+	assert.Nil(t, f.m.Entry("session-1"), "released at the idle timeout")
+	assert.Equal(t, "stopped", f.status("session-1"), "persisted at once, before the scope close")
+	f.run(ReleaseScopeCloseTimeout)
+	assert.Equal(t, "stopped", f.status("session-1"))
+}

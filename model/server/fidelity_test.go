@@ -389,3 +389,29 @@ func TestRCN10_StaleSubagentItemTerminalizesItsSubagentAndNode(t *testing.T) {
 	assert.Equal(t, store.RunCancelled, stale.Status)
 	assert.Equal(t, "completed", done.Status, "a finished subagent is never overwritten")
 }
+
+// TestRCN02_RestartIntentFollowsOptInAndProjectOverride is RC-N02, RC-N03,
+// RC-N04 and RC-N05, upstream "atomically records restart intent with
+// cancellation when opt-in is %s and project override is %s", one row each:
+// a startup reconcile cancels the running run and it is continued only
+// when the project's override, else the environment's opt-in, is on.
+// Expressed differently: the model continues at once instead of recording a
+// provider-runtime.continue effect in the same commit.
+func TestRCN02_RestartIntentFollowsOptInAndProjectOverride(t *testing.T) {
+	on, off := true, false
+	for _, c := range []struct {
+		id       string
+		enabled  bool
+		override *bool
+		want     bool
+	}{{"RC-N02", false, nil, false}, {"RC-N03", true, nil, true}, {"RC-N04", false, &on, true}, {"RC-N05", true, &off, false}} {
+		s, st := newServer(t)
+		st.Settings.ContinueThreadsAfterServerUpdate = c.enabled
+		st.Project("project-1").ContinueThreadsAfterServerUpdate = c.override
+		s.reconcile("startup")
+		assert.Equal(t, store.RunCancelled, st.Run("run:restart").Status, "%s: the run is cancelled", c.id)
+		s.continueRestartedRuns()
+		continued := st.Message("message:restart-continuation:run:restart") != nil
+		assert.Equal(t, c.want, continued, "%s: opt-in %v, override %v", c.id, c.enabled, c.override)
+	}
+}

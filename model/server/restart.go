@@ -134,18 +134,19 @@ func (s *Server) continueRestartedRuns() {
 }
 
 // ContinueRestartedRun is continueRestartedRun(threadId, sourceRunId): it
-// does nothing unless the setting is on, the thread is live, no
+// does nothing unless the setting is on for the thread's project
+// (ContinuesAfterRestart), the thread is live, no
 // continuation message of the source run exists yet, the source run is
 // cancelled (or settled with lost background work), no newer run exists and
 // the thread is still on the run's instance; then it dispatches the
 // continuation message under command:restart-continuation:<sourceRunId>
 // and starts its run. It reports whether it dispatched.
 func (s *Server) ContinueRestartedRun(threadID, sourceRunID string) bool {
-	if s.dead || !s.Store.Settings.ContinueThreadsAfterServerUpdate {
+	if s.dead {
 		return false
 	}
 	t := s.Store.Thread(threadID)
-	if t == nil || t.Archived || t.Deleted || t.ActiveRunID != "" {
+	if t == nil || !s.ContinuesAfterRestart(t.ProjectID) || t.Archived || t.Deleted || t.ActiveRunID != "" {
 		return false
 	}
 	msgID := "message:restart-continuation:" + sourceRunID
@@ -185,6 +186,16 @@ func (s *Server) ContinueRestartedRun(threadID, sourceRunID string) bool {
 	s.startRun(t.ID, sourceRunID)
 	msg.RunID = t.ActiveRunID
 	return true
+}
+
+// ContinuesAfterRestart is the resolved "continue threads after server
+// update" setting of a project: its override if it has one, else the
+// environment's.
+func (s *Server) ContinuesAfterRestart(projectID string) bool {
+	if p := s.Store.Project(projectID); p != nil && p.ContinueThreadsAfterServerUpdate != nil {
+		return *p.ContinueThreadsAfterServerUpdate
+	}
+	return s.Store.Settings.ContinueThreadsAfterServerUpdate
 }
 
 // Effect types.

@@ -134,6 +134,10 @@ type Project struct {
 	ID string
 	// BrowserAccess grants the preview capability to agents of the project.
 	BrowserAccess bool
+	// ContinueThreadsAfterServerUpdate, if set, overrides the environment's
+	// setting of the same name for the project's threads
+	// (projectSettingsOverrides); nil follows Settings.
+	ContinueThreadsAfterServerUpdate *bool
 }
 
 // Settings are the environment's durable settings the models read.
@@ -298,7 +302,10 @@ type Result struct {
 	InterruptedRunID    string
 	Delivery            string
 	LatestTerminalRunID string
-	HasPendingChildRuns bool
+	// LatestTerminalStatus is the status of LatestTerminalRunID (the
+	// task's own status while its own work is the newest terminal run).
+	LatestTerminalStatus string
+	HasPendingChildRuns  bool
 }
 
 // Task statuses.

@@ -449,3 +449,56 @@ func TestACN32_CloseCancelsBlockedStartup(t *testing.T) {
 	assert.Equal(t, CodeCancelled, got.Code)
 	assert.Nil(t, f.m.Backend("stable-session"), "no orphan backend")
 }
+
+// TestACN26_FailedSiblingsKeptAfterAllLeavesResolve is AC-N26, upstream
+// "keeps failed siblings in a split after every leaf has a resolved
+// outcome" (rehydrate.renderer.test.ts). Both leaves of the tab fail here
+// (one start-failure rate for the app), and both panes and sessions stay.
+func TestACN26_FailedSiblingsKeptAfterAllLeavesResolve(t *testing.T) {
+	f := newFixture(t)
+	f.app.AddSession(Meta{ID: "sibling-session", Kind: Codex, Cwd: "/tmp/project", Mode: Terminal})
+	f.m.cfg.StartFailChance = sim.Per(1, 1)
+	f.app.Boot()
+	panes := len(f.app.Renderer.Panes)
+	f.run(5 * time.Second)
+	for _, id := range []string{"stable-session", "sibling-session"} {
+		assert.Equal(t, StatusFailed, f.app.Renderer.Runtime(id).Status, "%s resolved as failed", id)
+		assert.NotNil(t, f.app.Meta(id), "%s is kept", id)
+	}
+	assert.Len(t, f.app.Renderer.Panes, panes, "no leaf is removed from the split")
+}
+
+// TestACN58_OpenCodeReadyOnlyAfterStartup is AC-N58, upstream "becomes
+// ready only after headless startup and history publication finish"
+// (opencodeSession.readiness.test.ts). History publication is not
+// modelled: readiness is published only after the start settles.
+func TestACN58_OpenCodeReadyOnlyAfterStartup(t *testing.T) {
+	f := newFixture(t)
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: OpenCode, Cwd: "/tmp/project"}, func(RecoverResult) {})
+	assert.Equal(t, Spawning, f.m.Snapshot("stable-session").Lifecycle)
+	assert.False(t, f.m.Snapshot("stable-session").Ready, "not ready during startup")
+	f.run(5 * time.Second)
+	assert.Equal(t, []string{"ready=false reason=starting rev=1", "ready=true reason=ready rev=2"}, f.events("input-readiness"))
+	var order []string
+	for _, ev := range f.k.Trace().Events() {
+		if ev.Actor == "main" && (ev.Kind == "start" || ev.Kind == "input-readiness") {
+			order = append(order, ev.Kind)
+		}
+	}
+	assert.Equal(t, []string{"input-readiness", "start", "input-readiness"}, order, "ready is published after the start")
+}
+
+// TestACN59_OpenCodeExitDuringStartupNeverReady is AC-N59, upstream "never
+// emits ready or started when the server exits during startup": the exit
+// is a failed start here.
+func TestACN59_OpenCodeExitDuringStartupNeverReady(t *testing.T) {
+	f := newFixture(t)
+	f.m.cfg.StartFailChance = sim.Per(1, 1)
+	var got *RecoverResult
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: OpenCode, Cwd: "/tmp/project"}, func(r RecoverResult) { got = &r })
+	f.run(5 * time.Second)
+	require.NotNil(t, got)
+	assert.Equal(t, CodeStartFailed, got.Code)
+	assert.Equal(t, []string{"ready=false reason=starting rev=1"}, f.events("input-readiness"), "never ready")
+	assert.NotContains(t, f.events("start"), "live", "never started")
+}
