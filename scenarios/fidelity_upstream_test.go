@@ -13,7 +13,7 @@ var upstreamRegistry = []component{
 	}},
 	{"ServerBrowser (new)", []fidelityCase{
 		{"SB-N01", goTest("browser", "TestSBN01_OwnershipAndExplicitTargetsWithSeveralTabs"), differently, "recording is not modelled: the recordingStop refusals (tabRequired, recording not active) are not checked; agentMismatch, tabRequired and the explicit target are"},
-		{"SB-N02", nil, gap, "appearance (color scheme), zoom and hard reload are page emulation settings; the model keeps only a tab's viewport (SB-04)"},
+		{"SB-N02", goTest("browser", "TestSBN02_AnyClientViewportOnAgentTab"), differently, "appearance (color scheme), zoom and hard reload are not modelled: an operating client's viewport applied to an agent's tab without a takeover is checked"},
 		{"SB-N03", nil, gap, "page dialogs (confirm/alert, dialogPending, the dialog operation) are not modelled: an action waiting on a dialog is an action that holds (SB-07)"},
 		{"SB-N04", nil, gap, "the headless browser context launch (and its failure) is not modelled: a tab's page exists as soon as the tab does"},
 		{"SB-N05", nil, gap, "page clipboard writes and their delivery to viewers are not modelled"},

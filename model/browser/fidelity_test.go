@@ -1100,3 +1100,20 @@ func TestSBN01_OwnershipAndExplicitTargetsWithSeveralTabs(t *testing.T) {
 	assert.Equal(t, OK, owned.Outcome, "an explicit target of its own tab evaluates")
 	assert.Len(t, w.b.Tabs(), 2)
 }
+
+// TestSBN02_AnyClientViewportOnAgentTab is SB-N02, upstream "applies any
+// client's viewport, appearance, and zoom to a headless tab": a client
+// that may operate sets the viewport of an agent-owned tab without taking
+// control first. Appearance (color scheme), zoom and hard reload are not
+// modelled.
+func TestSBN02_AnyClientViewportOnAgentTab(t *testing.T) {
+	w := newSB(t, reported)
+	tab := w.ready()
+	w.b.AttachViewer(tab, "client", true)
+	got := w.input(tab, "client", ViewerInput{Kind: InputResize, Viewport: Viewport{390, 844}})
+	w.run(time.Second)
+	require.True(t, got.done)
+	assert.Equal(t, OK, got.outcome, "no takeover needed")
+	assert.Equal(t, Viewport{390, 844}, tab.Viewport)
+	assert.Equal(t, "agent", w.b.StateFor(tab, "client").Controller, "the agent keeps control")
+}
