@@ -383,7 +383,7 @@ func ReplayFile(cfg scenarios.Config, res *scenarios.Result) *replay.File {
 		v = &vv
 	}
 	return &replay.File{Scenario: res.Scenario, Strategy: string(res.Strategy), Off: res.Off,
-		Profile: res.Profile.Preset(), Fixes: res.Profile.Fixes(), Mutants: res.Profile.MutantNames(),
+		Profile: res.Profile.Preset(), Fixes: res.Profile.Fixes(), Unfix: res.Profile.Unfixed(), Mutants: res.Profile.MutantNames(),
 		Seed: res.Seed, Horizon: replay.Duration(res.Horizon), Violation: v,
 		Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events, Tape: cfg.Tape,
 		Compacted: cfg.Tape != nil}

@@ -137,6 +137,9 @@ type Result struct {
 	Strategy    Strategy
 	Off         []string
 	Horizon     time.Duration
+	// EventBudget is the most events the run could execute: Config's, or
+	// DefaultEventBudget.
+	EventBudget uint64
 	End         sim.EndReason
 	Violation   *sim.Violation
 	Events      uint64
@@ -208,7 +211,8 @@ func Run(cfg Config) (Result, error) {
 	}
 	env := &model.Env{Clock: k, Trace: tr, Source: src, Profile: cfg.Profile, EnvironmentID: EnvironmentID,
 		Swarm: strategy == Swarm, Off: cfg.Off, Obligations: sim.NewLedger(k)}
-	res := Result{Scenario: sc.Name, Seed: cfg.Seed, Profile: cfg.Profile, Strategy: strategy, Off: cfg.Off, Horizon: horizon}
+	res := Result{Scenario: sc.Name, Seed: cfg.Seed, Profile: cfg.Profile, Strategy: strategy, Off: cfg.Off, Horizon: horizon,
+		EventBudget: budget}
 	if !buildSafely(sc, env) {
 		res.End = sim.EndViolation
 	} else {

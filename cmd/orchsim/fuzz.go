@@ -39,6 +39,7 @@ type fuzzFlags struct {
 	strategy     string
 	profile      string
 	fixes        []string
+	unfix        []string
 	mutants      []string
 	corpus       string
 	jsonOut      string
@@ -88,6 +89,7 @@ with the summary, and give 1).`,
 	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm or pct")
 	fl.StringVar(&f.profile, "profile", model.PresetReported, "preset: reported or fixed")
 	fl.StringSliceVar(&f.fixes, "fix", nil, "fix switches to turn on")
+	fl.StringSliceVar(&f.unfix, "unfix", nil, unfixUsage)
 	fl.StringSliceVar(&f.mutants, "mutant", nil, "mutants to turn on")
 	fl.StringVar(&f.corpus, "corpus", "", "directory for one replay file per distinct failure")
 	fl.StringVar(&f.jsonOut, "json", "", "write a machine-readable summary to FILE")
@@ -154,7 +156,7 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	} else if _, err := scenarios.Lookup(f.scenario); err != nil {
 		return usageErr("%v", err)
 	}
-	prof, err := model.NewProfile(f.profile, f.fixes, f.mutants)
+	prof, err := model.Spec{Preset: f.profile, Fix: f.fixes, Unfix: f.unfix, Mutants: f.mutants}.Profile()
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -183,6 +185,9 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 		total = int64(min(fuzz.ShardCount(f.seeds, shard, shards), 1<<40)) * int64(len(names))
 	}
 	if f.workers, err = workersFlag(cmd, f.workers, total); err != nil {
+		return err
+	}
+	if err := notDash("--corpus", f.corpus); err != nil {
 		return err
 	}
 	if f.corpus != "" {
@@ -407,7 +412,10 @@ type jsonSummary struct {
 	// HorizonMs are the scenarios' horizons in virtual ms, in order.
 	HorizonMs []int64 `json:"horizon_ms"`
 	Profile   string  `json:"profile"`
-	Strategy  string  `json:"strategy"`
+	// Unfix lists the fixes --unfix turned off (the profile also names
+	// them: fixed~name).
+	Unfix    []string `json:"unfix,omitempty"`
+	Strategy string   `json:"strategy"`
 	// Start is the first seed, Seeds the seeds per scenario before
 	// sharding (0 for a --budget campaign, BudgetMs its wall-clock ms).
 	Start          uint64 `json:"start"`
@@ -475,6 +483,7 @@ type jsonFailed struct {
 func jsonSummaryBytes(names []string, c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, error) {
 	js := results(names, sum)
 	js.HorizonMs, js.Profile, js.Strategy = []int64{}, c.Profile.String(), string(c.Strategy)
+	js.Unfix = c.Profile.Unfixed()
 	js.Start, js.Seeds, js.BudgetMs = c.Start, c.Seeds, c.Budget.Milliseconds()
 	js.ShrinkRuns, js.ShrinkBudgetMs = c.ShrinkRuns, c.ShrinkBudget.Milliseconds()
 	js.Shard = fmt.Sprintf("%d/%d", c.Shard, c.Shards)

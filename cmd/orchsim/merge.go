@@ -128,9 +128,12 @@ shard was interrupted (SIGINT/SIGTERM: the campaign did not cover its range), or
 // readSummary reads one fuzz --json summary, or a merged one (Shards > 0);
 // its errors are usage errors naming the file.
 func readSummary(path string) (*mergedSummary, error) {
-	b, err := os.ReadFile(path)
+	if err := notDash("a summary", path); err != nil {
+		return nil, err
+	}
+	b, err := replay.ReadInput(path, replay.MaxInputBytes)
 	if err != nil {
-		return nil, usageErr("cannot read summary: %v", err)
+		return nil, usageErr("cannot read summary %s: %v", path, err)
 	}
 	// A UTF-8 byte-order mark (PowerShell and some editors write one) is
 	// not part of the JSON (RFC 8259 allows a reader to ignore it).
@@ -594,13 +597,26 @@ func mergedMarkdown(m *mergedSummary) []byte {
 		if st.ReplayFile != "" {
 			fmt.Fprintf(&b, "Replay: `orchsim replay %s` (the shard's artifact holds the file and its HTML report).\n\n", st.ReplayFile)
 		}
-		b.WriteString("<details><summary>shrunk story</summary>\n\n```\n")
+		fmt.Fprintf(&b, "<details><summary>%s</summary>\n\n```\n", storyLabel(m))
 		for _, l := range st.Timeline {
 			b.WriteString(strings.ReplaceAll(l, "```", "'''") + "\n")
 		}
 		b.WriteString("```\n\n</details>\n")
 	}
 	return []byte(b.String())
+}
+
+// storyLabel says what a merged story's timeline is: the shrunk story,
+// the failing run as it was (the shards ran with --shrink-runs 0), or,
+// when no summary recorded shrink_runs, just the story.
+func storyLabel(m *mergedSummary) string {
+	switch {
+	case slices.Contains(m.unchecked, "shrink_runs"):
+		return "story"
+	case m.ShrinkRuns == 0:
+		return "story, not shrunk (--shrink-runs 0)"
+	}
+	return "shrunk story"
 }
 
 // appendFile appends data to path, creating it.

@@ -25,6 +25,7 @@ type runFlags struct {
 	seed        uint64
 	profile     string
 	fixes       []string
+	unfix       []string
 	mutants     []string
 	horizon     time.Duration
 	trace       string
@@ -88,7 +89,7 @@ for writing, such as /dev/stdin, is bad usage).`,
 			if err := checkOutputs(f.format, outFile{"--out", f.out}, outFile{"--trace", f.trace}, outFile{"--html", f.html}); err != nil {
 				return err
 			}
-			prof, err := model.NewProfile(f.profile, f.fixes, f.mutants)
+			prof, err := model.Spec{Preset: f.profile, Fix: f.fixes, Unfix: f.unfix, Mutants: f.mutants}.Profile()
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -110,6 +111,7 @@ for writing, such as /dev/stdin, is bad usage).`,
 	fl.Uint64Var(&f.seed, "seed", 0, "run seed")
 	fl.StringVar(&f.profile, "profile", model.PresetReported, "preset: reported or fixed")
 	fl.StringSliceVar(&f.fixes, "fix", nil, "fix switches to turn on, comma-separated")
+	fl.StringSliceVar(&f.unfix, "unfix", nil, unfixUsage)
 	fl.StringSliceVar(&f.mutants, "mutant", nil, "mutants to turn on, comma-separated")
 	fl.DurationVar(&f.horizon, "horizon", 0, "virtual duration (default: the scenario's)")
 	fl.StringVar(&f.trace, "trace", "", "also write the trace as JSON lines to FILE")
@@ -147,6 +149,9 @@ func checkOutputs(format string, files ...outFile) error {
 	for _, f := range files {
 		if f.path == "" {
 			continue
+		}
+		if err := notDash(f.flag, f.path); err != nil {
+			return err
 		}
 		if err := checkOutputFile(f.path); err != nil {
 			return usageErr("%s %s: %v", f.flag, f.path, err)
@@ -443,7 +448,7 @@ func replayFile(cfg scenarios.Config, res *scenarios.Result) *replay.File {
 		budget = cfg.EventBudget
 	}
 	return &replay.File{EventBudget: budget, Scenario: res.Scenario, Strategy: string(res.Strategy), Off: res.Off,
-		Profile: res.Profile.Preset(), Fixes: res.Profile.Fixes(),
+		Profile: res.Profile.Preset(), Fixes: res.Profile.Fixes(), Unfix: res.Profile.Unfixed(),
 		Mutants: res.Profile.MutantNames(), Seed: res.Seed, Horizon: replay.Duration(res.Horizon),
 		Violation: res.Violation, Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events,
 		Tape: res.Tape}
