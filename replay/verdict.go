@@ -59,7 +59,9 @@ func (o Outcomes) ReplayFailed() bool { return o != BothPassed && o != NowPasses
 
 // sameOutcome reports whether both runs ended alike: both passed, or both
 // violated the same invariant.
-func (o Outcomes) sameOutcome() bool { return o == BothPassed || o == SameViolation || o == SameInvariant }
+func (o Outcomes) sameOutcome() bool {
+	return o == BothPassed || o == SameViolation || o == SameInvariant
+}
 
 // Evidence is what a replay found, the inputs of Judge.
 type Evidence struct {

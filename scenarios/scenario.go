@@ -131,12 +131,12 @@ type Config struct {
 
 // Result is what a run produced.
 type Result struct {
-	Scenario    string
-	Seed        uint64
-	Profile     model.Profile
-	Strategy    Strategy
-	Off         []string
-	Horizon     time.Duration
+	Scenario string
+	Seed     uint64
+	Profile  model.Profile
+	Strategy Strategy
+	Off      []string
+	Horizon  time.Duration
 	// EventBudget is the most events the run could execute: Config's, or
 	// DefaultEventBudget.
 	EventBudget uint64

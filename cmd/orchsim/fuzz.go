@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -213,7 +212,7 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	// full disk) is the harness failing to save a campaign that did run:
 	// exit 3, after the summary.
 	saveErr := saveOutputs(
-		output{"--json", f.jsonOut, func() ([]byte, error) { return jsonSummaryBytes(names, c, sum) }},
+		output{"--json", f.jsonOut, func() ([]byte, error) { return jsonSummaryBytes(c, sum) }},
 		output{"--junit", f.junitOut, func() ([]byte, error) { return junitBytes(names, c, sum) }})
 	annotate(out, sum)
 	switch {
@@ -279,45 +278,6 @@ func progress(w io.Writer, total int64) func(uint64, int) {
 	}
 }
 
-type row struct {
-	scenario, invariant string
-	failures            int
-	first               uint64
-	stories             int
-}
-
-func summaryRows(names []string, sum *fuzz.Summary) []row {
-	idx := map[string]*row{}
-	var rows []*row
-	for _, f := range sum.Failures {
-		k := f.Scenario + "\x00" + f.Invariant
-		r := idx[k]
-		if r == nil {
-			r = &row{scenario: f.Scenario, invariant: f.Invariant, first: f.Seed}
-			idx[k] = r
-			rows = append(rows, r)
-		}
-		r.failures++
-		r.first = min(r.first, f.Seed)
-	}
-	for _, st := range sum.Stories {
-		if r := idx[st.Scenario+"\x00"+st.Invariant]; r != nil {
-			r.stories++
-		}
-	}
-	out := make([]row, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, *r)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].scenario != out[j].scenario {
-			return out[i].scenario < out[j].scenario
-		}
-		return out[i].invariant < out[j].invariant
-	})
-	return out
-}
-
 func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
 	rate := float64(sum.SeedsRun) / max(sum.Elapsed.Seconds(), 1e-9)
 	fmt.Fprintf(w, "fuzz: %d seeds in %s (%.0f seeds/s), %d failures, %d distinct stories",
@@ -329,7 +289,7 @@ func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
 		fmt.Fprintf(w, " (ran every seed up to the largest, %d)", ^uint64(0))
 	}
 	fmt.Fprintln(w)
-	js := results(names, sum)
+	js := fuzz.Results(names, sum)
 	printResults(w, &js, true)
 }
 
@@ -337,7 +297,7 @@ func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
 // merge-summaries both show them: the coverage probes' hits (and, loudly,
 // the probes never hit), a row per scenario and invariant, and the
 // stories. corpusHint suggests --corpus when no story has a replay file.
-func printResults(w io.Writer, js *jsonSummary, corpusHint bool) {
+func printResults(w io.Writer, js *fuzz.Report, corpusHint bool) {
 	printProbes(w, js.Probes)
 	if len(js.Invariants) == 0 {
 		return
@@ -371,7 +331,7 @@ func printResults(w io.Writer, js *jsonSummary, corpusHint bool) {
 
 // printProbes lists the coverage probes' hit counts and, loudly, the
 // probes the campaign never hit.
-func printProbes(w io.Writer, probes []jsonProbe) {
+func printProbes(w io.Writer, probes []fuzz.ReportProbe) {
 	if len(probes) == 0 {
 		return
 	}
@@ -404,126 +364,15 @@ func annotate(w io.Writer, sum *fuzz.Summary) {
 	}
 }
 
-// jsonSummary is fuzz --json's summary. Scenarios to ShrinkBudgetMs name
-// the campaign (everything its results depend on but the shard index):
-// merge-summaries merges only shards that agree on all of them.
-type jsonSummary struct {
-	Scenarios []string `json:"scenarios"`
-	// HorizonMs are the scenarios' horizons in virtual ms, in order.
-	HorizonMs []int64 `json:"horizon_ms"`
-	Profile   string  `json:"profile"`
-	// Unfix lists the fixes --unfix turned off (the profile also names
-	// them: fixed~name).
-	Unfix    []string `json:"unfix,omitempty"`
-	Strategy string   `json:"strategy"`
-	// Start is the first seed, Seeds the seeds per scenario before
-	// sharding (0 for a --budget campaign, BudgetMs its wall-clock ms).
-	Start          uint64 `json:"start"`
-	Seeds          uint64 `json:"seeds"`
-	BudgetMs       int64  `json:"budget_ms"`
-	ShrinkRuns     int    `json:"shrink_runs"`
-	ShrinkBudgetMs int64  `json:"shrink_budget_ms"`
-
-	Shard       string       `json:"shard"`
-	SeedsRun    uint64       `json:"seeds_run"`
-	Failures    int          `json:"failures"`
-	Interrupted bool         `json:"interrupted"`
-	ElapsedMs   int64        `json:"elapsed_ms"`
-	Invariants  []jsonRow    `json:"invariants"`
-	Probes      []jsonProbe  `json:"probes"`
-	Stories     []jsonStory  `json:"stories"`
-	FailedSeeds []jsonFailed `json:"failed_seeds"`
-}
-
-type jsonRow struct {
-	Scenario  string `json:"scenario"`
-	Invariant string `json:"invariant"`
-	Kind      string `json:"kind"` // safety or liveness
-	Failures  int    `json:"failures"`
-	FirstSeed uint64 `json:"first_seed"`
-	Stories   int    `json:"stories"`
-}
-
-type jsonProbe struct {
-	Name string `json:"name"`
-	Hits int    `json:"hits"`
-}
-
-type jsonStory struct {
-	Scenario    string   `json:"scenario"`
-	Invariant   string   `json:"invariant"`
-	Seed        uint64   `json:"seed"`
-	Count       int      `json:"count"`
-	Actions     int      `json:"actions"`
-	Fingerprint string   `json:"story_fingerprint"`
-	ReplayFile  string   `json:"replay_file,omitempty"`
-	Timeline    []string `json:"timeline"`
-	// Groups are the signature groups told by this story (fuzz.Group).
-	Groups []jsonGroup `json:"groups"`
-}
-
-// jsonGroup is a fuzz.Group: the failures of one signature, their lowest
-// seed and count, and for a group other than its story's first, the
-// shrunk story of its own seed.
-type jsonGroup struct {
-	Signature string   `json:"signature"`
-	Seed      uint64   `json:"seed"`
-	Count     int      `json:"count"`
-	Actions   int      `json:"actions,omitempty"`
-	Timeline  []string `json:"timeline,omitempty"`
-}
-
-type jsonFailed struct {
-	Scenario  string `json:"scenario"`
-	Seed      uint64 `json:"seed"`
-	Invariant string `json:"invariant"`
-}
-
-// jsonSummaryBytes is the --json summary of a campaign.
-func jsonSummaryBytes(names []string, c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, error) {
-	js := results(names, sum)
-	js.HorizonMs, js.Profile, js.Strategy = []int64{}, c.Profile.String(), string(c.Strategy)
-	js.Unfix = c.Profile.Unfixed()
-	js.Start, js.Seeds, js.BudgetMs = c.Start, c.Seeds, c.Budget.Milliseconds()
-	js.ShrinkRuns, js.ShrinkBudgetMs = c.ShrinkRuns, c.ShrinkBudget.Milliseconds()
-	js.Shard = fmt.Sprintf("%d/%d", c.Shard, c.Shards)
-	for _, name := range names {
-		sc, err := scenarios.Lookup(name)
-		if err != nil {
-			return nil, err
-		}
-		js.HorizonMs = append(js.HorizonMs, sc.Horizon.Milliseconds())
+// jsonSummaryBytes is the --json summary of a campaign (Campaign.Report).
+func jsonSummaryBytes(c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, error) {
+	r, err := c.Report(sum)
+	if err != nil {
+		return nil, err
 	}
-	b, err := json.MarshalIndent(js, "", "  ")
+	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	return append(b, '\n'), nil
-}
-
-// results is what a campaign found, in the shape of its --json summary
-// (the fields that name the campaign left for the caller).
-func results(names []string, sum *fuzz.Summary) jsonSummary {
-	js := jsonSummary{Scenarios: names, SeedsRun: sum.SeedsRun, Failures: len(sum.Failures),
-		Interrupted: sum.Interrupted, ElapsedMs: sum.Elapsed.Milliseconds(),
-		Invariants: []jsonRow{}, Stories: []jsonStory{}, FailedSeeds: []jsonFailed{}, Probes: []jsonProbe{}}
-	for i, p := range invariants.Probes {
-		if i < len(sum.Probes) {
-			js.Probes = append(js.Probes, jsonProbe{p.Name, sum.Probes[i]})
-		}
-	}
-	for _, r := range summaryRows(names, sum) {
-		js.Invariants = append(js.Invariants, jsonRow{r.scenario, r.invariant, invariants.KindOf(r.invariant), r.failures, r.first, r.stories})
-	}
-	for _, st := range sum.Stories {
-		jst := jsonStory{st.Scenario, st.Invariant, st.Seed, st.Count, st.Actions, st.Fingerprint, st.ReplayFile, st.Timeline, []jsonGroup{}}
-		for _, g := range st.Groups {
-			jst.Groups = append(jst.Groups, jsonGroup{g.Signature, g.Seed, g.Count, g.Actions, g.Timeline})
-		}
-		js.Stories = append(js.Stories, jst)
-	}
-	for _, f := range sum.Failures {
-		js.FailedSeeds = append(js.FailedSeeds, jsonFailed{f.Scenario, f.Seed, f.Invariant})
-	}
-	return js
 }
