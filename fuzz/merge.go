@@ -147,7 +147,7 @@ func ShardsOf(s *Merged) ([]int, int, error) {
 // Merge merges the summaries read from paths (paths[i] names
 // summaries[i] in errors and Sources): they must be shards of one
 // campaign (SameCampaign, one shard count) with no shard twice. Seeds,
-// failures, probes and rows add up; elapsed_ms is the longest shard's;
+// failures, probes, rows and determinism checks add up; elapsed_ms is the longest shard's;
 // failures are grouped by signature across shards, each group told by
 // its lowest seed, and groups whose stories match are one story (so the
 // merge has exactly the unsharded campaign's stories, see Stories). A
@@ -224,6 +224,14 @@ func Merge(paths []string, summaries []*Merged) (*Merged, error) {
 			groups.Add(st)
 		}
 		m.FailedSeeds = append(m.FailedSeeds, s.FailedSeeds...)
+		if d := s.Determinism; d != nil {
+			if m.Determinism == nil {
+				m.Determinism = &Determinism{Percent: d.Percent, GOMAXPROCS: d.GOMAXPROCS, CheckGOMAXPROCS: d.CheckGOMAXPROCS,
+					Mismatches: []Mismatch{}}
+			}
+			m.Determinism.Checked += d.Checked
+			m.Determinism.Mismatches = append(m.Determinism.Mismatches, d.Mismatches...)
+		}
 	}
 	for i := 0; i < m.Shards; i++ {
 		if shardFrom[i] != "" {

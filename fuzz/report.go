@@ -40,6 +40,9 @@ type Report struct {
 	Probes      []ReportProbe `json:"probes"`
 	Stories     []ReportStory `json:"stories"`
 	FailedSeeds []FailedSeed  `json:"failed_seeds"`
+	// Determinism is the determinism check's result (fuzz
+	// --check-determinism; absent without it).
+	Determinism *Determinism `json:"determinism,omitempty"`
 }
 
 // ReportRow is one (scenario, invariant) row of a report's table.
@@ -116,7 +119,8 @@ func (c *Campaign) Report(sum *Summary) (Report, error) {
 func Results(names []string, sum *Summary) Report {
 	r := Report{Scenarios: names, SeedsRun: sum.SeedsRun, Failures: len(sum.Failures),
 		Interrupted: sum.Interrupted, ElapsedMs: sum.Elapsed.Milliseconds(),
-		Invariants: []ReportRow{}, Stories: []ReportStory{}, FailedSeeds: []FailedSeed{}, Probes: []ReportProbe{}}
+		Invariants: []ReportRow{}, Stories: []ReportStory{}, FailedSeeds: []FailedSeed{}, Probes: []ReportProbe{},
+		Determinism: sum.Determinism}
 	for i, p := range invariants.Probes {
 		if i < len(sum.Probes) {
 			r.Probes = append(r.Probes, ReportProbe{p.Name, sum.Probes[i]})

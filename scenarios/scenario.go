@@ -38,6 +38,20 @@ func register(s Scenario) {
 	sort.Slice(registry, func(i, j int) bool { return registry[i].Name < registry[j].Name })
 }
 
+// Register adds a scenario from outside this package (a test build's
+// deliberately broken model, say; the built-in scenarios register
+// themselves). It refuses a name already taken. unregister removes it
+// again, so a test leaves the registry as it found it.
+func Register(s Scenario) (unregister func(), err error) {
+	if _, err := Lookup(s.Name); err == nil {
+		return nil, fmt.Errorf("scenario %q is registered already", s.Name)
+	}
+	register(s)
+	return func() {
+		registry = slices.DeleteFunc(registry, func(r Scenario) bool { return r.Name == s.Name })
+	}, nil
+}
+
 // All returns every scenario, sorted by name.
 func All() []Scenario { return registry }
 

@@ -39,6 +39,7 @@ type fuzzFlags struct {
 	junitOut     string
 	shrinkBudget time.Duration
 	shrinkRuns   int
+	determinism  int
 }
 
 func newFuzzCmd() *cobra.Command {
@@ -87,6 +88,7 @@ with the summary, and give 1).`,
 	fl.StringVar(&f.corpus, "corpus", "", "directory for one replay file per distinct failure")
 	fl.StringVar(&f.jsonOut, "json", "", "write a machine-readable summary to FILE")
 	fl.StringVar(&f.junitOut, "junit", "", "write a JUnit XML report to FILE")
+	fl.IntVar(&f.determinism, "check-determinism", 0, "re-run P% of the seeds (0 to 100, chosen from --start) on another worker with the other GOMAXPROCS setting and compare fingerprints; a mismatch is exit 3")
 	fl.IntVar(&f.shrinkRuns, "shrink-runs", 300, "candidate runs to shrink each distinct failure (0: no shrinking)")
 	fl.DurationVar(&f.shrinkBudget, "shrink-budget", 30*time.Second, "wall-clock cap on shrinking each failure (a safety net: results then depend on the machine)")
 	return cmd
@@ -161,6 +163,9 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	if f.determinism < 0 || f.determinism > 100 {
+		return usageErr("--check-determinism is a percentage of the seeds, 0 to 100, got %d", f.determinism)
+	}
 	if f.shrinkRuns < 0 || f.shrinkBudget < 0 {
 		return usageErr("--shrink-runs and --shrink-budget must not be negative")
 	}
@@ -193,7 +198,7 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	defer stop()
 	c := &fuzz.Campaign{Scenarios: names, Profile: prof, Strategy: strategy, Start: f.start, Seeds: f.seeds,
 		Budget: f.budget, Shard: shard, Shards: shards, Workers: f.workers, ShrinkRuns: f.shrinkRuns,
-		ShrinkBudget: f.shrinkBudget, Corpus: f.corpus}
+		ShrinkBudget: f.shrinkBudget, Corpus: f.corpus, CheckPercent: f.determinism}
 	c.Progress = progress(errOut, total)
 	fmt.Fprintf(out, "fuzz: scenarios=%s profile=%s strategy=%s shard=%d/%d workers=%d\n",
 		strings.Join(names, ","), prof, strategy, shard, shards, f.workers)
@@ -209,9 +214,13 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 		output{"--json", f.jsonOut, func() ([]byte, error) { return jsonSummaryBytes(c, sum) }},
 		output{"--junit", f.junitOut, func() ([]byte, error) { return junitBytes(names, c, sum) }})
 	annotate(out, sum)
+	d := sum.Determinism
 	switch {
 	case saveErr != nil:
 		return saveErr
+	case d != nil && len(d.Mismatches) > 0:
+		return &exitError{code: exitHarness, msg: fmt.Sprintf("nondeterminism: %d of %d re-run seeds gave another fingerprint; first: %s",
+			len(d.Mismatches), d.Checked, d.Mismatches[0])}
 	case len(sum.Failures) > 0:
 		return &exitError{code: exitViolation}
 	case sum.Interrupted:

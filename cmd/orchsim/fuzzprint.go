@@ -50,6 +50,13 @@ func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
 	fmt.Fprintln(w)
 	js := fuzz.Results(names, sum)
 	printResults(w, &js, true)
+	if d := sum.Determinism; d != nil {
+		fmt.Fprintf(w, "determinism: %d seeds (%d%%) re-run on another worker with GOMAXPROCS=%d (campaign: %d): %d mismatches\n",
+			d.Checked, d.Percent, d.CheckGOMAXPROCS, d.GOMAXPROCS, len(d.Mismatches))
+		for _, m := range d.Mismatches {
+			fmt.Fprintf(w, "determinism: MISMATCH %s\n", m)
+		}
+	}
 }
 
 // printResults prints the tables of what a campaign found, as fuzz and

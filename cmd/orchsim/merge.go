@@ -42,7 +42,8 @@ cannot be written, or both naming one file, is bad usage.
 --out and --markdown must not name an input summary (by path, link or hard link):
 that is bad usage, and nothing is written.
 
-Exit status: 0 no failure in any shard; 1 failures found (even when shards are
+Exit status: 3 a shard's determinism check (fuzz --check-determinism) found a
+mismatch; else 0 no failure in any shard; 1 failures found (even when shards are
 missing or were interrupted: the failures are real); 2 bad usage or a file that is
 not a summary of the same campaign; 3 no failure, but shards are missing or a
 shard was interrupted (SIGINT/SIGTERM: the campaign did not cover its range), or
@@ -74,6 +75,10 @@ shard was interrupted (SIGINT/SIGTERM: the campaign did not cover its range), or
 			// Failures found are real, whatever else happened: exit 1.
 			// Otherwise a missing or interrupted shard means the campaign
 			// did not cover its range: exit 3, not a clean 0.
+			if d := m.Determinism; d != nil && len(d.Mismatches) > 0 {
+				return &exitError{code: exitHarness, msg: fmt.Sprintf("nondeterminism: %d of %d re-run seeds gave another fingerprint; first: %s",
+					len(d.Mismatches), d.Checked, d.Mismatches[0])}
+			}
 			if m.Failures > 0 {
 				return &exitError{code: exitViolation}
 			}
@@ -169,6 +174,12 @@ func printMerged(w io.Writer, m *fuzz.Merged) {
 		fmt.Fprintf(w, "missing shards: %s of %d\n", joinInts(m.ShardsMissing), m.Shards)
 	}
 	printResults(w, &m.Report, false)
+	if d := m.Determinism; d != nil {
+		fmt.Fprintf(w, "determinism: %d seeds re-run: %d mismatches\n", d.Checked, len(d.Mismatches))
+		for _, x := range d.Mismatches {
+			fmt.Fprintf(w, "determinism: MISMATCH %s\n", x)
+		}
+	}
 }
 
 // checkMergeOutputs checks --out and --markdown before the merge, as run
@@ -243,6 +254,9 @@ func mergedMarkdown(m *fuzz.Merged) []byte {
 	}
 	if m.Interrupted {
 		b.WriteString("\n**A shard was interrupted** (SIGINT/SIGTERM): the campaign did not cover its range.\n")
+	}
+	if d := m.Determinism; d != nil {
+		fmt.Fprintf(&b, "\nDeterminism check: %d seeds re-run, %d mismatches.\n", d.Checked, len(d.Mismatches))
 	}
 	if len(m.Invariants) > 0 {
 		b.WriteString("\n| scenario | invariant | failures | first seed | stories |\n| --- | --- | ---: | ---: | ---: |\n")
