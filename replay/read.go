@@ -8,12 +8,12 @@ import (
 )
 
 // MaxInputBytes is the most a replay file or a fuzz summary may hold:
-// 128 MiB. A shrunk replay file is a few kilobytes and an unshrunk one of a
+// 64 MiB. A shrunk replay file is a few kilobytes and an unshrunk one of a
 // long run a few megabytes (about 55 bytes a choice); a summary lists each
-// failing seed in about 80 bytes, so a million failures fit. The limit is
+// failing seed in about 80 bytes, so 800,000 failures fit. The limit is
 // what keeps `orchsim replay /dev/zero` from reading until the system
 // runs out of memory.
-const MaxInputBytes = 128 << 20
+const MaxInputBytes = 64 << 20
 
 // ErrTooLarge is returned (wrapped) by ReadInput for an input over its limit.
 var ErrTooLarge = errors.New("too large")

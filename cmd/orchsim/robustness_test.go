@@ -72,7 +72,7 @@ func TestInput_AnOversizedFileIsRefusedQuickly(t *testing.T) {
 			start := time.Now()
 			code, out, errOut := cli(t, args...)
 			assert.Less(t, time.Since(start), time.Second)
-			assertUsage(t, code, out, errOut, "too large: over 128 MiB")
+			assertUsage(t, code, out, errOut, "too large: over 64 MiB")
 		})
 	}
 }

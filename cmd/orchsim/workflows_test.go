@@ -469,6 +469,27 @@ func TestWorkflows_NightlyShards(t *testing.T) {
 	assert.True(t, merged, "the merge job runs orchsim merge-summaries")
 }
 
+// CI cross-builds the six release targets, and the release workflow runs
+// GoReleaser on a tag.
+func TestWorkflows_CrossBuildAndRelease(t *testing.T) {
+	w := readWorkflow(t, "ci.yml")
+	cross, ok := w.Jobs["cross-build"]
+	require.True(t, ok, "ci.yml has a cross-build job")
+	assert.ElementsMatch(t, []any{"linux", "darwin", "windows"}, cross.Strategy.Matrix["goos"])
+	assert.ElementsMatch(t, []any{"amd64", "arm64"}, cross.Strategy.Matrix["goarch"])
+	r := readWorkflow(t, "release.yml")
+	uses := false
+	for _, s := range r.Jobs["release"].Steps {
+		uses = uses || strings.HasPrefix(s.Uses, "goreleaser/goreleaser-action@")
+	}
+	assert.True(t, uses, "release.yml runs GoReleaser")
+	b, err := os.ReadFile("../../.goreleaser.yaml")
+	require.NoError(t, err)
+	for _, want := range []string{"goos: [linux, darwin, windows]", "goarch: [amd64, arm64]", "checksum:", "./cmd/orchsim"} {
+		assert.Contains(t, string(b), want)
+	}
+}
+
 func TestKubernetes_IndexedJob(t *testing.T) {
 	t.Setenv("JOB_COMPLETION_INDEX", "0")
 	files, err := filepath.Glob(filepath.Join(k8sDir, "*.yaml"))
