@@ -4,7 +4,8 @@
 //
 // Exit status: 0 all invariants held; 1 a violation was found; 2 bad usage
 // or input; 3 the harness itself failed (nondeterminism, a fingerprint that
-// does not match its replay file).
+// does not match its replay file, an output or stdout itself that could
+// not be written), with one line on stderr.
 package main
 
 import (
