@@ -15,7 +15,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cockroachdb/datadriven"
 	"github.com/stretchr/testify/require"
 )
 
@@ -208,13 +207,6 @@ var fidelityRegistry = []component{
 	}},
 }
 
-// scriptKinds says which harness runs a scenario directory.
-var scriptKinds = map[string]string{
-	"orchestrator-mcp": "t3",
-	"restart-recovery": "t3",
-	"agent-code":       "terminal",
-}
-
 // outcome of one registry location.
 type outcome struct {
 	ok     bool
@@ -265,12 +257,15 @@ func runFidelity(t *testing.T) map[string]outcome {
 	})
 
 	t.Run("scripts", func(t *testing.T) {
-		dirs := make([]string, 0, len(scriptKinds))
-		for d := range scriptKinds {
-			dirs = append(dirs, d)
-		}
-		sort.Strings(dirs)
-		for _, dir := range dirs {
+		// Every directory under testdata/fidelity holds cases; each file
+		// names its script language.
+		entries, err := os.ReadDir("testdata/fidelity")
+		require.NoError(t, err)
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			dir := e.Name()
 			files, err := filepath.Glob(filepath.Join("testdata/fidelity", dir, "*"))
 			require.NoError(t, err)
 			for _, path := range files {
@@ -283,14 +278,7 @@ func runFidelity(t *testing.T) map[string]outcome {
 				require.True(t, strings.HasPrefix(head, "# "+id) && strings.ContainsAny(head[len("# "+id):][:1], " :"),
 					"%s's header comment starts with its case id", path)
 				require.Contains(t, headerComment(t, path), "upstream", "%s's header names the upstream test", path)
-				ok := t.Run(dir+"/"+id, func(t *testing.T) {
-					if scriptKinds[dir] == "t3" {
-						runT3Script(t, path)
-						return
-					}
-					h := &terminalHarness{}
-					datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string { return h.handle(t, d) })
-				})
+				ok := t.Run(dir+"/"+id, func(t *testing.T) { runScript(t, path) })
 				results[path] = outcome{ok: ok}
 			}
 		}
@@ -427,27 +415,6 @@ func firstLine(t *testing.T, path string) string {
 	require.NoError(t, err)
 	line, _, _ := strings.Cut(string(data), "\n")
 	return line
-}
-
-// runT3Script runs one scripted case in the T3 script language
-// (script_t3_test.go).
-func runT3Script(t *testing.T, path string) {
-	var w *t3Script
-	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-		a := &scriptArgs{t: t, d: d, used: map[string]bool{}}
-		var out string
-		if d.Cmd == "new" {
-			w = newT3Script(a)
-			out = w.flush()
-		} else {
-			if w == nil {
-				d.Fatalf(t, "%s before new", d.Cmd)
-			}
-			out = w.exec(a)
-		}
-		a.done()
-		return out
-	})
 }
 
 // testDoc returns the doc comment of the Go test name in model/pkg.

@@ -107,6 +107,20 @@ func (a *App) NewSession(m Meta) *Meta {
 	return meta
 }
 
+// NewSessionStrict is NewSession in a StrictMode (development) build:
+// React runs the new leaf's effects mount, cleanup, mount, so its first
+// mount is at once undone and redone (as StrictRemount does for an
+// existing leaf).
+func (a *App) NewSessionStrict(m Meta) *Meta {
+	m.Tab = a.Renderer.View.Tab
+	meta := a.AddSession(m)
+	a.user("agent.new", sim.A("session", m.ID), sim.A("kind", string(m.Kind)), sim.A("mode", string(m.Mode)), sim.A("strict", "true"))
+	if a.Renderer.View.Surface == SurfaceEditor {
+		a.Renderer.renderStrict(m.ID)
+	}
+	return meta
+}
+
 // EnterSpotlight shows session alone, outside the editor shell.
 func (a *App) EnterSpotlight(session string) {
 	a.user("spotlight.enter", sim.A("session", session))

@@ -377,7 +377,11 @@ func (r *Renderer) setView(s Surface, spotlight string) {
 
 // render commits the view: removed leaves run their cleanup first, then new
 // leaves run their mount effects (React's commit order).
-func (r *Renderer) render() {
+func (r *Renderer) render() { r.renderStrict("") }
+
+// renderStrict is render with StrictMode's double effects (mount, cleanup,
+// mount) for the leaves of session it mounts ("" for none).
+func (r *Renderer) renderStrict(session string) {
 	want := r.slots()
 	for _, p := range append([]*Pane(nil), r.Panes...) {
 		keep := false
@@ -393,6 +397,9 @@ func (r *Renderer) render() {
 	}
 	for _, s := range want {
 		if r.mountedKey(s.key) == nil {
+			if session != "" && s.session == session {
+				r.mount(s).unmount()
+			}
 			r.mount(s)
 		}
 	}

@@ -1,18 +1,17 @@
-package scenarios
+package script
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
-
-	"github.com/cockroachdb/datadriven"
 
 	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/invariants"
 	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/model/agent"
 	"github.com/orchsim/orchsim/model/browser"
+	"github.com/orchsim/orchsim/model/mcp"
 	"github.com/orchsim/orchsim/model/orchestrator"
 	"github.com/orchsim/orchsim/model/provider"
 	"github.com/orchsim/orchsim/model/server"
@@ -20,15 +19,19 @@ import (
 	"github.com/orchsim/orchsim/sim"
 )
 
-// TestScriptsTabOwnership runs the scripted reproductions under
-// testdata/tab_ownership. Regenerate the expected output with
+// t3Groups are the components a T3 script's invariants come from: every
+// group but the desktop app's.
+var t3Groups = []catalog.Group{catalog.ProviderSession, catalog.MCPCredential, catalog.PreviewTab,
+	catalog.Orchestrator, catalog.RestartContinuation, catalog.Other}
+
+// # The T3 script language
 //
-//	go test ./scenarios -run TestScriptsTabOwnership -rewrite
-//
-// and read the diff. The script language drives one T3 server process (and
-// its restarts) by hand; nothing happens that a command does not cause,
-// apart from the timers the models arm themselves (idle release, sweeps).
-// Every command prints the trace events it caused, then its result.
+// A file whose language line is "# language: t3" drives one T3 server
+// process (and its restarts) by hand; nothing happens that a command does
+// not cause, apart from the timers the models arm themselves (idle
+// release, sweeps). Every command prints the trace events it caused, then
+// its result. The world is judged by the tab-ownership and request
+// invariants; the run stops at the first violation.
 //
 //	new [profile=reported|fixed] [fix=(a,b)] [mutant=(m)] [seed=N]
 //	    threads=(thread-a:claudeAgent, thread-b:codex) [projects=(thread-b:project-2)]
@@ -94,98 +97,36 @@ import (
 //	  records background work the restart cancelled for run R (on its
 //	  provider thread P, default the run's thread)
 //	continue run=R            continueRestartedRun for the run's thread and R
-func TestScriptsTabOwnership(t *testing.T) { runT3Scripts(t, "testdata/tab_ownership") }
-
-// TestScriptsRequestRetry runs the scripted reproductions of report 002
-// under testdata/request_retry, in the same language.
-func TestScriptsRequestRetry(t *testing.T) { runT3Scripts(t, "testdata/request_retry") }
-
-func runT3Scripts(t *testing.T, dir string) {
-	datadriven.Walk(t, dir, func(t *testing.T, path string) {
-		var w *t3Script
-		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			a := &scriptArgs{t: t, d: d, used: map[string]bool{}}
-			var out string
-			if d.Cmd == "new" {
-				w = newT3Script(a)
-				out = w.flush()
-			} else {
-				if w == nil {
-					d.Fatalf(t, "%s before new", d.Cmd)
-				}
-				out = w.exec(a)
-			}
-			a.done()
-			return out
-		})
-	})
-}
-
-// scriptArgs reads a command's arguments and fails the test if one was
-// left unread (a typo in a script must not pass silently).
-type scriptArgs struct {
-	t    *testing.T
-	d    *datadriven.TestData
-	used map[string]bool
-}
-
-func (a *scriptArgs) has(key string) bool {
-	if a.d.HasArg(key) {
-		a.used[key] = true
-		return true
+//
+// Inputs added so that scripts reach every model input (issue 13):
+//
+//	call ... [client-timeout=D|default] [retry]
+//	  The agent's MCP client stops waiting after D ("default": the
+//	  instance's own budget, agent.CallTimeout: 65 min for Claude, 5 min
+//	  for ACP providers; Codex has none) and traces mcp-client timeout; the
+//	  server goes on with the call. retry marks a call the agent repeats
+//	  because it never saw an answer (retry=true in the trace).
+//	call ... text=(free text, commas allowed)
+//	  delegate_task's task text (the child's first message); the values
+//	  are joined with ", ".
+//	registry [liveness=D] [resolve-refreshes=true|false] [max-lifetime=D]
+//	  The MCP credential registry's settings (mcp.Registry's fields) for
+//	  this and every later server process; prints them.
+//	close-session thread=T
+//	  close(providerSessionId) of T's live provider session: the session
+//	  is released with manual_shutdown. Prints "=> closed <id>".
+//
+// exec runs one command of the T3 language.
+func (w *t3Script) exec(c *Command, a *cmdArgs) string {
+	if c.Cmd == "new" {
+		*w = t3Script{}
+		w.start(a)
+		return w.flush()
 	}
-	return false
-}
-
-func (a *scriptArgs) vals(key string) []string {
-	arg, ok := a.d.Arg(key)
-	if !ok {
-		return nil
+	if w.k == nil {
+		a.fail("%s before new", c.Cmd)
 	}
-	a.used[key] = true
-	var out []string
-	for _, v := range arg.Vals {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func (a *scriptArgs) str(key, def string) string {
-	v := a.vals(key)
-	if len(v) == 0 {
-		return def
-	}
-	return v[0]
-}
-
-func (a *scriptArgs) need(key string) string {
-	v := a.str(key, "")
-	if v == "" {
-		a.d.Fatalf(a.t, "%s needs %s=", a.d.Cmd, key)
-	}
-	return v
-}
-
-func (a *scriptArgs) duration(key string, def time.Duration) time.Duration {
-	v := a.str(key, "")
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		a.d.Fatalf(a.t, "%s: %v", key, err)
-	}
-	return d
-}
-
-func (a *scriptArgs) done() {
-	for _, arg := range a.d.CmdArgs {
-		if !a.used[arg.Key] {
-			a.d.Fatalf(a.t, "argument %q of %s was not used", arg.Key, a.d.Cmd)
-		}
-	}
+	return w.run(c, a)
 }
 
 type scriptThread struct {
@@ -197,7 +138,6 @@ type scriptThread struct {
 }
 
 type t3Script struct {
-	t       *testing.T
 	k       *sim.Kernel
 	env     *model.Env
 	st      *store.Store
@@ -216,19 +156,52 @@ type t3Script struct {
 	// failOp and cancelOp are the one-shot orchestrator faults of the next
 	// call.
 	failOp, cancelOp string
+	// registry holds the MCP credential registry's settings, applied to
+	// every server process the script boots.
+	registry registrySettings
 	// created are the threads agents created (children, create_threads,
 	// forks) in the order the script saw them: ^N names the N-th.
 	created []string
 }
 
+// registrySettings are the mcp.Registry fields a script may change (see
+// mcp.Registry for each one's meaning).
+type registrySettings struct {
+	LivenessWindow   time.Duration
+	ResolveRefreshes bool
+	MaxLifetime      time.Duration
+}
+
+func (w *t3Script) applyRegistry() {
+	if w.srv == nil {
+		return
+	}
+	r := w.srv.Registry
+	r.LivenessWindow, r.ResolveRefreshes, r.MaxLifetime = w.registry.LivenessWindow, w.registry.ResolveRefreshes, w.registry.MaxLifetime
+}
+
+// clientTimeout reads client-timeout=D|default: how long the thread's MCP
+// client waits for the call's answer ("default": agent.CallTimeout of the
+// thread's instance; 0: the script waits up to 2 h, as without it).
+func (w *t3Script) clientTimeout(a *cmdArgs, th *scriptThread) time.Duration {
+	if a.str("client-timeout", "") == "default" {
+		d := agent.CallTimeout(w.st.Thread(th.id).Instance)
+		if d == 0 {
+			a.fail("client-timeout=default: instance %s has no client-side call timeout", w.st.Thread(th.id).Instance)
+		}
+		return d
+	}
+	return a.duration("client-timeout", 0)
+}
+
 // threadRef resolves ^N to the N-th created thread.
-func (w *t3Script) threadRef(a *scriptArgs, v string) string {
+func (w *t3Script) threadRef(a *cmdArgs, v string) string {
 	if !strings.HasPrefix(v, "^") {
 		return v
 	}
 	n, err := strconv.Atoi(v[1:])
 	if err != nil || n < 1 || n > len(w.created) {
-		a.d.Fatalf(a.t, "thread %s: only %d threads created so far", v, len(w.created))
+		a.fail("thread %s: only %d threads created so far", v, len(w.created))
 	}
 	return w.created[n-1]
 }
@@ -245,19 +218,20 @@ func (w *t3Script) noteCreated(ids ...string) {
 	}
 }
 
-func newT3Script(a *scriptArgs) *t3Script {
+func (w *t3Script) start(a *cmdArgs) {
 	prof, err := model.NewProfile(a.str("profile", model.PresetReported), a.vals("fix"), a.vals("mutant"))
 	if err != nil {
-		a.d.Fatalf(a.t, "%v", err)
+		a.fail("%v", err)
 	}
 	seed, err := strconv.ParseUint(a.str("seed", "1"), 10, 64)
 	if err != nil {
-		a.d.Fatalf(a.t, "seed: %v", err)
+		a.fail("seed: %v", err)
 	}
-	w := &t3Script{t: a.t, k: sim.NewKernel(true), st: &store.Store{}}
+	w.k, w.st = sim.NewKernel(true), &store.Store{}
+	w.registry = registrySettings{LivenessWindow: mcp.DefaultLivenessWindow}
 	w.env = &model.Env{Clock: w.k, Trace: w.k.Trace(), Source: sim.NewSeededSource(seed, false), Profile: prof,
 		EnvironmentID: EnvironmentID}
-	for _, c := range invariants.New(invariants.InGroups(catalog.PreviewTab, catalog.MCPCredential, catalog.Orchestrator)...) {
+	for _, c := range invariants.New(invariants.InGroups(t3Groups...)...) {
 		w.k.Trace().AddChecker(c)
 	}
 	projectOf := map[string]string{}
@@ -268,7 +242,7 @@ func newT3Script(a *scriptArgs) *t3Script {
 	for _, spec := range a.vals("threads") {
 		id, inst, ok := strings.Cut(spec, ":")
 		if _, known := provider.AdapterFor(inst); !ok || !known {
-			a.d.Fatalf(a.t, "thread spec %q: want thread-id:instance with a known instance", spec)
+			a.fail("thread spec %q: want thread-id:instance with a known instance", spec)
 		}
 		proj := projectOf[id]
 		if proj == "" {
@@ -281,20 +255,19 @@ func newT3Script(a *scriptArgs) *t3Script {
 		w.threads = append(w.threads, &scriptThread{id: id})
 	}
 	if len(w.threads) == 0 {
-		a.d.Fatalf(a.t, "new needs threads=(id:instance, ...)")
+		a.fail("new needs threads=(id:instance, ...)")
 	}
 	w.desktop = a.vals("desktop")
 	w.childDuration = a.duration("child-duration", 0)
 	if v := a.str("child-fails", ""); v != "" {
 		fails, err := strconv.ParseBool(v)
 		if err != nil {
-			a.d.Fatalf(a.t, "child-fails: %v", err)
+			a.fail("child-fails: %v", err)
 		}
 		w.childNeverFail = !fails
 	}
 	w.env.Emit("script", "world", "", sim.A("profile", prof.String()), sim.A("seed", fmt.Sprint(seed)))
 	w.boot()
-	return w
 }
 
 func (w *t3Script) boot() {
@@ -321,6 +294,7 @@ func (w *t3Script) boot() {
 		},
 		OpenLatency: func(string) time.Duration { return w.open },
 	})
+	w.applyRegistry()
 	o := w.srv.Orch
 	if w.childDuration > 0 {
 		o.ChildDuration = func() time.Duration { return w.childDuration }
@@ -381,24 +355,24 @@ func (w *t3Script) runUntil(limit time.Duration, cond func() bool) {
 	}
 }
 
-func (w *t3Script) tabArg(a *scriptArgs) string {
+func (w *t3Script) tabArg(a *cmdArgs) string {
 	v := a.str("tab", "")
 	if strings.HasPrefix(v, "@") {
 		n, err := strconv.Atoi(v[1:])
 		if err != nil || n < 1 || n > len(w.tabs) {
-			a.d.Fatalf(a.t, "tab %s: only %d tabs opened so far", v, len(w.tabs))
+			a.fail("tab %s: only %d tabs opened so far", v, len(w.tabs))
 		}
 		return w.tabs[n-1]
 	}
 	return v
 }
 
-func (w *t3Script) taskArg(a *scriptArgs) string {
+func (w *t3Script) taskArg(a *cmdArgs) string {
 	v := a.str("task", "")
 	if strings.HasPrefix(v, "%") {
 		n, err := strconv.Atoi(v[1:])
 		if err != nil || n < 1 || n > len(w.tasks) {
-			a.d.Fatalf(a.t, "task %s: only %d tasks seen so far", v, len(w.tasks))
+			a.fail("task %s: only %d tasks seen so far", v, len(w.tasks))
 		}
 		return w.tasks[n-1]
 	}
@@ -423,8 +397,7 @@ func (w *t3Script) tabName(id string) string {
 	return id
 }
 
-func (w *t3Script) exec(a *scriptArgs) string {
-	d := a.d
+func (w *t3Script) run(d *Command, a *cmdArgs) string {
 	var result string
 	switch d.Cmd {
 	case "prompt":
@@ -449,7 +422,9 @@ func (w *t3Script) exec(a *scriptArgs) string {
 		call := model.ToolCall{Tool: a.need("tool"), TabID: w.tabArg(a), NewTab: a.has("new-tab"), URL: "http://localhost:5173/",
 			ClientRequestID: a.str("key", ""), Mode: a.str("mode", ""), Timeout: a.duration("timeout", 0),
 			Target: w.threadRef(a, a.str("target", "")), Action: a.str("action", ""), TaskID: w.taskArg(a)}
-		extra := orchestrator.Extra{Instance: a.str("instance", ""), Task: a.str("text", ""), IncludeSubagents: a.has("subagents")}
+		call.Retry = a.has("retry")
+		giveUp := w.clientTimeout(a, th)
+		extra := orchestrator.Extra{Instance: a.str("instance", ""), Task: a.text("text", ""), IncludeSubagents: a.has("subagents")}
 		for _, e := range a.vals("entries") {
 			parts := strings.SplitN(e, "/", 3)
 			spec := orchestrator.ThreadSpec{Title: parts[0]}
@@ -466,14 +441,14 @@ func (w *t3Script) exec(a *scriptArgs) string {
 		if n := a.str("count", ""); n != "" {
 			c, err := strconv.Atoi(n)
 			if err != nil {
-				d.Fatalf(w.t, "count: %v", err)
+				a.fail("count: %v", err)
 			}
 			call.Count = c
 		}
 		cred := th.cred
 		if a.str("cred", "current") == "previous" {
 			if len(th.past) == 0 {
-				d.Fatalf(w.t, "%s has no previous credential", th.id)
+				a.fail("%s has no previous credential", th.id)
 			}
 			cred = th.past[len(th.past)-1]
 		}
@@ -487,7 +462,18 @@ func (w *t3Script) exec(a *scriptArgs) string {
 				result = "=> in flight"
 				break
 			}
-			w.runUntil(2*time.Hour, func() bool { return got != nil })
+			limit := 2 * time.Hour
+			if giveUp > 0 {
+				limit = giveUp
+			}
+			w.runUntil(limit, func() bool { return got != nil })
+			if got == nil && giveUp > 0 && w.k.Trace().Violation() == nil {
+				// The agent's MCP client stops waiting (agent.Agent's
+				// clientTimeout); the server still works on the call.
+				w.env.Emit("mcp-client/"+th.id, "timeout", "", sim.A("tool", call.Tool), sim.A("clientRequestId", orDash(call.ClientRequestID)))
+				result = fmt.Sprintf("=> client gave up after %s (the call is still in flight)", giveUp)
+				break
+			}
 		}
 		if got == nil {
 			result = "=> no answer"
@@ -568,7 +554,7 @@ func (w *t3Script) exec(a *scriptArgs) string {
 	case "browser-access":
 		on, err := strconv.ParseBool(a.need("on"))
 		if err != nil {
-			d.Fatalf(w.t, "on: %v", err)
+			a.fail("on: %v", err)
 		}
 		if w.srv != nil {
 			w.srv.SetBrowserAccess(a.need("project"), on)
@@ -621,10 +607,33 @@ func (w *t3Script) exec(a *scriptArgs) string {
 		if !w.srv.Interrupt(th.id) {
 			result = "=> no active run"
 		}
+	case "registry":
+		r := &w.registry
+		r.LivenessWindow = a.duration("liveness", r.LivenessWindow)
+		r.ResolveRefreshes = a.boolean("resolve-refreshes", r.ResolveRefreshes)
+		r.MaxLifetime = a.duration("max-lifetime", r.MaxLifetime)
+		w.applyRegistry()
+		result = fmt.Sprintf("=> registry liveness=%s resolve-refreshes=%v max-lifetime=%s", r.LivenessWindow, r.ResolveRefreshes, r.MaxLifetime)
+	case "close-session":
+		th := w.mustThread(a)
+		var e *provider.Entry
+		if w.srv != nil {
+			e = w.srv.PSM.EntryForThread(th.id)
+		}
+		if e == nil {
+			result = "=> no live session"
+			break
+		}
+		if err := w.srv.PSM.Close(e.ID); err != nil {
+			result = "=> close failed: " + err.Error()
+		} else {
+			result = "=> closed " + e.ID
+		}
+		w.runUntil(time.Second, func() bool { return false })
 	case "setting":
 		on, err := strconv.ParseBool(a.need("continue"))
 		if err != nil {
-			d.Fatalf(w.t, "continue: %v", err)
+			a.fail("continue: %v", err)
 		}
 		w.st.Settings.ContinueThreadsAfterServerUpdate = on
 	case "state":
@@ -641,7 +650,7 @@ func (w *t3Script) exec(a *scriptArgs) string {
 	case "lose-work":
 		run := w.st.Run(a.need("run"))
 		if run == nil {
-			d.Fatalf(w.t, "unknown run %s", a.need("run"))
+			a.fail("unknown run %s", a.need("run"))
 		}
 		pt := a.str("thread", run.ThreadID)
 		for _, v := range a.vals("work") {
@@ -651,13 +660,13 @@ func (w *t3Script) exec(a *scriptArgs) string {
 	case "continue":
 		run := w.st.Run(a.need("run"))
 		if run == nil || w.srv == nil {
-			d.Fatalf(w.t, "unknown run or server down")
+			a.fail("unknown run or server down")
 		}
 		if !w.srv.ContinueRestartedRun(run.ThreadID, run.ID) {
 			result = "=> nothing dispatched"
 		}
 	default:
-		d.Fatalf(w.t, "unknown command %q", d.Cmd)
+		a.fail("unknown command %q", d.Cmd)
 	}
 	out := w.flush()
 	if result = strings.TrimRight(result, "\n"); result != "" {
@@ -737,11 +746,11 @@ func (w *t3Script) storeRows(what, thread string) string {
 	return b.String()
 }
 
-func (w *t3Script) mustThread(a *scriptArgs) *scriptThread {
+func (w *t3Script) mustThread(a *cmdArgs) *scriptThread {
 	id := w.threadRef(a, a.need("thread"))
 	th := w.thread(id)
 	if th == nil {
-		a.d.Fatalf(a.t, "unknown thread %q", id)
+		a.fail("unknown thread %q", id)
 	}
 	return th
 }

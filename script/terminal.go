@@ -1,13 +1,10 @@
-package scenarios
+package script
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
-
-	"github.com/cockroachdb/datadriven"
 
 	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/invariants"
@@ -16,17 +13,11 @@ import (
 	"github.com/orchsim/orchsim/sim"
 )
 
-// TestTerminalDataDriven runs the scripts in testdata/terminal: scripted
-// stories of the agent-code desktop app (model/terminal) whose expected
-// output is the trace. Regenerate with
+// # The terminal script language
 //
-//	go test ./scenarios -run TestTerminalDataDriven -rewrite
-//
-// and read the diff.
-//
-// # The terminal scripting language
-//
-// A script drives one app at a time on its own kernel. Every random draw of
+// A file whose language line is "# language: terminal" is a scripted story
+// of the agent-code desktop app (model/terminal) whose expected output is
+// the trace. A script drives one app at a time on its own kernel. Every random draw of
 // the model gets its simplest outcome (a zero tape) unless new is given a
 // seed: IPC hops take 1 ms, a provider starts in 300 ms and paints its
 // composer 500 ms later, a turn is one 1 s step printing 1 KB, nothing asks
@@ -41,9 +32,11 @@ import (
 // Arguments are key=value (a comma-separated list where noted) or a bare
 // word; a misspelt or unused argument fails the test.
 //
-//	new [profile=reported|fixed] [fix=a,b] [mutant=m] [check=a,b|none] [seed=N]
+//	new [profile=reported|fixed] [fix=a,b] [mutant=m] [check=a,b|terminal|none] [seed=N]
 //	    Starts a fresh app at T+0 under the profile; check names the
-//	    invariants that judge it (default: all six terminal invariants).
+//	    invariants that judge it, "terminal" standing for every terminal
+//	    invariant (the default). Prints "profile P, checking C" with C as
+//	    the script wrote it (or "terminal"), never the group's members.
 //	    Example: new profile=reported fix=guarded-wake check=live-agent-survives-remount
 //
 //	agent <id> [kind=claude|codex|opencode] [mode=terminal|feed] [tab=N] [resume] [wedge]
@@ -74,8 +67,10 @@ import (
 //	send <id>       press Send in the session's feed leaf
 //	answer <id>     answer the prompt on the session's feed prompt card
 //	retry <id>      press Retry on the session's pane
-//	new-agent <id> [kind=..] [mode=..]
-//	    Opens a new agent in the active tab at run time.
+//	new-agent <id> [kind=..] [mode=..] [strict]
+//	    Opens a new agent in the active tab at run time; with strict, as a
+//	    StrictMode (development) build mounts it: its leaf's effects run
+//	    mount, cleanup, mount.
 //
 //	prompt <id>     the session's backend shows a permission prompt
 //	output <id> [kb=N]
@@ -89,14 +84,14 @@ import (
 //
 //	finish
 //	    Judges the end-of-run (liveness) properties at the current time.
-func TestTerminalDataDriven(t *testing.T) {
-	datadriven.Walk(t, "testdata/terminal", func(t *testing.T, path string) {
-		h := &terminalHarness{}
-		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			return h.handle(t, d)
-		})
-	})
-}
+//
+// terminalGroup is the name a script uses for every terminal-session
+// invariant.
+const terminalGroup = "terminal"
+
+// terminalInvariants returns the members of terminalGroup (the one place
+// this language reads the list).
+func terminalInvariants() []string { return invariants.InGroups(catalog.TerminalSession) }
 
 type ddChecker struct {
 	c      sim.Checker
@@ -111,114 +106,10 @@ type terminalHarness struct {
 	out      strings.Builder
 }
 
-// ddArgs reads a command's arguments and remembers which were read.
-type ddArgs struct {
-	t    *testing.T
-	d    *datadriven.TestData
-	used []bool
-}
-
-func newArgs(t *testing.T, d *datadriven.TestData) *ddArgs {
-	return &ddArgs{t: t, d: d, used: make([]bool, len(d.CmdArgs))}
-}
-
-// pos returns the next unread bare word.
-func (a *ddArgs) pos(what string) string {
-	for i, arg := range a.d.CmdArgs {
-		if !a.used[i] && len(arg.Vals) == 0 {
-			a.used[i] = true
-			return arg.Key
-		}
-	}
-	a.d.Fatalf(a.t, "%s: missing %s", a.d.Cmd, what)
-	return ""
-}
-
-func (a *ddArgs) lookup(key string) (string, bool) {
-	for i, arg := range a.d.CmdArgs {
-		if arg.Key == key && len(arg.Vals) > 0 {
-			a.used[i] = true
-			return strings.Join(arg.Vals, ","), true
-		}
-	}
-	return "", false
-}
-
-func (a *ddArgs) str(key, def string) string {
-	if v, ok := a.lookup(key); ok {
-		return v
-	}
-	return def
-}
-
-func (a *ddArgs) list(key string) []string {
-	v, ok := a.lookup(key)
-	if !ok || v == "" {
-		return nil
-	}
-	return strings.Split(v, ",")
-}
-
-func (a *ddArgs) int(key string, def int) int {
-	v, ok := a.lookup(key)
-	if !ok {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		a.d.Fatalf(a.t, "%s: %s=%q is not a number", a.d.Cmd, key, v)
-	}
-	return n
-}
-
-func (a *ddArgs) dur(key string, def time.Duration) time.Duration {
-	v, ok := a.lookup(key)
-	if !ok {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		a.d.Fatalf(a.t, "%s: %s=%q: %v", a.d.Cmd, key, v, err)
-	}
-	return d
-}
-
-// flag reports whether the bare word key is present.
-func (a *ddArgs) flag(key string) bool {
-	for i, arg := range a.d.CmdArgs {
-		if arg.Key == key && len(arg.Vals) == 0 {
-			a.used[i] = true
-			return true
-		}
-	}
-	return false
-}
-
-func (a *ddArgs) oneOf(key, def string, allowed ...string) string {
-	v := a.str(key, def)
-	for _, x := range allowed {
-		if v == x {
-			return v
-		}
-	}
-	a.d.Fatalf(a.t, "%s: %s=%q (want one of %v)", a.d.Cmd, key, v, allowed)
-	return ""
-}
-
-// done fails the test on any argument left unread (a typo in a script).
-func (a *ddArgs) done() {
-	for i, arg := range a.d.CmdArgs {
-		if !a.used[i] {
-			a.d.Fatalf(a.t, "%s: unknown or unused argument %q", a.d.Cmd, arg.String())
-		}
-	}
-}
-
-func (h *terminalHarness) handle(t *testing.T, d *datadriven.TestData) string {
-	a := newArgs(t, d)
+func (h *terminalHarness) exec(d *Command, a *cmdArgs) string {
 	h.out.Reset()
 	if d.Cmd != "new" && h.app == nil {
-		d.Fatalf(t, "%s before new", d.Cmd)
+		a.fail("%s before new", d.Cmd)
 	}
 	switch d.Cmd {
 	case "new":
@@ -229,7 +120,7 @@ func (h *terminalHarness) handle(t *testing.T, d *datadriven.TestData) string {
 		a.done()
 		h.app.Boot()
 	case "run":
-		span := a.dur("for", time.Second)
+		span := a.duration("for", time.Second)
 		a.done()
 		h.k.RunUntil(h.k.Elapsed() + span)
 		fmt.Fprintf(&h.out, "-- %s\n", sim.FormatT(h.k.Elapsed()))
@@ -237,28 +128,34 @@ func (h *terminalHarness) handle(t *testing.T, d *datadriven.TestData) string {
 		h.handleView(a, d.Cmd)
 	case "type":
 		id := a.pos("session")
-		n := a.int("n", 1)
+		n := a.integer("n", 1)
 		key := terminal.Key(a.oneOf("key", "text", "text", "enter", "clear", "answer"))
 		a.done()
 		h.app.Type(id, key, n)
 	case "send", "answer", "retry", "prompt", "crash", "wedge-next":
 		id := a.pos("session")
 		a.done()
-		h.session(d, id)
+		h.session(id)
 		map[string]func(string){"send": h.app.Send, "answer": h.app.AnswerInFeed, "retry": h.app.Retry,
 			"prompt": h.app.AskPermission, "crash": h.app.Crash, "wedge-next": h.app.Main.WedgeNextSpawn}[d.Cmd](id)
 	case "output":
 		id := a.pos("session")
-		kb := a.int("kb", 4)
+		kb := a.integer("kb", 4)
 		a.done()
-		h.session(d, id)
+		h.session(id)
 		h.app.Output(id, kb*1024)
 	case "new-agent":
 		id := a.pos("session")
 		kind := terminal.Kind(a.oneOf("kind", "claude", "claude", "codex", "opencode"))
 		mode := terminal.ViewMode(a.oneOf("mode", "terminal", "terminal", "feed"))
+		strict := a.flag("strict")
 		a.done()
-		h.app.NewSession(terminal.Meta{ID: id, Kind: kind, Cwd: "/work/" + id, Mode: mode})
+		meta := terminal.Meta{ID: id, Kind: kind, Cwd: "/work/" + id, Mode: mode}
+		if strict {
+			h.app.NewSessionStrict(meta)
+		} else {
+			h.app.NewSession(meta)
+		}
 	case "state":
 		a.done()
 		h.describe()
@@ -274,36 +171,43 @@ func (h *terminalHarness) handle(t *testing.T, d *datadriven.TestData) string {
 		}
 		fmt.Fprintf(&h.out, "-- finished at %s\n", sim.FormatT(h.k.Elapsed()))
 	default:
-		d.Fatalf(t, "unknown command %q", d.Cmd)
+		a.fail("unknown command %q", d.Cmd)
 	}
 	return h.out.String()
 }
 
-func (h *terminalHarness) session(d *datadriven.TestData, id string) {
+func (h *terminalHarness) session(id string) {
 	if h.app.Meta(id) == nil {
 		h.out.WriteString("(no session " + id + ")\n")
 	}
 }
 
-func (h *terminalHarness) handleNew(a *ddArgs) {
+func (h *terminalHarness) handleNew(a *cmdArgs) {
 	preset := a.oneOf("profile", model.PresetReported, model.PresetReported, model.PresetFixed)
 	prof, err := model.NewProfile(preset, a.list("fix"), a.list("mutant"))
 	if err != nil {
-		a.d.Fatalf(a.t, "new: %v", err)
+		a.fail("new: %v", err)
 	}
-	names := invariants.InGroups(catalog.TerminalSession)
+	// The header says what the script named (or the group), never the
+	// group's members: a new invariant must not change every golden.
+	checking := terminalGroup
 	if v, ok := a.lookup("check"); ok {
-		names = nil
-		if v != "none" {
-			names = strings.Split(v, ",")
+		checking = v
+	}
+	var names []string
+	for _, n := range strings.Split(checking, ",") {
+		switch {
+		case n == "none":
+		case n == terminalGroup:
+			names = append(names, terminalInvariants()...)
+		default:
+			if _, ok := invariants.Lookup(n); !ok {
+				a.fail("new: unknown invariant %q", n)
+			}
+			names = append(names, n)
 		}
 	}
-	for _, n := range names {
-		if _, ok := invariants.Lookup(n); !ok {
-			a.d.Fatalf(a.t, "new: unknown invariant %q", n)
-		}
-	}
-	seed := a.int("seed", -1)
+	seed := a.integer("seed", -1)
 	a.done()
 	h.k = sim.NewKernel(false)
 	var src sim.Source = sim.NewTapeSource(nil, false)
@@ -318,10 +222,6 @@ func (h *terminalHarness) handleNew(a *ddArgs) {
 	tr.OnEvent(h.observe)
 	h.env = &model.Env{Clock: h.k, Trace: tr, Source: src, Profile: prof, EnvironmentID: EnvironmentID}
 	h.app = terminal.NewApp(h.env, terminal.Config{})
-	checking := strings.Join(names, ",")
-	if checking == "" {
-		checking = "none"
-	}
 	fmt.Fprintf(&h.out, "profile %s, checking %s\n", prof, checking)
 }
 
@@ -341,11 +241,11 @@ func (h *terminalHarness) observe(ev *sim.Event) {
 	}
 }
 
-func (h *terminalHarness) handleAgent(a *ddArgs) {
+func (h *terminalHarness) handleAgent(a *cmdArgs) {
 	id := a.pos("session")
 	kind := terminal.Kind(a.oneOf("kind", "claude", "claude", "codex", "opencode"))
 	mode := terminal.ViewMode(a.oneOf("mode", "terminal", "terminal", "feed"))
-	tab := a.int("tab", 0)
+	tab := a.integer("tab", 0)
 	resume := a.flag("resume")
 	wedge := a.flag("wedge")
 	a.done()
@@ -355,7 +255,7 @@ func (h *terminalHarness) handleAgent(a *ddArgs) {
 	}
 }
 
-func (h *terminalHarness) handleView(a *ddArgs, cmd string) {
+func (h *terminalHarness) handleView(a *cmdArgs, cmd string) {
 	arg := a.pos("argument")
 	a.done()
 	app := h.app
@@ -366,7 +266,7 @@ func (h *terminalHarness) handleView(a *ddArgs, cmd string) {
 		case "off":
 			return false
 		}
-		a.d.Fatalf(a.t, "%s: want on or off, got %q", cmd, arg)
+		a.fail("%s: want on or off, got %q", cmd, arg)
 		return false
 	}
 	switch cmd {
@@ -391,7 +291,7 @@ func (h *terminalHarness) handleView(a *ddArgs, cmd string) {
 	case "tab":
 		n, err := strconv.Atoi(arg)
 		if err != nil {
-			a.d.Fatalf(a.t, "tab: %q is not a number", arg)
+			a.fail("tab: %q is not a number", arg)
 		}
 		app.SwitchTab(n)
 	case "fullscreen":
