@@ -39,66 +39,89 @@ type holding struct {
 	since                              time.Duration
 }
 
+// liveCredentials follows which credentials live provider sessions hold,
+// from the provider session manager's events. The checker and the probe
+// counter share it.
+type liveCredentials struct {
+	held []holding // few at a time: a slice keeps it free of map ranges
+}
+
+func (l *liveCredentials) drop(keep func(holding) bool) {
+	out := l.held[:0]
+	for _, h := range l.held {
+		if keep(h) {
+			out = append(out, h)
+		}
+	}
+	l.held = out
+}
+
+// observe updates the holdings from ev.
+func (l *liveCredentials) observe(ev *sim.Event) {
+	switch ev.Kind {
+	case "server.start":
+		// The new process's registry knows none of the old credentials,
+		// and (in this model) no provider process survived.
+		l.held = l.held[:0]
+	case "session.opened", "session.attach":
+		thread, session := ev.Get("thread"), ev.Get("providerSessionId")
+		l.drop(func(h holding) bool { return h.thread != thread || h.session != session })
+		l.held = append(l.held, holding{cred: ev.Get("cred"), thread: thread, session: session,
+			incarnation: ev.Get("incarnation"), since: ev.At})
+	case "session.detach":
+		thread, session := ev.Get("thread"), ev.Get("providerSessionId")
+		l.drop(func(h holding) bool { return h.thread != thread || h.session != session })
+	case "session.release", "provider.crash":
+		inc := ev.Get("incarnation")
+		l.drop(func(h holding) bool { return h.incarnation != inc })
+	}
+}
+
+// holder returns the live session holding cred.
+func (l *liveCredentials) holder(cred string) (holding, bool) {
+	for _, h := range l.held {
+		if h.cred == cred {
+			return h, true
+		}
+	}
+	return holding{}, false
+}
+
 type keepsCredential struct {
-	held     []holding                // few at a time: a slice keeps the checker free of map ranges
+	live     liveCredentials
 	lastTurn map[string]time.Duration // thread -> last turn.start (touch)
 	issued   map[string]time.Duration // credential -> credential.issue
 }
 
 func (*keepsCredential) Name() string { return LiveSessionKeepsCredential }
 
-func (k *keepsCredential) drop(keep func(holding) bool) {
-	out := k.held[:0]
-	for _, h := range k.held {
-		if keep(h) {
-			out = append(out, h)
-		}
-	}
-	k.held = out
-}
-
 func (k *keepsCredential) Observe(ev *sim.Event) *sim.Violation {
+	k.live.observe(ev)
 	switch ev.Kind {
-	case "server.start":
-		// The new process's registry knows none of the old credentials,
-		// and (in this model) no provider process survived.
-		k.held = k.held[:0]
-	case "session.opened", "session.attach":
-		thread, cred := ev.Get("thread"), ev.Get("cred")
-		k.drop(func(h holding) bool { return h.thread != thread || h.session != ev.Get("providerSessionId") })
-		k.held = append(k.held, holding{cred: cred, thread: thread, session: ev.Get("providerSessionId"),
-			incarnation: ev.Get("incarnation"), since: ev.At})
 	case "credential.issue":
 		k.issued[ev.Get("cred")] = ev.At
 	case "turn.start":
 		k.lastTurn[ev.Get("thread")] = ev.At
-	case "session.detach":
-		thread, session := ev.Get("thread"), ev.Get("providerSessionId")
-		k.drop(func(h holding) bool { return h.thread != thread || h.session != session })
-	case "session.release", "provider.crash":
-		inc := ev.Get("incarnation")
-		k.drop(func(h holding) bool { return h.incarnation != inc })
 	case "credential.expire":
 		cred := ev.Get("cred")
-		for _, h := range k.held {
-			if h.cred != cred {
-				continue
-			}
-			alive := k.issued[cred] // a reuse is no sign of life: issue or touch only
-			if t, ok := k.lastTurn[h.thread]; ok && t > alive {
-				alive = t
-			}
-			if ev.At-alive >= CredentialLivenessWindow {
-				return nil // the session showed no sign of life for the whole window
-			}
-			why := "idle timeout: no MCP request since " + ev.Get("last-alive")
-			if ev.Get("cause") == "lifetime" {
-				why = "lifetime cap: issued at " + ev.Get("issued")
-			}
-			return violation(LiveSessionKeepsCredential,
-				"thread %s lost credential %s of its live provider session %s (incarnation %s, holding it since %s): the registry expired it at %s (%s), %s after the thread's last sign of life at %s; the provider process keeps that token in its config and cannot rotate it, so its MCP calls are refused 401 from now on",
-				h.thread, cred, h.session, h.incarnation, at(h.since), at(ev.At), why, ev.At-alive, at(alive))
+		h, ok := k.live.holder(cred)
+		if !ok {
+			return nil
 		}
+		alive := k.issued[cred] // a reuse is no sign of life: issue or touch only
+		if t, ok := k.lastTurn[h.thread]; ok && t > alive {
+			alive = t
+		}
+		if ev.At-alive >= CredentialLivenessWindow {
+			return nil // the session showed no sign of life for the whole window
+		}
+		why := "no sign of life the registry counts since " + ev.Get("last-alive")
+		if ev.Get("cause") == "lifetime" {
+			why = "lifetime cap: issued at " + ev.Get("issued")
+		}
+		return violation(LiveSessionKeepsCredential,
+			"thread %s lost credential %s of its live provider session %s (incarnation %s, holding it since %s): the registry expired it at %s (%s), %s after the thread's last sign of life at %s; the provider process keeps that token in its config and cannot rotate it, so its MCP calls are refused 401 from now on",
+			h.thread, cred, h.session, h.incarnation, at(h.since), at(ev.At), why, ev.At-alive, at(alive))
 	}
 	return nil
 }

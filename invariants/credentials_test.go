@@ -26,7 +26,7 @@ func TestLiveSessionKeepsCredential(t *testing.T) {
 	expire := ev(45, "mcp-registry", "credential.expire", "", "thread=thread-a", "cred=c1", "cause=liveness", "last-alive=T+00:05:00.000")
 	v := check(t, LiveSessionKeepsCredential, liveSessionHistory(expire))
 	require.NotNil(t, v)
-	for _, want := range []string{"thread-a", "c1", "psess:codex#1.1", "T+00:45:00.000", "no MCP request since T+00:05:00.000", "T+00:20:00.000", "25m0s after"} {
+	for _, want := range []string{"thread-a", "c1", "psess:codex#1.1", "T+00:45:00.000", "no sign of life the registry counts since T+00:05:00.000", "T+00:20:00.000", "25m0s after"} {
 		assert.Contains(t, v.Message, want)
 	}
 	lifetime := ev(480.1, "mcp-registry", "credential.expire", "", "thread=thread-a", "cred=c1", "cause=lifetime", "issued=T+00:00:00.000")

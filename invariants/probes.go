@@ -3,6 +3,7 @@ package invariants
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/sim"
@@ -65,6 +66,8 @@ var (
 		Doc: "an agent retried a call after a server restart"})
 	probeStaleCredentialRefused = declareProbe(ProbeInfo{Name: "stale-credential-refused", Group: catalog.MCPCredential,
 		Doc: "a call with a revoked or expired credential was refused (401)"})
+	probeQuietLiveCredential = declareProbe(ProbeInfo{Name: "live-session-quiet-past-idle-timeout", Group: catalog.MCPCredential,
+		Doc: "a live provider session's agent called an MCP tool after 30 min (the idle era's timeout) without one on that credential"})
 	probeTabActedAfterRotation = declareProbe(ProbeInfo{Name: "tab-acted-after-rotation", Group: catalog.PreviewTab,
 		Doc: "a thread acted on its tab with a credential other than the one that opened it"})
 )
@@ -79,14 +82,16 @@ type ProbeCounter struct {
 	firstCall map[string]string // request -> credential of the first attempt
 	firstAt   map[string]int    // request -> server incarnations seen at the first attempt
 	starts    int
-	claude    map[string]bool // terminal session -> Claude
-	draft     map[string]bool // terminal session -> a draft is in the composer
+	live      liveCredentials
+	lastCall  map[string]time.Duration // credential -> last MCP call or issue
+	claude    map[string]bool          // terminal session -> Claude
+	draft     map[string]bool          // terminal session -> a draft is in the composer
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
-		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{},
+		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{},
 		claude: map[string]bool{}, draft: map[string]bool{}}
 }
 
@@ -105,6 +110,8 @@ func (p *ProbeCounter) Hits() []int {
 // Observe implements sim.Checker; it counts and never fails.
 func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	hit := func(name string) { p.hits[name]++ }
+	p.live.observe(ev)
+	p.quietCredential(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		p.starts++
@@ -136,6 +143,29 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.terminal(ev, hit)
 	return nil
 }
+
+// quietCredential counts MCP calls on a live session's credential that
+// come 30 min or more after its previous call (or its issue): the
+// situation in which the idle era's registry (t3code#4463) has already
+// expired the token the session still holds.
+func (p *ProbeCounter) quietCredential(ev *sim.Event, hit func(string)) {
+	switch {
+	case ev.Kind == "credential.issue":
+		p.lastCall[ev.Get("cred")] = ev.At
+	case strings.HasPrefix(ev.Actor, "agent/") && ev.Get("cred") != "":
+		cred := ev.Get("cred")
+		if last, ok := p.lastCall[cred]; ok && ev.At-last >= idleEraTimeout {
+			if _, live := p.live.holder(cred); live {
+				hit(probeQuietLiveCredential)
+			}
+		}
+		p.lastCall[cred] = ev.At
+	}
+}
+
+// idleEraTimeout is the idle era's credential idle timeout, 30 min
+// (McpSessionRegistry@96314411).
+const idleEraTimeout = 30 * time.Minute
 
 type threadTabs struct {
 	thread string

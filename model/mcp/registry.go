@@ -108,35 +108,47 @@ type Registry struct {
 	env     *model.Env
 	rand    *sim.Rand
 	records []*Credential
-	// LivenessWindow is the time after the last sign of life at which a
-	// credential dies (DefaultLivenessWindow).
-	LivenessWindow time.Duration
-	// ResolveRefreshes makes resolve refresh liveness (main@eac52f00, PR
-	// #4659); off follows 1b69cde2, where only touch does.
-	ResolveRefreshes bool
-	// MaxLifetime, if set, kills a credential this long after issue
-	// whatever its activity: the idle era (96314411: 30 min idle timeout,
-	// which is LivenessWindow with ResolveRefreshes, and an 8 h cap).
-	MaxLifetime time.Duration
-	// TouchRefreshes makes Touch (every provider turn) a sign of life; off
-	// is the idle era, which had no touch.
-	TouchRefreshes bool
+	// Settings are the era's bounds (SettingsFor the profile).
+	Settings
 	// Endpoint is the MCP HTTP endpoint issued configs name.
 	Endpoint string
 }
 
 const actor = "mcp-registry"
 
-// NewRegistry returns an empty registry of the era env's profile names:
-// with CredentialLivesWithSession the liveness era (1b69cde2: 24 h window,
-// touch refreshes, resolve does not), without it the idle era (96314411:
-// 30 min idle timeout refreshed by resolve, 8 h cap, no touch).
-func NewRegistry(env *model.Env) *Registry {
-	r := &Registry{env: env, rand: env.Rand(actor), LivenessWindow: DefaultLivenessWindow, TouchRefreshes: true}
-	if !env.Profile.Fixed(CredentialLivesWithSession) {
-		r.LivenessWindow, r.ResolveRefreshes, r.MaxLifetime, r.TouchRefreshes = IdleTimeout, true, MaximumLifetime, false
+// Settings are the registry's lifetime rules. They differ between the
+// idle era and the liveness era (SettingsFor).
+type Settings struct {
+	// LivenessWindow is the time after the last sign of life at which a
+	// credential dies.
+	LivenessWindow time.Duration
+	// ResolveRefreshes makes resolve (an MCP request) a sign of life
+	// (the idle era's lastUsedAt; main@eac52f00); off follows 1b69cde2,
+	// where only touch is ("a bearer credential cannot prove that its
+	// provider session is still alive").
+	ResolveRefreshes bool
+	// MaxLifetime, if set, kills a credential this long after issue
+	// whatever its activity (the idle era's 8 h expiresAt).
+	MaxLifetime time.Duration
+	// TouchRefreshes makes Touch (every provider turn) a sign of life; off
+	// is the idle era, which had no touch.
+	TouchRefreshes bool
+}
+
+// SettingsFor returns the era p names: with CredentialLivesWithSession the
+// liveness era (1b69cde2: 24 h window, touch refreshes, resolve does not),
+// without it the idle era (96314411: 30 min idle timeout refreshed by
+// resolve, 8 h cap, no touch).
+func SettingsFor(p model.Profile) Settings {
+	if p.Fixed(CredentialLivesWithSession) {
+		return Settings{LivenessWindow: DefaultLivenessWindow, TouchRefreshes: true}
 	}
-	return r
+	return Settings{LivenessWindow: IdleTimeout, ResolveRefreshes: true, MaxLifetime: MaximumLifetime}
+}
+
+// NewRegistry returns an empty registry with the settings of env's profile.
+func NewRegistry(env *model.Env) *Registry {
+	return &Registry{env: env, rand: env.Rand(actor), Settings: SettingsFor(env.Profile)}
 }
 
 // Issue mints a credential for a thread caller: a random providerSessionId,
