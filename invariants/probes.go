@@ -48,6 +48,8 @@ func declareProbe(i ProbeInfo) string {
 var (
 	probeCapabilityChangeReissuedCredential = declareProbe(ProbeInfo{Name: "capability-change-reissued-credential", Group: catalog.MCPCredential,
 		Doc: "a capability change made prepareMcpSession revoke and re-issue a thread's credential"})
+	probeWaitChildOutlivedClient = declareProbe(ProbeInfo{Name: "delegate-wait-child-outlived-client-timeout", Group: catalog.Orchestrator,
+		Doc: "the child of a wait-mode delegate_task settled 5 min (a Node MCP client's header timeout) or more after the call"})
 	probeDelegateWaitTimedOut = declareProbe(ProbeInfo{Name: "delegate-wait-timed-out", Group: catalog.Orchestrator,
 		Doc: "a delegate_task wait ran out of budget and was upgraded (waitTimedOut)"})
 	probeHumanTookAgentTab = declareProbe(ProbeInfo{Name: "human-took-agent-tab", Group: catalog.PreviewTab,
@@ -83,6 +85,7 @@ type ProbeCounter struct {
 	firstAt   map[string]int    // request -> server incarnations seen at the first attempt
 	starts    int
 	live      liveCredentials
+	waitStart map[string]time.Duration // task of a wait-mode delegate_task -> when it was accepted
 	lastCall  map[string]time.Duration // credential -> last MCP call or issue
 	claude    map[string]bool          // terminal session -> Claude
 	draft     map[string]bool          // terminal session -> a draft is in the composer
@@ -91,7 +94,7 @@ type ProbeCounter struct {
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
-		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{},
+		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{},
 		claude: map[string]bool{}, draft: map[string]bool{}}
 }
 
@@ -112,6 +115,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	hit := func(name string) { p.hits[name]++ }
 	p.live.observe(ev)
 	p.quietCredential(ev, hit)
+	p.waitChild(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		p.starts++
@@ -162,6 +166,29 @@ func (p *ProbeCounter) quietCredential(ev *sim.Event, hit func(string)) {
 		p.lastCall[cred] = ev.At
 	}
 }
+
+// waitChild counts the children of wait-mode delegate_task calls that ran
+// past a Node MCP client's 300 s header timeout: the situation in which an
+// unbounded wait (t3code#11168) leaves its caller without a taskId.
+func (p *ProbeCounter) waitChild(ev *sim.Event, hit func(string)) {
+	switch {
+	case isToolEvent(ev) && ev.Kind == "delegate_task" && ev.Get("mode") == "wait" && ev.Outcome == "accepted":
+		if task := resultField(ev.Get("result"), "task"); task != "" {
+			p.waitStart[task] = ev.At
+		}
+	case ev.Kind == "task.settled":
+		if start, ok := p.waitStart[ev.Get("task")]; ok {
+			if ev.At-start >= nodeHeaderTimeout {
+				hit(probeWaitChildOutlivedClient)
+			}
+			delete(p.waitStart, ev.Get("task"))
+		}
+	}
+}
+
+// nodeHeaderTimeout is a Node MCP client's header timeout, 300 s (undici's
+// default; t3code#11168).
+const nodeHeaderTimeout = 5 * time.Minute
 
 // idleEraTimeout is the idle era's credential idle timeout, 30 min
 // (McpSessionRegistry@96314411).

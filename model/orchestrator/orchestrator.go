@@ -28,7 +28,21 @@ const (
 	TaskPollInterval = 50 * time.Millisecond
 	// MaxBatchThreads is create_threads' maxBatchThreads.
 	MaxBatchThreads = 20
+	// BoundedDefaultWait and BoundedMaxWait are PR #11997's wait budgets
+	// (30 s default, 45 s cap): well inside a Node MCP client's 300 s
+	// header timeout, so the caller always gets its taskId back.
+	BoundedDefaultWait = 30 * time.Second
+	BoundedMaxWait     = 45 * time.Second
 )
+
+// BoundedDelegateWait is PR #11997 ("bound delegation waits and recover
+// completion delivery"), the fix attempt for t3code#11168: a
+// delegate_task wait returns its handles (taskId, childThreadId) within
+// 45 s, the child running on. Off is the V2 branch: the wait holds the
+// tools/call open for up to 10 min by default (60 min at most) and writes
+// nothing meanwhile, so a Node client dies at its 300 s header timeout
+// with no taskId and the agent re-dispatches a second child.
+const BoundedDelegateWait model.Switch = "bounded-delegate-wait"
 
 // Switches and mutants of report 002 (T3 Code #16184).
 const (
@@ -53,6 +67,13 @@ func init() {
 		Invariants: []string{"one-effect-per-request", "retry-returns-original"},
 		Reported:   "requestNamespace = the credential's random providerSessionId",
 		Fixed:      "thread callers: thread:<environmentId>:<threadId>; OAuth clients keep client:<sessionId>"})
+	model.RegisterSwitch(model.SwitchInfo{Name: BoundedDelegateWait, Group: catalog.Orchestrator,
+		Reports:    []catalog.Report{"t3code#11168"},
+		Source:     "OrchestratorMcpService DEFAULT_WAIT_TIMEOUT_MS/MAX_WAIT_TIMEOUT_MS (V2 branch, PR #2829); fix attempt PR #11997; tool guidance PR #7427",
+		Scenario:   "request-retry",
+		Invariants: []string{"delegate-handle-before-client-timeout"},
+		Reported:   "a delegate_task wait holds the call open up to 10 min by default, 60 min at most, writing nothing meanwhile",
+		Fixed:      "a delegate_task wait returns its taskId and childThreadId within 30 s by default, 45 s at most; the child runs on"})
 	model.RegisterMutant(model.MutantInfo{Name: GlobalRequestNamespace, Group: catalog.Orchestrator,
 		Doc:        "one requestNamespace for every caller, so clientRequestIds collide across threads",
 		Scenario:   "request-retry",
@@ -643,14 +664,25 @@ type wait struct {
 	reply    func(Answer, model.ToolResult)
 }
 
-// wait blocks a delegate_task mode:"wait" call until its task settles or the
-// budget min(60 min, max(1 ms, timeout or 10 min)) runs out.
-func (o *Orchestrator) wait(c Call, a Answer, k, ns string, done func(Answer, model.ToolResult)) {
-	budget := c.Timeout
-	if budget <= 0 {
-		budget = DefaultWaitTimeout
+// WaitBudget returns how long a delegate_task wait with timeoutMs timeout
+// (0: none given) blocks: min(cap, max(1 ms, timeout or the default)), with
+// the V2 branch's 10 min / 60 min or, with BoundedDelegateWait, PR #11997's
+// 30 s / 45 s.
+func WaitBudget(p model.Profile, timeout time.Duration) time.Duration {
+	def, limit := DefaultWaitTimeout, MaxWaitTimeout
+	if p.Fixed(BoundedDelegateWait) {
+		def, limit = BoundedDefaultWait, BoundedMaxWait
 	}
-	budget = min(MaxWaitTimeout, max(time.Millisecond, budget))
+	if timeout <= 0 {
+		timeout = def
+	}
+	return min(limit, max(time.Millisecond, timeout))
+}
+
+// wait blocks a delegate_task mode:"wait" call until its task settles or
+// its WaitBudget runs out.
+func (o *Orchestrator) wait(c Call, a Answer, k, ns string, done func(Answer, model.ToolResult)) {
+	budget := WaitBudget(o.env.Profile, c.Timeout)
 	o.uuids++
 	w := &wait{task: a.Result.TaskID, start: o.env.Now(), answer: a, key: k, ns: ns, call: c, reply: done,
 		entity: fmt.Sprintf("wait #%d of %s on %s", o.uuids, c.Scope.Thread.ThreadID, a.Result.TaskID)}
