@@ -47,6 +47,12 @@ type Campaign struct {
 	ShrinkBudget time.Duration
 	// Corpus, when set, is the directory replay files are written to.
 	Corpus string
+	// CheckPercent, 0 to 100, re-runs that percent of the seeds after the
+	// campaign (Rechecked chooses them from Start) on another worker, with
+	// the other GOMAXPROCS setting, and compares fingerprints: the summary's
+	// Determinism (nil when 0). The check sets GOMAXPROCS for the process
+	// while it runs and restores it.
+	CheckPercent int
 	// Progress is called after every finished seed (from one goroutine at
 	// a time).
 	Progress func(done uint64, failures int)
@@ -115,6 +121,8 @@ type Summary struct {
 	Probes []int
 	// Seeds lists every (scenario, seed) run, sorted, when RecordSeeds is set.
 	Seeds []string
+	// Determinism is the determinism check's result (Campaign.CheckPercent).
+	Determinism *Determinism
 }
 
 // ShardCount returns how many of n seeds a shard runs.
@@ -182,7 +190,9 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				results <- c.runOne(j)
+				r := c.runOne(j)
+				r.worker = w
+				results <- r
 			}
 		}()
 	}
@@ -221,8 +231,12 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 		close(results)
 	}()
 	sum := &Summary{}
+	var recheck []ran
 	for r := range results {
 		sum.SeedsRun++
+		if Rechecked(c.Start, r.scenario, r.seed, c.CheckPercent) {
+			recheck = append(recheck, ran{job{r.scenario, r.seed}, r.worker, r.fingerprint})
+		}
 		if recordSeeds {
 			sum.Seeds = append(sum.Seeds, fmt.Sprintf("%s/%d", r.scenario, r.seed))
 		}
@@ -249,6 +263,16 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 		return a.Seed < b.Seed
 	})
 	sort.Strings(sum.Seeds)
+	if c.CheckPercent > 0 {
+		sort.Slice(recheck, func(i, j int) bool {
+			a, b := recheck[i], recheck[j]
+			if a.scenario != b.scenario {
+				return a.scenario < b.scenario
+			}
+			return a.seed < b.seed
+		})
+		sum.Determinism = c.recheck(ctx, recheck, workers)
+	}
 	if err := c.stories(ctx, sum, start); err != nil {
 		return sum, err
 	}
@@ -257,15 +281,17 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 }
 
 type result struct {
-	scenario string
-	seed     uint64
-	failure  *Failure
-	probes   []int
+	scenario    string
+	seed        uint64
+	failure     *Failure
+	probes      []int
+	worker      int
+	fingerprint uint64
 }
 
 func (c *Campaign) runOne(j job) result {
-	res, err := scenarios.Run(scenarios.Config{Scenario: j.scenario, Seed: j.seed, Profile: c.Profile, Strategy: c.Strategy})
-	r := result{scenario: j.scenario, seed: j.seed, probes: res.Probes}
+	res, err := scenarios.Run(c.config(j, false))
+	r := result{scenario: j.scenario, seed: j.seed, probes: res.Probes, fingerprint: res.Fingerprint}
 	if err != nil {
 		r.failure = &Failure{Scenario: j.scenario, Seed: j.seed, Invariant: "harness-error", Message: err.Error()}
 		return r
@@ -383,7 +409,7 @@ func ReplayFile(cfg scenarios.Config, res *scenarios.Result) *replay.File {
 		v = &vv
 	}
 	return &replay.File{Scenario: res.Scenario, Strategy: string(res.Strategy), Off: res.Off,
-		Profile: res.Profile.Preset(), Fixes: res.Profile.Fixes(), Mutants: res.Profile.MutantNames(),
+		Profile: res.Profile.Preset(), Fixes: res.Profile.Fixes(), Unfix: res.Profile.Unfixed(), Mutants: res.Profile.MutantNames(),
 		Seed: res.Seed, Horizon: replay.Duration(res.Horizon), Violation: v,
 		Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events, Tape: cfg.Tape,
 		Compacted: cfg.Tape != nil}

@@ -48,9 +48,11 @@ type File struct {
 	Version  int    `json:"version"`
 	Scenario string `json:"scenario"`
 	// Profile is the preset (reported or fixed); Fixes and Mutants are the
-	// single switches and mutants on top of it.
+	// single switches and mutants on top of it, and Unfix the fixes turned
+	// off after them (--unfix; model.Spec).
 	Profile string   `json:"profile"`
 	Fixes   []string `json:"fixes,omitempty"`
+	Unfix   []string `json:"unfix,omitempty"`
 	Mutants []string `json:"mutants,omitempty"`
 	Seed    uint64   `json:"seed"`
 	// Strategy is the exploration strategy (random, swarm or pct).
@@ -80,7 +82,8 @@ type File struct {
 	// digits ("" and null are refused, not read as absent).
 	TapeHash string `json:"tape_hash,omitempty"`
 	// SettingsHash is SettingsHash(f) as written: the settings a user may
-	// edit to test a fix (profile, fixes, mutants, horizon, event budget).
+	// edit to test a fix (profile, fixes, unfix, mutants, horizon, event
+	// budget).
 	// When they no longer hash to it (SettingsEdited), the replay is judged
 	// by its outcome only: the settings change what is drawn, so neither the
 	// fingerprint nor the tape can be followed. A file without it is judged
@@ -180,8 +183,9 @@ func TapeHash(f *File) string {
 
 // SettingsHash hashes the settings a user may edit to test a fix, as
 // Marshal writes them: the profile ("" counts as reported), the fixes and
-// the mutants (as sets), the horizon and the event budget (0 for the
-// default; readers map an explicit default to 0 first). It is the first 8 bytes
+// the mutants (as sets), the horizon, the event budget (0 for the
+// default; readers map an explicit default to 0 first) and, when there is
+// one, the unfix set (so files written before it existed keep their hash). It is the first 8 bytes
 // of a SHA-256 over a length-prefixed encoding, as 16 hex digits.
 func SettingsHash(f *File) string {
 	var buf []byte
@@ -204,20 +208,24 @@ func SettingsHash(f *File) string {
 	list(f.Mutants)
 	num(uint64(f.Horizon))
 	num(f.EventBudget)
+	if len(f.Unfix) > 0 {
+		str("unfix")
+		list(f.Unfix)
+	}
 	sum := sha256.Sum256(buf)
 	return fmt.Sprintf("%016x", sum[:8])
 }
 
 // SettingsEdited reports whether f carries a settings_hash its settings no
-// longer hash to: its profile, fixes, mutants, horizon or event budget were
+// longer hash to: its profile, fixes, unfix, mutants, horizon or event budget were
 // edited after it was written (to test a fix).
 func (f *File) SettingsEdited() bool {
 	return f.SettingsHash != "" && SettingsHash(f) != f.SettingsHash
 }
 
-// Read loads and validates a replay file.
+// Read loads and validates a replay file of at most MaxInputBytes.
 func Read(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadInput(path, MaxInputBytes)
 	if err != nil {
 		return nil, err
 	}

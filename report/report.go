@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/replay"
 	"github.com/orchsim/orchsim/scenarios"
 	"github.com/orchsim/orchsim/sim"
@@ -58,23 +59,32 @@ func FromResult(res *scenarios.Result, replayCmd string) *Run {
 }
 
 // RunCommand is the `orchsim run` command line that reproduces a run made
-// from cfg by seed (no tape): the flags that differ from the defaults.
+// by seed (no tape): every flag that changes the run and differs from its
+// default (profile as preset, --fix or --unfix, mutants, strategy,
+// horizon, event budget).
 func RunCommand(res *scenarios.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "orchsim run --scenario %s --seed %d", res.Scenario, res.Seed)
-	if p := res.Profile.Preset(); p != "reported" {
-		fmt.Fprintf(&b, " --profile %s", p)
-	} else if fixes := res.Profile.Fixes(); len(fixes) > 0 {
-		fmt.Fprintf(&b, " --fix %s", strings.Join(fixes, ","))
+	spec := res.Profile.Spec()
+	if spec.Preset == model.PresetFixed {
+		b.WriteString(" --profile fixed")
+		if len(spec.Unfix) > 0 {
+			fmt.Fprintf(&b, " --unfix %s", strings.Join(spec.Unfix, ","))
+		}
+	} else if len(spec.Fix) > 0 {
+		fmt.Fprintf(&b, " --fix %s", strings.Join(spec.Fix, ","))
 	}
-	if m := res.Profile.MutantNames(); len(m) > 0 {
-		fmt.Fprintf(&b, " --mutant %s", strings.Join(m, ","))
+	if len(spec.Mutants) > 0 {
+		fmt.Fprintf(&b, " --mutant %s", strings.Join(spec.Mutants, ","))
 	}
 	if res.Strategy != "" && res.Strategy != scenarios.DefaultStrategy {
 		fmt.Fprintf(&b, " --strategy %s", res.Strategy)
 	}
 	if sc, err := scenarios.Lookup(res.Scenario); err == nil && res.Horizon != sc.Horizon {
 		fmt.Fprintf(&b, " --horizon %s", res.Horizon)
+	}
+	if res.EventBudget != 0 && res.EventBudget != scenarios.DefaultEventBudget {
+		fmt.Fprintf(&b, " --event-budget %d", res.EventBudget)
 	}
 	return b.String()
 }

@@ -47,6 +47,20 @@ func register(s Scenario) {
 	sort.Slice(registry, func(i, j int) bool { return registry[i].Name < registry[j].Name })
 }
 
+// Register adds a scenario from outside this package (a test build's
+// deliberately broken model, say; the built-in scenarios register
+// themselves). It refuses a name already taken. unregister removes it
+// again, so a test leaves the registry as it found it.
+func Register(s Scenario) (unregister func(), err error) {
+	if _, err := Lookup(s.Name); err == nil {
+		return nil, fmt.Errorf("scenario %q is registered already", s.Name)
+	}
+	register(s)
+	return func() {
+		registry = slices.DeleteFunc(registry, func(r Scenario) bool { return r.Name == s.Name })
+	}, nil
+}
+
 // All returns every scenario, sorted by name.
 func All() []Scenario { return registry }
 
@@ -140,12 +154,15 @@ type Config struct {
 
 // Result is what a run produced.
 type Result struct {
-	Scenario    string
-	Seed        uint64
-	Profile     model.Profile
-	Strategy    Strategy
-	Off         []string
-	Horizon     time.Duration
+	Scenario string
+	Seed     uint64
+	Profile  model.Profile
+	Strategy Strategy
+	Off      []string
+	Horizon  time.Duration
+	// EventBudget is the most events the run could execute: Config's, or
+	// DefaultEventBudget.
+	EventBudget uint64
 	End         sim.EndReason
 	Violation   *sim.Violation
 	Events      uint64
@@ -217,7 +234,8 @@ func Run(cfg Config) (Result, error) {
 	}
 	env := &model.Env{Clock: k, Trace: tr, Source: src, Profile: cfg.Profile, EnvironmentID: EnvironmentID,
 		Swarm: strategy == Swarm, Off: cfg.Off, Obligations: sim.NewLedger(k)}
-	res := Result{Scenario: sc.Name, Seed: cfg.Seed, Profile: cfg.Profile, Strategy: strategy, Off: cfg.Off, Horizon: horizon}
+	res := Result{Scenario: sc.Name, Seed: cfg.Seed, Profile: cfg.Profile, Strategy: strategy, Off: cfg.Off, Horizon: horizon,
+		EventBudget: budget}
 	if !buildSafely(sc, env) {
 		res.End = sim.EndViolation
 	} else {

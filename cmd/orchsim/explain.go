@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -12,18 +13,28 @@ import (
 )
 
 func newExplainCmd() *cobra.Command {
-	return &cobra.Command{
+	var unfix []string
+	cmd := &cobra.Command{
 		Use:   "explain FILE",
 		Short: "Which fix switches make a failure pass",
 		Long: `Replay a failure under each single fix switch added to its profile (is the fix
 sufficient?) and under the fixed preset with each switch removed (is the fix
-necessary?), and print which fixes are necessary and sufficient.`,
+necessary?), and print which fixes are necessary and sufficient. --unfix turns
+fixes off on top of the file's profile first; the candidates are built on that.
+
+The file is replayed first, as orchsim replay does: a file replay refuses with
+exit 3 (its fingerprint does not match, its tape was not followed, its
+violation was edited or removed) is refused the same way.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, cfg, err := loadReplay(args[0])
+			l, err := loadReplay(args[0], unfix)
 			if err != nil {
 				return err
 			}
+			if err := checkRecording("explain", args[0], l); err != nil {
+				return err
+			}
+			f, cfg := l.file, l.cfg
 			// A recorded event budget was enough for the failing run, not for
 			// a candidate the fix lets run to the horizon: unless the budget
 			// itself is what failed, candidates get at least the default.
@@ -45,7 +56,10 @@ necessary?), and print which fixes are necessary and sufficient.`,
 				}
 				return true, res.Violation.Invariant, nil
 			}
-			base, what, err := fails(f.Fixes, f.Profile)
+			// Candidates start from the fixes the file's profile (after
+			// --unfix) has on.
+			baseFixes := cfg.Profile.Fixes()
+			base, what, err := fails(baseFixes, model.PresetReported)
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -60,7 +74,7 @@ necessary?), and print which fixes are necessary and sufficient.`,
 			var sufficient, necessary []string
 			for _, s := range model.Switches() {
 				name := string(s.Name)
-				aloneFails, aloneWhat, err := fails(append(append([]string{}, f.Fixes...), name), f.Profile)
+				aloneFails, aloneWhat, err := fails(append(slices.Clone(baseFixes), name), model.PresetReported)
 				if err != nil {
 					return usageErr("%v", err)
 				}
@@ -97,4 +111,6 @@ necessary?), and print which fixes are necessary and sufficient.`,
 			return nil
 		},
 	}
+	cmd.Flags().StringSliceVar(&unfix, "unfix", nil, "fixes to turn off on top of the file's profile before explaining")
+	return cmd
 }

@@ -3,24 +3,17 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/orchsim/orchsim/fuzz"
-	"github.com/orchsim/orchsim/invariants"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/scenarios"
 )
@@ -39,12 +32,14 @@ type fuzzFlags struct {
 	strategy     string
 	profile      string
 	fixes        []string
+	unfix        []string
 	mutants      []string
 	corpus       string
 	jsonOut      string
 	junitOut     string
 	shrinkBudget time.Duration
 	shrinkRuns   int
+	determinism  int
 }
 
 func newFuzzCmd() *cobra.Command {
@@ -88,10 +83,12 @@ with the summary, and give 1).`,
 	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm or pct")
 	fl.StringVar(&f.profile, "profile", model.PresetReported, "preset: reported or fixed")
 	fl.StringSliceVar(&f.fixes, "fix", nil, "fix switches to turn on")
+	fl.StringSliceVar(&f.unfix, "unfix", nil, unfixUsage)
 	fl.StringSliceVar(&f.mutants, "mutant", nil, "mutants to turn on")
 	fl.StringVar(&f.corpus, "corpus", "", "directory for one replay file per distinct failure")
 	fl.StringVar(&f.jsonOut, "json", "", "write a machine-readable summary to FILE")
 	fl.StringVar(&f.junitOut, "junit", "", "write a JUnit XML report to FILE")
+	fl.IntVar(&f.determinism, "check-determinism", 0, "re-run P% of the seeds (0 to 100, chosen from --start) on another worker with the other GOMAXPROCS setting and compare fingerprints; a mismatch is exit 3")
 	fl.IntVar(&f.shrinkRuns, "shrink-runs", 300, "candidate runs to shrink each distinct failure (0: no shrinking)")
 	fl.DurationVar(&f.shrinkBudget, "shrink-budget", 30*time.Second, "wall-clock cap on shrinking each failure (a safety net: results then depend on the machine)")
 	return cmd
@@ -154,7 +151,7 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	} else if _, err := scenarios.Lookup(f.scenario); err != nil {
 		return usageErr("%v", err)
 	}
-	prof, err := model.NewProfile(f.profile, f.fixes, f.mutants)
+	prof, err := model.Spec{Preset: f.profile, Fix: f.fixes, Unfix: f.unfix, Mutants: f.mutants}.Profile()
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -165,6 +162,9 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	shard, shards, err := parseShard(f.shard)
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	if f.determinism < 0 || f.determinism > 100 {
+		return usageErr("--check-determinism is a percentage of the seeds, 0 to 100, got %d", f.determinism)
 	}
 	if f.shrinkRuns < 0 || f.shrinkBudget < 0 {
 		return usageErr("--shrink-runs and --shrink-budget must not be negative")
@@ -185,6 +185,9 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	if f.workers, err = workersFlag(cmd, f.workers, total); err != nil {
 		return err
 	}
+	if err := notDash("--corpus", f.corpus); err != nil {
+		return err
+	}
 	if f.corpus != "" {
 		if err := os.MkdirAll(f.corpus, 0o755); err != nil {
 			return usageErr("--corpus: %v", err)
@@ -195,7 +198,7 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	defer stop()
 	c := &fuzz.Campaign{Scenarios: names, Profile: prof, Strategy: strategy, Start: f.start, Seeds: f.seeds,
 		Budget: f.budget, Shard: shard, Shards: shards, Workers: f.workers, ShrinkRuns: f.shrinkRuns,
-		ShrinkBudget: f.shrinkBudget, Corpus: f.corpus}
+		ShrinkBudget: f.shrinkBudget, Corpus: f.corpus, CheckPercent: f.determinism}
 	c.Progress = progress(errOut, total)
 	fmt.Fprintf(out, "fuzz: scenarios=%s profile=%s strategy=%s shard=%d/%d workers=%d\n",
 		strings.Join(names, ","), prof, strategy, shard, shards, f.workers)
@@ -208,12 +211,16 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	// full disk) is the harness failing to save a campaign that did run:
 	// exit 3, after the summary.
 	saveErr := saveOutputs(
-		output{"--json", f.jsonOut, func() ([]byte, error) { return jsonSummaryBytes(names, c, sum) }},
+		output{"--json", f.jsonOut, func() ([]byte, error) { return jsonSummaryBytes(c, sum) }},
 		output{"--junit", f.junitOut, func() ([]byte, error) { return junitBytes(names, c, sum) }})
 	annotate(out, sum)
+	d := sum.Determinism
 	switch {
 	case saveErr != nil:
 		return saveErr
+	case d != nil && len(d.Mismatches) > 0:
+		return &exitError{code: exitHarness, msg: fmt.Sprintf("nondeterminism: %d of %d re-run seeds gave another fingerprint; first: %s",
+			len(d.Mismatches), d.Checked, d.Mismatches[0])}
 	case len(sum.Failures) > 0:
 		return &exitError{code: exitViolation}
 	case sum.Interrupted:
@@ -222,299 +229,15 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	return nil
 }
 
-// checkFiles checks output files before the work, as run checks its own
-// (checkOutputs): each writable where it is, no two the same file. A bad
-// one is bad usage, exit 2, with nothing run.
-func checkFiles(files ...outFile) error { return checkOutputs("text", files...) }
-
-// checkWritable makes sure an output file can be written before a long
-// campaign starts ("" is fine: no file asked for).
-func checkWritable(path string) error {
-	if path == "" {
-		return nil
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Errorf("%s is a directory", path)
-	}
-	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
+// jsonSummaryBytes is the --json summary of a campaign (Campaign.Report).
+func jsonSummaryBytes(c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, error) {
+	r, err := c.Report(sum)
 	if err != nil {
-		return fmt.Errorf("directory %s: %w", dir, err)
+		return nil, err
 	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory", dir)
-	}
-	probe, err := os.CreateTemp(dir, ".orchsim-write-check-*")
-	if err != nil {
-		return fmt.Errorf("cannot write in %s: %w", dir, err)
-	}
-	probe.Close()
-	return os.Remove(probe.Name())
-}
-
-// progress shows a bar on a terminal and a line every 5 s otherwise.
-func progress(w io.Writer, total int64) func(uint64, int) {
-	start := time.Now()
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		bar := progressbar.NewOptions64(total, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
-			progressbar.OptionShowIts(), progressbar.OptionSetItsString("seeds"), progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish())
-		return func(done uint64, failures int) {
-			bar.Describe(fmt.Sprintf("%d failures", failures))
-			bar.Set64(int64(done))
-		}
-	}
-	last := start
-	return func(done uint64, failures int) {
-		if now := time.Now(); now.Sub(last) >= 5*time.Second {
-			last = now
-			rate := float64(done) / now.Sub(start).Seconds()
-			fmt.Fprintf(w, "fuzz: %d seeds, %.0f seeds/s, %d failures\n", done, rate, failures)
-		}
-	}
-}
-
-type row struct {
-	scenario, invariant string
-	failures            int
-	first               uint64
-	stories             int
-}
-
-func summaryRows(names []string, sum *fuzz.Summary) []row {
-	idx := map[string]*row{}
-	var rows []*row
-	for _, f := range sum.Failures {
-		k := f.Scenario + "\x00" + f.Invariant
-		r := idx[k]
-		if r == nil {
-			r = &row{scenario: f.Scenario, invariant: f.Invariant, first: f.Seed}
-			idx[k] = r
-			rows = append(rows, r)
-		}
-		r.failures++
-		r.first = min(r.first, f.Seed)
-	}
-	for _, st := range sum.Stories {
-		if r := idx[st.Scenario+"\x00"+st.Invariant]; r != nil {
-			r.stories++
-		}
-	}
-	out := make([]row, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, *r)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].scenario != out[j].scenario {
-			return out[i].scenario < out[j].scenario
-		}
-		return out[i].invariant < out[j].invariant
-	})
-	return out
-}
-
-func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
-	rate := float64(sum.SeedsRun) / max(sum.Elapsed.Seconds(), 1e-9)
-	fmt.Fprintf(w, "fuzz: %d seeds in %s (%.0f seeds/s), %d failures, %d distinct stories",
-		sum.SeedsRun, sum.Elapsed.Round(time.Millisecond), rate, len(sum.Failures), len(sum.Stories))
-	if sum.Interrupted {
-		fmt.Fprint(w, " (interrupted)")
-	}
-	if sum.Exhausted {
-		fmt.Fprintf(w, " (ran every seed up to the largest, %d)", ^uint64(0))
-	}
-	fmt.Fprintln(w)
-	js := results(names, sum)
-	printResults(w, &js, true)
-}
-
-// printResults prints the tables of what a campaign found, as fuzz and
-// merge-summaries both show them: the coverage probes' hits (and, loudly,
-// the probes never hit), a row per scenario and invariant, and the
-// stories. corpusHint suggests --corpus when no story has a replay file.
-func printResults(w io.Writer, js *jsonSummary, corpusHint bool) {
-	printProbes(w, js.Probes)
-	if len(js.Invariants) == 0 {
-		return
-	}
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tINVARIANT\tKIND\tFAILURES\tFIRST SEED\tSTORIES")
-	for _, r := range js.Invariants {
-		kind := r.Kind
-		if kind == "" {
-			kind = invariants.KindOf(r.Invariant)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", r.Scenario, r.Invariant, kind, r.Failures, r.FirstSeed, r.Stories)
-	}
-	tw.Flush()
-	if len(js.Stories) > 0 {
-		fmt.Fprintln(w)
-	}
-	corpus := false
-	for _, st := range js.Stories {
-		fmt.Fprintf(w, "story %s / %s: seed %d, %d failing seeds, %d actions", st.Scenario, st.Invariant, st.Seed, st.Count, st.Actions)
-		if st.ReplayFile != "" {
-			corpus = true
-			fmt.Fprintf(w, ", replay: orchsim replay %s", st.ReplayFile)
-		}
-		fmt.Fprintln(w)
-	}
-	if len(js.Stories) > 0 && !corpus && corpusHint {
-		fmt.Fprintln(w, "(pass --corpus DIR to keep one replay file per story)")
-	}
-}
-
-// printProbes lists the coverage probes' hit counts and, loudly, the
-// probes the campaign never hit.
-func printProbes(w io.Writer, probes []jsonProbe) {
-	if len(probes) == 0 {
-		return
-	}
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROBE\tHITS")
-	var never []string
-	for _, p := range probes {
-		fmt.Fprintf(tw, "%s\t%d\n", p.Name, p.Hits)
-		if p.Hits == 0 {
-			never = append(never, p.Name)
-		}
-	}
-	tw.Flush()
-	if len(never) > 0 {
-		fmt.Fprintf(w, "probes never hit: %s\n", strings.Join(never, ", "))
-	}
-}
-
-// annotate emits GitHub Actions annotations for each story.
-func annotate(w io.Writer, sum *fuzz.Summary) {
-	if os.Getenv("GITHUB_ACTIONS") != "true" {
-		return
-	}
-	for _, st := range sum.Stories {
-		msg := fmt.Sprintf("%s violated in %s (seed %d, %d failing seeds)", st.Invariant, st.Scenario, st.Seed, st.Count)
-		if st.ReplayFile != "" {
-			msg += "; replay: orchsim replay " + st.ReplayFile
-		}
-		fmt.Fprintf(w, "::error title=orchsim %s::%s\n", st.Invariant, msg)
-	}
-}
-
-// jsonSummary is fuzz --json's summary. Scenarios to ShrinkBudgetMs name
-// the campaign (everything its results depend on but the shard index):
-// merge-summaries merges only shards that agree on all of them.
-type jsonSummary struct {
-	Scenarios []string `json:"scenarios"`
-	// HorizonMs are the scenarios' horizons in virtual ms, in order.
-	HorizonMs []int64 `json:"horizon_ms"`
-	Profile   string  `json:"profile"`
-	Strategy  string  `json:"strategy"`
-	// Start is the first seed, Seeds the seeds per scenario before
-	// sharding (0 for a --budget campaign, BudgetMs its wall-clock ms).
-	Start          uint64 `json:"start"`
-	Seeds          uint64 `json:"seeds"`
-	BudgetMs       int64  `json:"budget_ms"`
-	ShrinkRuns     int    `json:"shrink_runs"`
-	ShrinkBudgetMs int64  `json:"shrink_budget_ms"`
-
-	Shard       string       `json:"shard"`
-	SeedsRun    uint64       `json:"seeds_run"`
-	Failures    int          `json:"failures"`
-	Interrupted bool         `json:"interrupted"`
-	ElapsedMs   int64        `json:"elapsed_ms"`
-	Invariants  []jsonRow    `json:"invariants"`
-	Probes      []jsonProbe  `json:"probes"`
-	Stories     []jsonStory  `json:"stories"`
-	FailedSeeds []jsonFailed `json:"failed_seeds"`
-}
-
-type jsonRow struct {
-	Scenario  string `json:"scenario"`
-	Invariant string `json:"invariant"`
-	Kind      string `json:"kind"` // safety or liveness
-	Failures  int    `json:"failures"`
-	FirstSeed uint64 `json:"first_seed"`
-	Stories   int    `json:"stories"`
-}
-
-type jsonProbe struct {
-	Name string `json:"name"`
-	Hits int    `json:"hits"`
-}
-
-type jsonStory struct {
-	Scenario    string   `json:"scenario"`
-	Invariant   string   `json:"invariant"`
-	Seed        uint64   `json:"seed"`
-	Count       int      `json:"count"`
-	Actions     int      `json:"actions"`
-	Fingerprint string   `json:"story_fingerprint"`
-	ReplayFile  string   `json:"replay_file,omitempty"`
-	Timeline    []string `json:"timeline"`
-	// Groups are the signature groups told by this story (fuzz.Group).
-	Groups []jsonGroup `json:"groups"`
-}
-
-// jsonGroup is a fuzz.Group: the failures of one signature, their lowest
-// seed and count, and for a group other than its story's first, the
-// shrunk story of its own seed.
-type jsonGroup struct {
-	Signature string   `json:"signature"`
-	Seed      uint64   `json:"seed"`
-	Count     int      `json:"count"`
-	Actions   int      `json:"actions,omitempty"`
-	Timeline  []string `json:"timeline,omitempty"`
-}
-
-type jsonFailed struct {
-	Scenario  string `json:"scenario"`
-	Seed      uint64 `json:"seed"`
-	Invariant string `json:"invariant"`
-}
-
-// jsonSummaryBytes is the --json summary of a campaign.
-func jsonSummaryBytes(names []string, c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, error) {
-	js := results(names, sum)
-	js.HorizonMs, js.Profile, js.Strategy = []int64{}, c.Profile.String(), string(c.Strategy)
-	js.Start, js.Seeds, js.BudgetMs = c.Start, c.Seeds, c.Budget.Milliseconds()
-	js.ShrinkRuns, js.ShrinkBudgetMs = c.ShrinkRuns, c.ShrinkBudget.Milliseconds()
-	js.Shard = fmt.Sprintf("%d/%d", c.Shard, c.Shards)
-	for _, name := range names {
-		sc, err := scenarios.Lookup(name)
-		if err != nil {
-			return nil, err
-		}
-		js.HorizonMs = append(js.HorizonMs, sc.Horizon.Milliseconds())
-	}
-	b, err := json.MarshalIndent(js, "", "  ")
+	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	return append(b, '\n'), nil
-}
-
-// results is what a campaign found, in the shape of its --json summary
-// (the fields that name the campaign left for the caller).
-func results(names []string, sum *fuzz.Summary) jsonSummary {
-	js := jsonSummary{Scenarios: names, SeedsRun: sum.SeedsRun, Failures: len(sum.Failures),
-		Interrupted: sum.Interrupted, ElapsedMs: sum.Elapsed.Milliseconds(),
-		Invariants: []jsonRow{}, Stories: []jsonStory{}, FailedSeeds: []jsonFailed{}, Probes: []jsonProbe{}}
-	for i, p := range invariants.Probes {
-		if i < len(sum.Probes) {
-			js.Probes = append(js.Probes, jsonProbe{p.Name, sum.Probes[i]})
-		}
-	}
-	for _, r := range summaryRows(names, sum) {
-		js.Invariants = append(js.Invariants, jsonRow{r.scenario, r.invariant, invariants.KindOf(r.invariant), r.failures, r.first, r.stories})
-	}
-	for _, st := range sum.Stories {
-		jst := jsonStory{st.Scenario, st.Invariant, st.Seed, st.Count, st.Actions, st.Fingerprint, st.ReplayFile, st.Timeline, []jsonGroup{}}
-		for _, g := range st.Groups {
-			jst.Groups = append(jst.Groups, jsonGroup{g.Signature, g.Seed, g.Count, g.Actions, g.Timeline})
-		}
-		js.Stories = append(js.Stories, jst)
-	}
-	for _, f := range sum.Failures {
-		js.FailedSeeds = append(js.FailedSeeds, jsonFailed{f.Scenario, f.Seed, f.Invariant})
-	}
-	return js
 }

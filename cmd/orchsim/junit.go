@@ -7,6 +7,7 @@ import (
 
 	"github.com/orchsim/orchsim/fuzz"
 	"github.com/orchsim/orchsim/invariants"
+	"github.com/orchsim/orchsim/report"
 	"github.com/orchsim/orchsim/scenarios"
 )
 
@@ -79,8 +80,10 @@ func junitBytes(names []string, c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, er
 					if st.ReplayFile != "" {
 						fmt.Fprintf(&b, "replay: orchsim replay %s\n", st.ReplayFile)
 					} else {
-						fmt.Fprintf(&b, "replay: orchsim run --scenario %s --seed %d --profile %s --strategy %s\n",
-							name, st.Seed, c.Profile.Preset(), c.Strategy)
+						// Every flag that changes the run: the profile with
+						// its --fix or --unfix, strategy, horizon.
+						res := scenarios.Result{Scenario: name, Seed: st.Seed, Profile: c.Profile, Strategy: c.Strategy, Horizon: sc.Horizon}
+						fmt.Fprintf(&b, "replay: %s\n", report.RunCommand(&res))
 					}
 				}
 				info, _ := invariants.Lookup(inv)

@@ -12,11 +12,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // Exit statuses (DESIGN.md CLI contract).
@@ -51,14 +49,27 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = exitHarness
 		}
 	}()
-	root := newRoot(stdout, stderr)
+	out := &checkedWriter{w: stdout}
+	root := newRoot(out, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
+	var ee *exitError
+	isExit := errors.As(err, &ee)
+	if out.err != nil {
+		// One rule for every subcommand: output that could not be written
+		// to stdout (a full disk, /dev/full, a closed pipe) is the harness
+		// failing, whatever the command found: exit 3, one line on stderr.
+		msg := fmt.Sprintf("cannot write to stdout: %v", out.err)
+		if isExit && ee.code == exitHarness && ee.msg != "" && !strings.Contains(ee.msg, out.err.Error()) {
+			msg += "; and " + ee.msg
+		}
+		fmt.Fprintf(stderr, "orchsim: %s\n", msg)
+		return exitHarness
+	}
 	if err == nil {
 		return exitOK
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
+	if isExit {
 		if ee.msg != "" {
 			fmt.Fprintf(stderr, "orchsim: %s\n", ee.msg)
 		}
@@ -67,6 +78,27 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	// Anything else comes from cobra's flag and argument parsing.
 	fmt.Fprintf(stderr, "orchsim: %v\n", err)
 	return exitUsage
+}
+
+// checkedWriter is the commands' stdout: it keeps the first write error,
+// after which it writes nothing more (a full stdout stays full), so run
+// can report it whichever command printed.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+// Write implements io.Writer.
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	c.err = err
+	return n, err
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -82,80 +114,6 @@ timeouts and faults, and checks invariants over what happened.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newListCmd(), newRunCmd(), newReplayCmd(), newFuzzCmd(), newShrinkCmd(), newExplainCmd(), newMutantsCmd(), newMergeCmd(), newBenchCmd(), newScriptCmd())
-	decimalIntegers(root)
+	strictFlags(root)
 	return root
-}
-
-// decimalIntegers makes every integer flag of cmd and its subcommands read
-// plain base 10. pflag parses them like Go literals, so --seed 010 ran seed
-// 8 and 0x10 seed 16; seed lists are often zero-padded, and a seed is a
-// number, not a literal: 010 is 10, and 0x10 or 0b11 is bad usage.
-func decimalIntegers(cmd *cobra.Command) {
-	cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
-		switch f.Value.Type() {
-		case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-			if _, done := f.Value.(decimal); !done {
-				f.Value = decimal{f.Value}
-			}
-		}
-	})
-	for _, c := range cmd.Commands() {
-		decimalIntegers(c)
-	}
-}
-
-// decimal is an integer flag value that accepts base-10 digits only
-// (leading zeros are fine), after a leading "-": no "+" (strconv.ParseInt
-// takes one, pflag's unsigned types do not). "-0" is 0 for every type,
-// signed or not (the flag's own checks then accept or refuse 0); any other
-// negative value of an unsigned type is refused. A value outside the
-// type's range is refused, naming the range.
-type decimal struct{ pflag.Value }
-
-// intBits is the size in bits of an integer flag type ("int", "uint64", ...).
-func intBits(typ string) int {
-	bits, err := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(typ, "u"), "int"))
-	if err != nil {
-		return strconv.IntSize
-	}
-	return bits
-}
-
-// Set implements pflag.Value.
-func (d decimal) Set(s string) error {
-	if strings.HasPrefix(s, "+") {
-		return errors.New("want a base-10 integer (no + sign)")
-	}
-	typ := d.Type()
-	bits := intBits(typ)
-	var canon, span string
-	var err error
-	if strings.HasPrefix(typ, "u") {
-		digits, negative := strings.CutPrefix(s, "-")
-		var v uint64
-		v, err = strconv.ParseUint(digits, 10, bits)
-		span = "0 to " + strconv.FormatUint(^uint64(0)>>(64-bits), 10)
-		switch {
-		case err == nil && negative && v != 0:
-			return fmt.Errorf("must not be negative (%s)", span)
-		case negative && errors.Is(err, strconv.ErrRange):
-			return fmt.Errorf("must not be negative (%s)", span)
-		}
-		canon = strconv.FormatUint(v, 10)
-	} else {
-		var v int64
-		v, err = strconv.ParseInt(s, 10, bits)
-		most := int64(^uint64(0) >> (65 - bits))
-		span = strconv.FormatInt(-most-1, 10) + " to " + strconv.FormatInt(most, 10)
-		canon = strconv.FormatInt(v, 10)
-	}
-	switch {
-	case errors.Is(err, strconv.ErrRange):
-		return fmt.Errorf("out of range (%s)", span)
-	case err != nil:
-		return errors.New("want a base-10 integer")
-	}
-	// The wrapped value parses the canonical digits (no leading zero left
-	// to read as octal, no "-0").
-	return d.Value.Set(canon)
 }

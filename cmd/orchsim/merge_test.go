@@ -114,7 +114,7 @@ func TestMergeSummaries_StoriesAreTheUnshardedOnes(t *testing.T) {
 	require.Equal(t, exitViolation, code, errOut)
 	w, m := readMerged(t, whole), readMerged(t, merged)
 	require.NotEmpty(t, w.Stories)
-	assertSameResults(t, w.jsonSummary, m)
+	assertSameResults(t, w.Report, m)
 }
 
 // A merged summary merges again, alone or as the shards it covers with
@@ -132,7 +132,7 @@ func TestMergeSummaries_MergesItsOwnOut(t *testing.T) {
 	code, out, errOut := cliWithMerge(t, "merge-summaries", "--out", again, all)
 	require.Equal(t, exitViolation, code, errOut)
 	assert.Contains(t, out, "3 of 3 shards")
-	assertSameResults(t, w.jsonSummary, readMerged(t, again))
+	assertSameResults(t, w.Report, readMerged(t, again))
 
 	part := filepath.Join(dir, "part.json")
 	code, _, errOut = cliWithMerge(t, "merge-summaries", "--out", part, shards[0], shards[2])
@@ -141,7 +141,7 @@ func TestMergeSummaries_MergesItsOwnOut(t *testing.T) {
 	code, _, errOut = cliWithMerge(t, "merge-summaries", "--out", rest, part, shards[1])
 	require.Equal(t, exitViolation, code, errOut)
 	m := readMerged(t, rest)
-	assertSameResults(t, w.jsonSummary, m)
+	assertSameResults(t, w.Report, m)
 	assert.Equal(t, []int{0, 1, 2}, m.ShardsMerged)
 	assert.Equal(t, readMerged(t, all).ElapsedMsTotal, m.ElapsedMsTotal)
 
@@ -149,35 +149,6 @@ func TestMergeSummaries_MergesItsOwnOut(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
 	assert.Contains(t, errOut, "shard 2/3 is also in "+part)
-}
-
-// When a shard's lowest seed of a signature shrank to a story that an
-// earlier group of that shard tells, while the earlier group's signature
-// has a lower seed in another shard, the merged story is told by the
-// second group's own seed and timeline, as the unsharded campaign tells it.
-func TestMergeSummaries_StoryToldByASecondGroup(t *testing.T) {
-	story := func(seed uint64, fp string, tl string, groups ...jsonGroup) jsonStory {
-		st := jsonStory{Scenario: "s", Invariant: "i", Seed: seed, Actions: 3, Fingerprint: fp, ReplayFile: tl + ".json",
-			Timeline: []string{tl}, Groups: groups}
-		for _, g := range groups {
-			st.Count += g.Count
-		}
-		return st
-	}
-	groups := map[groupKey]*toldGroup{}
-	// Shard 0: A@3 and B@5 both shrank to X.
-	addGroups(groups, story(3, "X", "t3", jsonGroup{Signature: "A", Seed: 3, Count: 2},
-		jsonGroup{Signature: "B", Seed: 5, Count: 4, Actions: 7, Timeline: []string{"t5"}}))
-	// Shard 1: A@1 shrank to Y; B@8 to X.
-	addGroups(groups, story(1, "Y", "t1", jsonGroup{Signature: "A", Seed: 1, Count: 1}))
-	addGroups(groups, story(8, "X", "t8", jsonGroup{Signature: "B", Seed: 8, Count: 1}))
-	got := storiesOf(groups)
-	require.Len(t, got, 2)
-	assert.Equal(t, jsonStory{Scenario: "s", Invariant: "i", Seed: 1, Count: 3, Actions: 3, Fingerprint: "Y", ReplayFile: "t1.json",
-		Timeline: []string{"t1"}, Groups: []jsonGroup{{Signature: "A", Seed: 1, Count: 3}}}, got[0])
-	assert.Equal(t, jsonStory{Scenario: "s", Invariant: "i", Seed: 5, Count: 5, Actions: 7, Fingerprint: "X",
-		Timeline: []string{"t5"}, Groups: []jsonGroup{{Signature: "B", Seed: 5, Count: 5}}}, got[1],
-		"told by B's lowest seed, 5, with its own timeline; no replay file was written for it")
 }
 
 // mergeable writes two shard summaries of one small campaign (fixed, no

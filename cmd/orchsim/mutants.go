@@ -22,6 +22,7 @@ type mutantKill struct {
 func newMutantsCmd() *cobra.Command {
 	var seeds uint64
 	var workers int
+	var unfix []string
 	cmd := &cobra.Command{
 		Use:   "mutants [--seeds N]",
 		Short: "Run every mutant against every scenario; which invariants kill it",
@@ -30,7 +31,8 @@ every scenario, seeds 1..N, stopping a scenario at its first violation. Prints, 
 mutant, the invariants that killed it and the first seed: the lowest seed that killed
 it in any scenario (on a tie, the first scenario in list order). Exit 1 if a mutant
 survives every scenario (the invariant suite missed a wrong fix), 0 if all are killed,
-2 on bad usage. --workers is 1 to 64 per CPU (default: the number of CPUs); no more
+2 on bad usage. --unfix turns fixes off on top of the fixed profile each mutant runs
+on. --workers is 1 to 64 per CPU (default: the number of CPUs); no more
 start than there are (mutant, scenario) pairs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -43,6 +45,10 @@ start than there are (mutant, scenario) pairs.`,
 				for _, s := range scenarios.All() {
 					pairs = append(pairs, pair{string(m.Name), s.Name})
 				}
+			}
+			base := model.Spec{Preset: model.PresetFixed, Unfix: unfix}
+			if _, err := base.Profile(); err != nil {
+				return usageErr("%v", err)
 			}
 			workers, err := workersFlag(cmd, workers, int64(len(pairs)))
 			if err != nil {
@@ -61,7 +67,9 @@ start than there are (mutant, scenario) pairs.`,
 					for i := range next {
 						p := pairs[i]
 						kills[i] = mutantKill{mutant: p.mutant, scenario: p.scenario}
-						prof := model.MustProfile(model.PresetFixed, nil, []string{p.mutant})
+						spec := base
+						spec.Mutants = []string{p.mutant}
+						prof := model.MustSpec(spec)
 						for seed := uint64(1); seed <= seeds; seed++ {
 							res, err := scenarios.Run(scenarios.Config{Scenario: p.scenario, Seed: seed, Profile: prof})
 							if err != nil {
@@ -95,6 +103,7 @@ start than there are (mutant, scenario) pairs.`,
 	}
 	cmd.Flags().Uint64Var(&seeds, "seeds", 200, "seeds per scenario and mutant")
 	cmd.Flags().IntVar(&workers, "workers", 0, workersUsage)
+	cmd.Flags().StringSliceVar(&unfix, "unfix", nil, "fixes to turn off on top of the fixed profile")
 	return cmd
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,6 +13,7 @@ import (
 
 func newReplayCmd() *cobra.Command {
 	var format, htmlPath string
+	var unfix []string
 	cmd := &cobra.Command{
 		Use:   "replay FILE",
 		Short: "Re-run a replay file and verify its fingerprint",
@@ -40,8 +40,9 @@ timeline. Exit status:
      "violation" of an unknown invariant (orchsim list names them); --html on
      the replay file's own descriptor, or on one open on the replay file
 
-Profile, fixes, mutants, horizon and event_budget are not covered by the
-tape_hash but by the "settings_hash": edit them to test a fix. When they no
+Profile, fixes, unfix, mutants, horizon and event_budget are not covered by
+the tape_hash but by the "settings_hash": edit them to test a fix, or turn
+fixes off with --unfix (a settings edit too). When they no
 longer match it, the replay is judged by its outcome only ("still fails:",
 "fixed:", "still passes:", "regressed:"), since they change what is drawn.
 With the settings as recorded (or a file without a settings_hash), the
@@ -69,30 +70,25 @@ the last line).`,
 			if err := checkNotInput(outFile{"the replay file", path}, outFile{"--html", htmlPath}); err != nil {
 				return err
 			}
-			f, cfg, err := loadReplay(path)
+			l, err := loadReplay(path, unfix)
 			if err != nil {
 				return err
 			}
-			cfg.KeepTrace = true
-			run := cfg
-			var tape *tapeFollower
-			if f.Tape != nil {
-				tape = newTapeFollower(f.Tape, f.Compacted, compared(f.Events, f.Violation != nil))
-				run.Source, run.OnEvent = tape, tape.event
-			}
-			res, err := scenarios.Run(run)
+			res, note, verdictErr, err := rerun(path, l, true)
 			if err != nil {
-				return usageErr("%v", err)
+				return err
 			}
 			out := cmd.OutOrStdout()
 			replayCmd := "orchsim replay " + path
+			if len(unfix) > 0 {
+				replayCmd += " --unfix " + strings.Join(unfix, ",")
+			}
 			// The story of a long failure is shrunk from cfg, the file's
 			// tape, not from the source this run used up.
-			if err := printReport(out, cfg, &res, format, replayCmd); err != nil {
+			if err := printReport(out, l.cfg, &res, format, replayCmd); err != nil {
 				return &exitError{code: exitHarness, msg: err.Error()}
 			}
 			saveErr := saveOutputsTo(stdStreams{out: out, err: cmd.ErrOrStderr()}, htmlOutput(htmlPath, &res, replayCmd))
-			note, verdictErr := verdict(path, f, &res, tape)
 			status := statusLines{out: out, err: cmd.ErrOrStderr(), mermaid: format == "mermaid"}
 			if note != "" {
 				status.note(note)
@@ -109,79 +105,123 @@ the last line).`,
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "timeline format: text, json or mermaid")
 	cmd.Flags().StringVar(&htmlPath, "html", "", "also write a self-contained HTML timeline to FILE")
+	cmd.Flags().StringSliceVar(&unfix, "unfix", nil, "fixes to turn off on top of the file's profile (a settings edit: judged by outcome)")
 	return cmd
 }
 
-// verdict compares a replay with its file. It returns the note to print
-// before the last line ("" for none) and the exit status as an error (nil
-// for 0). tape is nil when the file has no tape (re-drawn from its seed).
-func verdict(path string, f *replay.File, res *scenarios.Result, tape *tapeFollower) (string, error) {
-	got := replay.FormatFingerprint(res.Fingerprint)
-	byOutcome := func() error {
-		if res.Failed() {
-			return &exitError{code: exitViolation}
-		}
-		return nil
+// rerun re-runs the loaded replay file l (keeping its trace when
+// keep) and judges it (replay.Judge). It returns the run, the note to
+// print before the last line ("" for none) and the verdict's exit status
+// as verdictErr (nil for 0); err is a run that could not start.
+func rerun(path string, l loaded, keep bool) (res scenarios.Result, note string, verdictErr, err error) {
+	run := l.cfg
+	run.KeepTrace = keep
+	var tape *replay.TapeFollower
+	if l.file.Tape != nil {
+		tape = replay.NewTapeFollower(l.file)
+		run.Source, run.OnEvent = tape, tape.Event
 	}
-	notCompared := fmt.Sprintf("not compared: %s is replay format %d, whose fingerprint this build no longer computes (this run gave %s); re-record it with orchsim shrink %s",
-		path, f.Version, got, path)
-	switch {
-	case f.FingerprintComparable() && got == f.Fingerprint && !sameViolation(f.Violation, res.Violation):
-		// The trace is the recorded one, byte for byte, so the recorded
-		// outcome was edited or damaged: believing either would be a guess.
-		return "", &exitError{code: exitHarness, msg: fmt.Sprintf(
-			"%s is inconsistent: the fingerprint %s matches, but the file records %s and the replay ended in %s (%s; its violation was edited or damaged; re-record it)",
-			path, got, outcomeOf(f.Violation), outcomeOf(res.Violation), violationDiff(f.Violation, res.Violation))}
-	case f.SettingsEdited():
-		return editedVerdict(path, f, res, got)
-	case f.FingerprintComparable() && got == f.Fingerprint:
-		// The same trace, byte for byte: it reproduced, whatever draws a
-		// shrunk (compacted) tape answered with the default.
-		return "fingerprint matches: " + got, byOutcome()
-	case !f.FingerprintComparable() && sameOutcome(f.Violation, res.Violation):
-		return notCompared, byOutcome()
+	res, err = scenarios.Run(run)
+	if err != nil {
+		return res, "", nil, usageErr("%v", err)
 	}
-	if tape != nil {
-		if why := tape.departure(f, res); why != "" {
-			return "", &exitError{code: exitHarness, msg: fmt.Sprintf(
-				"%s: the replay did not follow its tape: %s; fingerprint %s, recorded %s (the tape was cut or edited, or the models changed since it was recorded)",
-				path, why, got, f.Fingerprint)}
-		}
-	}
-	switch {
-	case f.Violation != nil && res.Violation == nil:
-		return fmt.Sprintf("fixed: %s no longer fails (recorded %s; fingerprint now %s, recorded %s: the models changed, or the file was edited); delete it or keep it as a passing regression",
-			path, f.Violation.Invariant, got, f.Fingerprint), nil
-	case f.Violation == nil && res.Violation != nil:
-		return fmt.Sprintf("regressed: %s passed when recorded, now fails with %s (fingerprint now %s, recorded %s: the models changed, or the file was edited)",
-			path, res.Violation.Invariant, got, f.Fingerprint), byOutcome()
-	case !f.FingerprintComparable():
-		return notCompared, byOutcome()
-	}
-	return "", &exitError{code: exitHarness, msg: fmt.Sprintf(
-		"fingerprint mismatch: %s recorded %s, this run gave %s (nondeterminism, or the models changed since it was recorded)",
-		path, f.Fingerprint, got)}
+	note, verdictErr = verdict(path, l, &res, tape)
+	return res, note, verdictErr, nil
 }
 
-// editedVerdict judges the replay res of f, whose settings (profile,
-// fixes, mutants, horizon, event budget) were edited since it was written,
-// by its outcome only: the edit changes what is drawn, so neither the
-// recorded fingerprint nor following the tape can be expected.
-func editedVerdict(path string, f *replay.File, res *scenarios.Result, got string) (string, error) {
-	edited := fmt.Sprintf("the settings of %s were edited since it was recorded", path)
-	prints := fmt.Sprintf("fingerprint now %s, recorded %s", got, f.Fingerprint)
-	switch {
-	case f.Violation != nil && res.Violation != nil:
-		return fmt.Sprintf("still fails: %s, and it still fails: recorded %s, now %s (%s)",
-			edited, outcomeOf(f.Violation), outcomeOf(res.Violation), prints), &exitError{code: exitViolation}
-	case f.Violation != nil:
-		return fmt.Sprintf("fixed: %s no longer fails with its edited settings (recorded %s; %s)",
-			path, outcomeOf(f.Violation), prints), nil
-	case res.Violation != nil:
-		return fmt.Sprintf("regressed: %s passed when recorded, now fails with its edited settings: %s (%s)",
-			path, outcomeOf(res.Violation), prints), &exitError{code: exitViolation}
+// checkRecording replays l as replay does and returns the verdict's error
+// when it is a harness failure (exit 3: a fingerprint that does not
+// match, a tape not followed, a recorded outcome the replay contradicts),
+// so that shrink and explain refuse the files replay refuses; what names
+// the command.
+func checkRecording(what, path string, l loaded) error {
+	_, _, verdictErr, err := rerun(path, l, false)
+	if err != nil {
+		return err
 	}
-	return fmt.Sprintf("still passes: %s, and it still passes (%s)", edited, prints), nil
+	if ee, ok := verdictErr.(*exitError); ok && ee.code == exitHarness {
+		return &exitError{code: exitHarness, msg: fmt.Sprintf("%s: %s (orchsim replay %s says so too)", what, ee.msg, path)}
+	}
+	return nil
+}
+
+// verdict compares a replay with its file (replay.Judge) and words the
+// verdict. It returns the note to print before the last line ("" for
+// none) and the exit status as an error (nil for 0). tape is nil when the
+// file has no tape (re-drawn from its seed).
+func verdict(path string, l loaded, res *scenarios.Result, tape *replay.TapeFollower) (string, error) {
+	f := l.file
+	got := replay.FormatFingerprint(res.Fingerprint)
+	e := replay.Evidence{SettingsEdited: f.SettingsEdited() || l.unfixed, Fingerprint: replay.FingerprintDiffers,
+		Outcomes: replay.CompareOutcomes(f.Violation, res.Violation)}
+	switch {
+	case !f.FingerprintComparable():
+		e.Fingerprint = replay.FingerprintNotComparable
+	case got == f.Fingerprint:
+		e.Fingerprint = replay.FingerprintMatches
+	}
+	var departure string
+	if tape != nil {
+		departure = tape.Departure(f, res.Events, res.Failed())
+		e.Departed = departure != ""
+	}
+	v, code := replay.Judge(e)
+	var status error
+	switch code {
+	case exitViolation:
+		status = &exitError{code: exitViolation}
+	case exitHarness:
+		status = &exitError{code: exitHarness}
+	}
+	edited := fmt.Sprintf("the settings of %s were edited since it was recorded", path)
+	if l.unfixed {
+		edited = fmt.Sprintf("%s was replayed with --unfix", path)
+	}
+	prints := fmt.Sprintf("fingerprint now %s, recorded %s", got, f.Fingerprint)
+	harness := func(msg string) (string, error) { return "", &exitError{code: exitHarness, msg: msg} }
+	switch v {
+	case replay.Inconsistent:
+		// The trace is the recorded one, byte for byte, so the recorded
+		// outcome was edited or damaged: believing either would be a guess.
+		return harness(fmt.Sprintf(
+			"%s is inconsistent: the fingerprint %s matches, but the file records %s and the replay ended in %s (%s; its violation was edited or damaged; re-record it)",
+			path, got, outcomeOf(f.Violation), outcomeOf(res.Violation), violationDiff(f.Violation, res.Violation)))
+	case replay.Departed:
+		return harness(fmt.Sprintf(
+			"%s: the replay did not follow its tape: %s; fingerprint %s, recorded %s (the tape was cut or edited, or the models changed since it was recorded)",
+			path, departure, got, f.Fingerprint))
+	case replay.Mismatch:
+		return harness(fmt.Sprintf(
+			"fingerprint mismatch: %s recorded %s, this run gave %s (nondeterminism, or the models changed since it was recorded)",
+			path, f.Fingerprint, got))
+	case replay.Reproduced:
+		// The same trace, byte for byte: it reproduced, whatever draws a
+		// shrunk (compacted) tape answered with the default.
+		return "fingerprint matches: " + got, status
+	case replay.NotCompared:
+		return fmt.Sprintf("not compared: %s is replay format %d, whose fingerprint this build no longer computes (this run gave %s); re-record it with orchsim shrink %s",
+			path, f.Version, got, path), status
+	case replay.StillFails:
+		return fmt.Sprintf("still fails: %s, and it still fails: recorded %s, now %s (%s)",
+			edited, outcomeOf(f.Violation), outcomeOf(res.Violation), prints), status
+	case replay.StillPasses:
+		return fmt.Sprintf("still passes: %s, and it still passes (%s)", edited, prints), status
+	case replay.Fixed:
+		if e.SettingsEdited {
+			return fmt.Sprintf("fixed: %s no longer fails with its edited settings (recorded %s; %s)",
+				path, outcomeOf(f.Violation), prints), status
+		}
+		return fmt.Sprintf("fixed: %s no longer fails (recorded %s; %s: the models changed, or the file was edited); delete it or keep it as a passing regression",
+			path, f.Violation.Invariant, prints), status
+	case replay.Regressed:
+		if e.SettingsEdited {
+			return fmt.Sprintf("regressed: %s passed when recorded, now fails with its edited settings: %s (%s)",
+				path, outcomeOf(res.Violation), prints), status
+		}
+		return fmt.Sprintf("regressed: %s passed when recorded, now fails with %s (%s: the models changed, or the file was edited)",
+			path, res.Violation.Invariant, prints), status
+	}
+	return harness(fmt.Sprintf("%s: unknown verdict %s", path, v))
 }
 
 // violationDiff names what differs between two recorded outcomes.
@@ -199,105 +239,10 @@ func violationDiff(a, b *sim.Violation) string {
 	return "they are the same"
 }
 
-// sameViolation reports whether two runs ended the same way exactly: both
-// passed, or both violated the same invariant at the same time with the
-// same message.
-func sameViolation(a, b *sim.Violation) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
-
 // outcomeOf describes how a run ended, for a message.
 func outcomeOf(v *sim.Violation) string {
 	if v == nil {
 		return "no violation"
 	}
 	return fmt.Sprintf("a violation of %s at %s", v.Invariant, sim.FormatT(v.At))
-}
-
-// sameOutcome reports whether two runs ended alike: both passed, or both
-// violated the same invariant.
-func sameOutcome(a, b *sim.Violation) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Invariant == b.Invariant
-}
-
-// compared is how many of a run's first events its replay is held to
-// following the tape through: every event of a passing run; of a failing
-// run, those before its last step (the triggering event and the
-// violation), since a fix or a regression changes that step, draws
-// included. After it the replay may draw what the recording never did (a
-// fixed run goes on), or leave recorded choices unused (a regressed run
-// stops early).
-func compared(events uint64, failed bool) uint64 {
-	if !failed {
-		return events
-	}
-	return events - min(events, 2)
-}
-
-// tapeFollower replays a file's tape as sim.TapeSource does and notes
-// where the replay departed from it: a draw that found no recorded choice
-// left for its site (a miss; not one for a compacted tape, whose missing
-// choices are the implicit 0) or one recorded for another range (a
-// mismatch), with the number of events traced before it.
-type tapeFollower struct {
-	*sim.TapeSource
-	compacted bool   // a miss is the implicit 0 of a left-out trailing zero
-	events    uint64 // events traced so far
-	// limit is compared() of the recording: departures after it are not
-	// kept, they cannot count.
-	limit              uint64
-	missAt, mismatchAt []uint64 // events traced before each departure, ascending
-	first              string   // the first departure, described
-}
-
-func newTapeFollower(tape []sim.Choice, compacted bool, limit uint64) *tapeFollower {
-	return &tapeFollower{TapeSource: sim.NewTapeSource(tape, false), compacted: compacted, limit: limit}
-}
-
-// event counts a traced event (scenarios.Config.OnEvent).
-func (t *tapeFollower) event(*sim.Event) { t.events++ }
-
-// Draw implements sim.Source.
-func (t *tapeFollower) Draw(actor int, label string, n uint64) uint64 {
-	misses, mismatches := t.Misses, t.Mismatches
-	v := t.TapeSource.Draw(actor, label, n)
-	if t.events >= t.limit || t.Misses == misses && t.Mismatches == mismatches ||
-		t.compacted && t.Mismatches == mismatches {
-		return v
-	}
-	what := "no recorded choice left"
-	if t.Misses != misses {
-		t.missAt = append(t.missAt, t.events)
-	} else {
-		t.mismatchAt = append(t.mismatchAt, t.events)
-		what = "its next recorded choice is for another range"
-	}
-	if t.first == "" {
-		t.first = fmt.Sprintf("%s %q drew from %d values after %d events: %s", t.ActorName(actor), label, n, t.events, what)
-	}
-	return v
-}
-
-// departure describes how the replay res of f departed from its tape
-// before the end of the shorter of the two runs (see compared), or returns
-// "" when it followed it that far.
-func (t *tapeFollower) departure(f *replay.File, res *scenarios.Result) string {
-	span := min(compared(f.Events, f.Violation != nil), compared(res.Events, res.Failed()))
-	before := func(at []uint64) int { return sort.Search(len(at), func(i int) bool { return at[i] >= span }) }
-	misses, mismatches := before(t.missAt), before(t.mismatchAt)
-	if misses+mismatches == 0 {
-		return ""
-	}
-	parts := []string{
-		fmt.Sprintf("%d draws in the first %d events found no recorded choice and %d one for another range", misses, span, mismatches),
-		"first: " + t.first,
-		fmt.Sprintf("%d recorded choices unused", t.Unused()),
-	}
-	return strings.Join(parts, "; ")
 }

@@ -191,16 +191,16 @@ func TestMergeSummaries_AddsUpShards(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "shard-1", "corpus"), "x.json", "{}")
 	a := summaryFile(t, dir, "a.json", jsonSummary{Scenarios: []string{"tab-ownership"}, Profile: "reported", Strategy: "swarm",
 		Shard: "0/3", SeedsRun: 10, Failures: 2, ElapsedMs: 100,
-		Invariants:  []jsonRow{{"tab-ownership", "thread-keeps-its-tabs", "safety", 2, 7, 1}},
-		Probes:      []jsonProbe{{"p", 1}},
+		Invariants:  []jsonRow{{Scenario: "tab-ownership", Invariant: "thread-keeps-its-tabs", Kind: "safety", Failures: 2, FirstSeed: 7, Stories: 1}},
+		Probes:      []jsonProbe{{Name: "p", Hits: 1}},
 		Stories:     []jsonStory{story(7, "f1", 2)},
-		FailedSeeds: []jsonFailed{{"tab-ownership", 9, "thread-keeps-its-tabs"}, {"tab-ownership", 7, "thread-keeps-its-tabs"}}})
+		FailedSeeds: []jsonFailed{{Scenario: "tab-ownership", Seed: 9, Invariant: "thread-keeps-its-tabs"}, {Scenario: "tab-ownership", Seed: 7, Invariant: "thread-keeps-its-tabs"}}})
 	b := summaryFile(t, filepath.Join(dir, "shard-1"), "summary.json", jsonSummary{Scenarios: []string{"tab-ownership"},
 		Profile: "reported", Strategy: "swarm", Shard: "1/3", SeedsRun: 12, Failures: 1, ElapsedMs: 300,
-		Invariants:  []jsonRow{{"tab-ownership", "thread-keeps-its-tabs", "safety", 1, 4, 1}},
-		Probes:      []jsonProbe{{"p", 2}, {"q", 1}},
+		Invariants:  []jsonRow{{Scenario: "tab-ownership", Invariant: "thread-keeps-its-tabs", Kind: "safety", Failures: 1, FirstSeed: 4, Stories: 1}},
+		Probes:      []jsonProbe{{Name: "p", Hits: 2}, {Name: "q", Hits: 1}},
 		Stories:     []jsonStory{story(4, "f1", 1)},
-		FailedSeeds: []jsonFailed{{"tab-ownership", 4, "thread-keeps-its-tabs"}}})
+		FailedSeeds: []jsonFailed{{Scenario: "tab-ownership", Seed: 4, Invariant: "thread-keeps-its-tabs"}}})
 	out := filepath.Join(dir, "merged.json")
 	md := filepath.Join(dir, "summary.md")
 	code, stdout, errOut := cliWithMerge(t, "merge-summaries", "--out", out, "--markdown", md, a, b)
@@ -218,8 +218,8 @@ func TestMergeSummaries_AddsUpShards(t *testing.T) {
 	assert.Equal(t, 3, m.Shards)
 	assert.Equal(t, []int{0, 1}, m.ShardsMerged)
 	assert.Equal(t, []int{2}, m.ShardsMissing)
-	assert.Equal(t, []jsonRow{{"tab-ownership", "thread-keeps-its-tabs", "safety", 3, 4, 1}}, m.Invariants)
-	assert.Equal(t, []jsonProbe{{"p", 3}, {"q", 1}}, m.Probes)
+	assert.Equal(t, []jsonRow{{Scenario: "tab-ownership", Invariant: "thread-keeps-its-tabs", Kind: "safety", Failures: 3, FirstSeed: 4, Stories: 1}}, m.Invariants)
+	assert.Equal(t, []jsonProbe{{Name: "p", Hits: 3}, {Name: "q", Hits: 1}}, m.Probes)
 	require.Len(t, m.Stories, 1, "one story told by both shards")
 	assert.Equal(t, uint64(4), m.Stories[0].Seed, "the lowest seed tells it")
 	assert.Equal(t, 3, m.Stories[0].Count)

@@ -35,10 +35,11 @@ Exit 0 when a minimal file was written, 2 when FILE does not fail or
 fails anyway (the story and the last line are printed first).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, cfg, err := loadReplay(args[0])
+			l, err := loadReplay(args[0], nil)
 			if err != nil {
 				return err
 			}
+			f, cfg := l.file, l.cfg
 			if f.Violation == nil {
 				return usageErr("%s records no violation: nothing to shrink", args[0])
 			}
@@ -56,6 +57,12 @@ fails anyway (the story and the last line are printed first).`,
 			if target, through := linkOver(out, args[0]); through {
 				return usageErr("%s is a link to %s, the file being shrunk: writing it would replace that file (remove the link, or copy the file to shrink)",
 					out, target)
+			}
+			// A file replay refuses (its fingerprint does not match, its
+			// violation was edited) is not shrunk: the shrink would start
+			// from a run that is not the one recorded.
+			if err := checkRecording("shrink", args[0], l); err != nil {
+				return err
 			}
 			small, res, st, ok := shrink.Shrink(cfg, f.Violation.Invariant, shrink.Options{Budget: budget, MaxRuns: runs})
 			if !ok {

@@ -429,7 +429,7 @@ func TestWorkflows_NightlyShards(t *testing.T) {
 	for i, v := range values {
 		assert.Equal(t, i, v, "shards are 0..15")
 	}
-	var fuzzShard string
+	var fuzzShard, recheck string
 	uploads := 0
 	for _, s := range shard.Steps {
 		if strings.HasPrefix(s.Uses, "actions/upload-artifact@") {
@@ -443,6 +443,9 @@ func TestWorkflows_NightlyShards(t *testing.T) {
 					if a[i] == "--shard" && i+1 < len(a) {
 						fuzzShard = a[i+1]
 					}
+					if a[i] == "--check-determinism" && i+1 < len(a) {
+						recheck = a[i+1]
+					}
 				}
 			}
 		}
@@ -451,6 +454,7 @@ func TestWorkflows_NightlyShards(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "${{ matrix.shard }}/16", fuzzShard, "fuzz --shard ${{ matrix.shard }}/16")
+	assert.Equal(t, "1", recheck, "the nightly shards re-check 1% of their seeds (fuzz --check-determinism 1)")
 	assert.Equal(t, 1, uploads)
 
 	merge, ok := w.Jobs["merge"]
@@ -506,11 +510,14 @@ func TestKubernetes_IndexedJob(t *testing.T) {
 	assert.Equal(t, *job.Spec.Completions, *job.Spec.Parallelism, "completions = parallelism")
 	require.Len(t, job.Spec.Template.Spec.Containers, 1)
 	script := job.Spec.Template.Spec.Containers[0].Args[0]
-	var shards string
+	var shards, recheck string
 	for _, args := range orchsimCommands(script) {
 		for i := range args {
 			if args[0] == "fuzz" && args[i] == "--shard" && i+1 < len(args) {
 				shards = args[i+1]
+			}
+			if args[0] == "fuzz" && args[i] == "--check-determinism" && i+1 < len(args) {
+				recheck = args[i+1]
 			}
 		}
 	}
@@ -518,6 +525,7 @@ func TestKubernetes_IndexedJob(t *testing.T) {
 	n, err := strconv.Atoi(strings.TrimPrefix(shards, "/"))
 	require.NoError(t, err)
 	assert.Equal(t, *job.Spec.Completions, n, "completions = shards")
+	assert.Equal(t, "1", recheck, "the Job re-checks 1% of its seeds (fuzz --check-determinism 1)")
 	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
 		assert.NotEqual(t, "JOB_COMPLETION_INDEX", e.Name, "Kubernetes sets the index; the Job must not override it")
 	}

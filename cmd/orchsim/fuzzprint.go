@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/orchsim/orchsim/fuzz"
+	"github.com/orchsim/orchsim/invariants"
+)
+
+// progress shows a bar on a terminal and a line every 5 s otherwise.
+func progress(w io.Writer, total int64) func(uint64, int) {
+	start := time.Now()
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		bar := progressbar.NewOptions64(total, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(), progressbar.OptionSetItsString("seeds"), progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish())
+		return func(done uint64, failures int) {
+			bar.Describe(fmt.Sprintf("%d failures", failures))
+			bar.Set64(int64(done))
+		}
+	}
+	last := start
+	return func(done uint64, failures int) {
+		if now := time.Now(); now.Sub(last) >= 5*time.Second {
+			last = now
+			rate := float64(done) / now.Sub(start).Seconds()
+			fmt.Fprintf(w, "fuzz: %d seeds, %.0f seeds/s, %d failures\n", done, rate, failures)
+		}
+	}
+}
+
+func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
+	rate := float64(sum.SeedsRun) / max(sum.Elapsed.Seconds(), 1e-9)
+	fmt.Fprintf(w, "fuzz: %d seeds in %s (%.0f seeds/s), %d failures, %d distinct stories",
+		sum.SeedsRun, sum.Elapsed.Round(time.Millisecond), rate, len(sum.Failures), len(sum.Stories))
+	if sum.Interrupted {
+		fmt.Fprint(w, " (interrupted)")
+	}
+	if sum.Exhausted {
+		fmt.Fprintf(w, " (ran every seed up to the largest, %d)", ^uint64(0))
+	}
+	fmt.Fprintln(w)
+	js := fuzz.Results(names, sum)
+	printResults(w, &js, true)
+	if d := sum.Determinism; d != nil {
+		fmt.Fprintf(w, "determinism: %d seeds (%d%%) re-run on another worker with GOMAXPROCS=%d (campaign: %d): %d mismatches\n",
+			d.Checked, d.Percent, d.CheckGOMAXPROCS, d.GOMAXPROCS, len(d.Mismatches))
+		for _, m := range d.Mismatches {
+			fmt.Fprintf(w, "determinism: MISMATCH %s\n", m)
+		}
+	}
+}
+
+// printResults prints the tables of what a campaign found, as fuzz and
+// merge-summaries both show them: the coverage probes' hits (and, loudly,
+// the probes never hit), a row per scenario and invariant, and the
+// stories. corpusHint suggests --corpus when no story has a replay file.
+func printResults(w io.Writer, js *fuzz.Report, corpusHint bool) {
+	printProbes(w, js.Probes)
+	if len(js.Invariants) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tINVARIANT\tKIND\tFAILURES\tFIRST SEED\tSTORIES")
+	for _, r := range js.Invariants {
+		kind := r.Kind
+		if kind == "" {
+			kind = invariants.KindOf(r.Invariant)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", r.Scenario, r.Invariant, kind, r.Failures, r.FirstSeed, r.Stories)
+	}
+	tw.Flush()
+	if len(js.Stories) > 0 {
+		fmt.Fprintln(w)
+	}
+	corpus := false
+	for _, st := range js.Stories {
+		fmt.Fprintf(w, "story %s / %s: seed %d, %d failing seeds, %d actions", st.Scenario, st.Invariant, st.Seed, st.Count, st.Actions)
+		if st.ReplayFile != "" {
+			corpus = true
+			fmt.Fprintf(w, ", replay: orchsim replay %s", st.ReplayFile)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(js.Stories) > 0 && !corpus && corpusHint {
+		fmt.Fprintln(w, "(pass --corpus DIR to keep one replay file per story)")
+	}
+}
+
+// printProbes lists the coverage probes' hit counts and, loudly, the
+// probes the campaign never hit.
+func printProbes(w io.Writer, probes []fuzz.ReportProbe) {
+	if len(probes) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROBE\tHITS")
+	var never []string
+	for _, p := range probes {
+		fmt.Fprintf(tw, "%s\t%d\n", p.Name, p.Hits)
+		if p.Hits == 0 {
+			never = append(never, p.Name)
+		}
+	}
+	tw.Flush()
+	if len(never) > 0 {
+		fmt.Fprintf(w, "probes never hit: %s\n", strings.Join(never, ", "))
+	}
+}
+
+// annotate emits GitHub Actions annotations for each story.
+func annotate(w io.Writer, sum *fuzz.Summary) {
+	if os.Getenv("GITHUB_ACTIONS") != "true" {
+		return
+	}
+	for _, st := range sum.Stories {
+		msg := fmt.Sprintf("%s violated in %s (seed %d, %d failing seeds)", st.Invariant, st.Scenario, st.Seed, st.Count)
+		if st.ReplayFile != "" {
+			msg += "; replay: orchsim replay " + st.ReplayFile
+		}
+		fmt.Fprintf(w, "::error title=orchsim %s::%s\n", st.Invariant, msg)
+	}
+}
