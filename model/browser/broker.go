@@ -37,13 +37,17 @@ const (
 // Broker operations beyond the host's (V1 operations are what a legacy host
 // that advertises nothing supports).
 const (
-	OpResize        = "resize"
-	OpRecordingStop = "recordingStop"
+	OpResize         = "resize"
+	OpRecordingStart = "recordingStart"
+	OpRecordingStop  = "recordingStop"
 )
 
-// V1Operations is PREVIEW_AUTOMATION_V1_OPERATIONS: what a host that
-// advertises no operations supports.
-var V1Operations = []string{OpOpen, OpNavigate, OpClick, OpSnapshot, OpClose, OpStatus, OpEvaluate, "type", "press", "scroll", "waitFor"}
+// V1Operations is PREVIEW_AUTOMATION_V1_OPERATIONS (contracts
+// previewAutomation.ts): what a host that advertises no operations
+// supports. Recording is a V1 operation; close is not (the desktop host
+// closes its tabs itself).
+var V1Operations = []string{OpStatus, OpOpen, OpNavigate, OpSnapshot, OpClick, "type", "press", "scroll", OpEvaluate, "waitFor",
+	OpRecordingStart, OpRecordingStop}
 
 // Broker error tags (PreviewAutomation*Error).
 const (

@@ -225,6 +225,82 @@ func TestSC11_FailedActionDoesNotPoisonQueue(t *testing.T) {
 	assert.Equal(t, "next", x.out["A2"])
 }
 
+// TestSCN01_ResultBeforeTrackedNavigationDrainsBeforeQueued is SC-N01,
+// upstream "returns an action result before tracked navigation but drains
+// it before already queued actions" (SessionControl.test.ts @ e546a68d).
+func TestSCN01_ResultBeforeTrackedNavigationDrainsBeforeQueued(t *testing.T) {
+	x := newCtl(t, "agent")
+	var commit func(string)
+	x.c.Submit(Item{Kind: ItemAgent, Actor: "agent",
+		Run:  func(finish func(string)) { commit = x.c.Track(); finish("started") },
+		Done: func(o string) { x.out["navigation"] = o }})
+	x.agent("agent", "next", false, "next action")
+	assert.Equal(t, "started", x.out["navigation"], "the action answers before its navigation commits")
+	assert.Empty(t, x.log, "the queued action waits for the tracked navigation")
+	x.log = append(x.log, "navigation committed")
+	commit("")
+	assert.Equal(t, []string{"navigation committed", "next ran"}, x.log)
+	assert.Equal(t, "next action", x.out["next"])
+}
+
+// TestSCN02_TakeoverDrainsRunningWorkCancelsQueuedAgent is SC-N02, upstream
+// "drains running work before takeover and cancels previously queued agent
+// actions".
+func TestSCN02_TakeoverDrainsRunningWorkCancelsQueuedAgent(t *testing.T) {
+	x := newCtl(t, "agent")
+	x.agent("agent", "running", true, "")
+	x.agent("agent", "stale", false, "never")
+	var takeover []string
+	x.c.TakeWait("viewer", func(o, m string) { takeover = []string{o, m} })
+	x.submit(ItemHuman, "viewer", "typing", false, nil, "human typed")
+	x.agent("agent", "late", false, "never")
+	assert.Equal(t, ReasonHumanControl, x.out["late"], "a new agent action is refused at once")
+	assert.Nil(t, takeover, "takeover waits for the running action")
+	assert.Equal(t, []string{"running ran"}, x.log)
+	x.release("running", "agent finished")
+	assert.Equal(t, ReasonInterrupted, x.out["stale"], "the previously queued agent action is cancelled")
+	assert.Equal(t, []string{OK, ""}, takeover)
+	assert.Equal(t, "human typed", x.out["typing"])
+	assert.Equal(t, []string{"running ran", "running finished", "typing ran"}, x.log, "the stale action never runs")
+}
+
+// TestSCN03_ReleaseBeforeDrainDoesNotReviveStaleActions is SC-N03, upstream
+// "does not revive stale actions when takeover is released before running
+// work finishes".
+func TestSCN03_ReleaseBeforeDrainDoesNotReviveStaleActions(t *testing.T) {
+	x := newCtl(t, "agent")
+	x.agent("agent", "running", true, "")
+	x.agent("agent", "staleAgent", false, "stale")
+	var takeover, release []string
+	x.c.TakeWait("viewer", func(o, m string) { takeover = []string{o, m} })
+	x.submit(ItemHuman, "viewer", "staleHuman", false, nil, "stale")
+	x.c.ReleaseWait("viewer", func(o, m string) { release = []string{o, m} })
+	x.agent("agent", "resumed", false, "fresh")
+	x.release("running", "")
+	assert.Equal(t, ReasonInterrupted, x.out["staleAgent"])
+	require.NotNil(t, takeover)
+	assert.Equal(t, ReasonInterrupted, takeover[0], "the takeover released before it completed is interrupted")
+	assert.Equal(t, ReasonInterrupted, x.out["staleHuman"])
+	assert.Equal(t, []string{OK, ""}, release)
+	assert.Equal(t, "fresh", x.out["resumed"])
+	assert.Equal(t, []string{"running ran", "running finished", "resumed ran"}, x.log, "no stale action runs")
+}
+
+// TestSCN04_UnownedTabAnyAgentWhileNoHuman is SC-N04, upstream "lets any
+// agent act on a tab no agent opened, but only while no human controls it".
+func TestSCN04_UnownedTabAnyAgentWhileNoHuman(t *testing.T) {
+	x := newCtl(t, "")
+	x.agent("agent-a", "a1", false, "acted")
+	require.True(t, x.c.Take("viewer-a"))
+	x.agent("agent-a", "racing", false, "never")
+	read := false
+	assert.True(t, x.c.Observe(func() { read = true }), "observe needs no control")
+	assert.True(t, read)
+	require.True(t, x.c.Release("viewer-a"))
+	x.agent("agent-b", "b1", false, "acted")
+	assert.Equal(t, map[string]string{"a1": "acted", "racing": ReasonHumanControl, "b1": "acted"}, x.out)
+}
+
 // --- ServerBrowser (§2, ServerBrowser.test.ts @ 164d7dbe) -----------------
 
 const (
@@ -835,4 +911,209 @@ func TestBroker_QuarantineAfterTimeout(t *testing.T) {
 	w.b.Respond(answer200(h, late, "", ""))
 	again := w.invoke(s, OpClick, BrokerInput{Selector: "#go"}, "tab-1", 0)
 	assert.False(t, again.done, "the late answer reconciles the request")
+}
+
+// TestPBN01_ExplicitTargetsKeepADefaultTab is PB-N01, upstream "targets
+// multiple tabs explicitly while retaining a default tab"
+// (PreviewAutomationBroker.test.ts @ 0330fb08, 1a485d78).
+func TestPBN01_ExplicitTargetsKeepADefaultTab(t *testing.T) {
+	w := newPB(t, reported)
+	h := w.b.Connect("client-1", "environment-1", nil)
+	s := pbScope("provider-session-1")
+	tabs := []string{"tab-web-app", "tab-ios-simulator"}
+	h.OnRequest = func(req HostRequest) {
+		tab := ""
+		if req.Operation == OpOpen {
+			tab, tabs = tabs[0], tabs[1:]
+		}
+		w.k.Schedule(0, func() { w.b.Respond(answer200(h, req, "ok", tab)) })
+	}
+	for _, call := range []struct{ op, tab string }{{OpOpen, ""}, {OpOpen, ""}, {OpSnapshot, ""}, {OpSnapshot, "tab-web-app"}, {OpSnapshot, ""}} {
+		w.invoke(s, call.op, BrokerInput{}, call.tab, 0)
+		w.run(0)
+	}
+	require.Len(t, h.Requests, 5)
+	var got [][2]any
+	for _, r := range h.Requests {
+		got = append(got, [2]any{r.TabID, r.TabIDExplicit})
+	}
+	assert.Equal(t, [][2]any{{"", false}, {"tab-web-app", false}, {"tab-ios-simulator", false}, {"tab-web-app", true}, {"tab-web-app", false}}, got)
+}
+
+// TestPBN02_OlderResponseKeepsNewerExplicitTarget is PB-N02, upstream "does
+// not let an older response replace a newer explicit tab target".
+func TestPBN02_OlderResponseKeepsNewerExplicitTarget(t *testing.T) {
+	w := newPB(t, reported)
+	h := w.b.Connect("client-1", "environment-1", nil)
+	s := pbScope("provider-session-1")
+	w.invoke(s, OpSnapshot, BrokerInput{}, "tab-older-request", 0)
+	older := last(t, h)
+	w.invoke(s, OpSnapshot, BrokerInput{}, "tab-newer-request", 0)
+	w.b.Respond(answer200(h, last(t, h), "newer", ""))
+	w.b.Respond(answer200(h, older, "older", ""))
+	w.invoke(s, OpSnapshot, BrokerInput{}, "", 0)
+	assert.Equal(t, "tab-newer-request", last(t, h).TabID)
+}
+
+// TestPBN03_TracksTabOfRecordingStop is PB-N03, upstream "tracks the tab
+// returned by a targeted recording stop". recordingStop is a V1 operation:
+// the host advertises nothing.
+func TestPBN03_TracksTabOfRecordingStop(t *testing.T) {
+	w := newPB(t, reported)
+	h := w.b.Connect("client-1", "environment-1", nil)
+	s := pbScope("provider-session-1")
+	w.invoke(s, OpOpen, BrokerInput{}, "", 0)
+	w.b.Respond(answer200(h, last(t, h), "opened", "tab-session-b"))
+	r := w.invoke(s, OpRecordingStop, BrokerInput{}, "", 0)
+	require.False(t, r.done, "a legacy host takes recordingStop")
+	w.b.Respond(answer200(h, last(t, h), "recording-1", "tab-session-a-recording"))
+	w.invoke(s, OpSnapshot, BrokerInput{}, "", 0)
+	assert.Equal(t, "tab-session-a-recording", last(t, h).TabID)
+}
+
+// TestPBN04_NoTabResponseKeepsEarlierTabDecision is PB-N04, upstream "does
+// not let a no-tab response suppress an earlier tab decision".
+func TestPBN04_NoTabResponseKeepsEarlierTabDecision(t *testing.T) {
+	w := newPB(t, reported)
+	h := w.b.Connect("client-1", "environment-1", nil)
+	s := pbScope("provider-session-1")
+	w.invoke(s, OpOpen, BrokerInput{}, "", 0)
+	w.b.Respond(answer200(h, last(t, h), "opened", "tab-initial"))
+	w.invoke(s, OpOpen, BrokerInput{}, "", 0)
+	older := last(t, h)
+	w.invoke(s, OpSnapshot, BrokerInput{}, "", 0)
+	w.b.Respond(answer200(h, last(t, h), "snapshot", ""))
+	w.b.Respond(answer200(h, older, "opened", "tab-opened-late"))
+	w.invoke(s, OpSnapshot, BrokerInput{}, "", 0)
+	assert.Equal(t, "tab-opened-late", last(t, h).TabID)
+}
+
+// TestPBN05_NoConnectedHost is PB-N05, upstream "rejects calls when no
+// connected host exists".
+func TestPBN05_NoConnectedHost(t *testing.T) {
+	w := newPB(t, reported)
+	r := w.invoke(pbScope("provider-session-1"), OpStatus, BrokerInput{}, "", 0)
+	require.True(t, r.done)
+	assert.Equal(t, BrokerError{Tag: ErrNoAvailableHost, Operation: OpStatus, EnvironmentID: "environment-1", ThreadID: "thread-1",
+		ProviderSessionID: "provider-session-1", ProviderInstanceID: "codex"}, *r.err)
+}
+
+// TestPBN06_FocusWithoutStreamCreatesNoHost is PB-N06, upstream "does not
+// create host state from focus updates without a live stream".
+func TestPBN06_FocusWithoutStreamCreatesNoHost(t *testing.T) {
+	w := newPB(t, reported)
+	w.b.Focus("client-1", "environment-1", "connection-missing", true)
+	r := w.invoke(pbScope("provider-session-1"), OpStatus, BrokerInput{}, "", 0)
+	assert.Equal(t, ErrNoAvailableHost, r.err.Tag)
+	assert.Empty(t, w.b.Hosts())
+}
+
+// TestPBN07_DisconnectRemovesAvailability is PB-N07, upstream "removes host
+// availability when the authoritative request stream disconnects".
+// Connecting and consuming the stream are one step here, so the refusal
+// before the stream is consumed is not expressed.
+func TestPBN07_DisconnectRemovesAvailability(t *testing.T) {
+	w := newPB(t, reported)
+	h := w.b.Connect("client-1", "environment-1", nil)
+	w.b.Disconnect(h)
+	r := w.invoke(pbScope("provider-session-1"), OpStatus, BrokerInput{}, "", 0)
+	assert.Equal(t, ErrNoAvailableHost, r.err.Tag)
+	assert.Empty(t, h.Requests)
+}
+
+// TestPBN08_HostResolvesActiveTabLocally is PB-N08, upstream "lets the
+// browser host resolve an active tab locally": a coordinate click with no
+// tab and no remembered tab carries no tab id.
+func TestPBN08_HostResolvesActiveTabLocally(t *testing.T) {
+	w := newPB(t, reported)
+	h := w.b.Connect("client-1", "environment-1", nil)
+	r := w.invoke(pbScope("provider-session-1"), OpClick, BrokerInput{}, "", 0)
+	assert.Empty(t, last(t, h).TabID)
+	assert.False(t, last(t, h).TabIDExplicit)
+	w.b.Respond(answer200(h, last(t, h), "", ""))
+	assert.Nil(t, r.err)
+}
+
+// TestPBN09_ReplacementStreamStaysAuthoritative is PB-N09, upstream "keeps a
+// replacement stream authoritative when the old stream finalizes".
+func TestPBN09_ReplacementStreamStaysAuthoritative(t *testing.T) {
+	w := newPB(t, reported)
+	first := w.b.Connect("client-1", "environment-1", nil)
+	replacement := w.b.Connect("client-1", "environment-1", nil)
+	assert.NotEqual(t, first.ConnectionID, replacement.ConnectionID)
+	w.b.Disconnect(first) // the old stream finalizes after the replacement arrived
+	r := w.invoke(pbScope("provider-session-1"), OpStatus, BrokerInput{}, "", 0)
+	w.b.Respond(answer200(replacement, last(t, replacement), "replacement", ""))
+	assert.Equal(t, "replacement", r.res.Value)
+	assert.Empty(t, first.Requests)
+}
+
+// TestPBN10_ReplacedStreamFailsItsRequests is PB-N10, upstream "fails
+// requests assigned to the stream that is replaced".
+func TestPBN10_ReplacedStreamFailsItsRequests(t *testing.T) {
+	w := newPB(t, reported)
+	h := w.b.Connect("client-1", "environment-1", nil)
+	r := w.invoke(pbScope("provider-session-1"), OpStatus, BrokerInput{}, "", 0)
+	w.b.Connect("client-1", "environment-1", nil)
+	require.True(t, r.done)
+	assert.Equal(t, BrokerError{Tag: ErrClientDisconnected, Operation: OpStatus, EnvironmentID: "environment-1", ThreadID: "thread-1",
+		ProviderSessionID: "provider-session-1", ProviderInstanceID: "codex", ClientID: "client-1", ConnectionID: h.ConnectionID,
+		RequestID: "preview-0", Timeout: 15 * time.Second}, *r.err)
+}
+
+// TestPBN11_ResponsesOnlyFromReceivingHost is PB-N11, upstream "accepts
+// responses only from the host that received the request".
+func TestPBN11_ResponsesOnlyFromReceivingHost(t *testing.T) {
+	w := newPB(t, reported)
+	h := w.b.Connect("client-1", "environment-1", nil)
+	r := w.invoke(pbScope("provider-session-1"), OpStatus, BrokerInput{}, "", 0)
+	req := last(t, h)
+	w.b.Respond(Response{ClientID: "client-foreign", ConnectionID: h.ConnectionID, RequestID: req.RequestID, OK: true, Value: "foreign"})
+	w.b.Respond(Response{ClientID: "client-1", ConnectionID: "connection-stale", RequestID: req.RequestID, OK: true, Value: "stale"})
+	assert.False(t, r.done)
+	w.b.Respond(answer200(h, req, "owner", ""))
+	assert.Equal(t, "owner", r.res.Value)
+}
+
+// TestSBN01_OwnershipAndExplicitTargetsWithSeveralTabs is SB-N01, upstream
+// "enforces provider ownership and explicit targets when a session has
+// multiple tabs" (ServerBrowser.test.ts @ 164d7dbe). Recording is not
+// modelled, so the recordingStop refusals (tabRequired, recording not
+// active) are not checked.
+func TestSBN01_OwnershipAndExplicitTargetsWithSeveralTabs(t *testing.T) {
+	w := newSB(t, reported)
+	tab := w.ready()
+	foreign := w.as("agent-b", OpEvaluate, onTab(tab, nil))
+	require.True(t, foreign.done)
+	assert.Equal(t, ReasonAgentMismatch, foreign.Outcome)
+	for _, entry := range tab.Page {
+		assert.NotContains(t, entry, "evaluate", "the foreign evaluate never reaches the page")
+	}
+	second := w.as("agent-a", OpOpen, newTab)
+	require.Equal(t, OK, second.Outcome)
+	ambiguous := w.as("agent-a", OpEvaluate, nil)
+	require.True(t, ambiguous.done)
+	assert.Equal(t, ReasonTabRequired, ambiguous.Outcome, "two tabs and no explicit target")
+	owned := w.as("agent-a", OpEvaluate, onTab(tab, nil))
+	w.run(time.Second)
+	require.True(t, owned.done)
+	assert.Equal(t, OK, owned.Outcome, "an explicit target of its own tab evaluates")
+	assert.Len(t, w.b.Tabs(), 2)
+}
+
+// TestSBN02_AnyClientViewportOnAgentTab is SB-N02, upstream "applies any
+// client's viewport, appearance, and zoom to a headless tab": a client
+// that may operate sets the viewport of an agent-owned tab without taking
+// control first. Appearance (color scheme), zoom and hard reload are not
+// modelled.
+func TestSBN02_AnyClientViewportOnAgentTab(t *testing.T) {
+	w := newSB(t, reported)
+	tab := w.ready()
+	w.b.AttachViewer(tab, "client", true)
+	got := w.input(tab, "client", ViewerInput{Kind: InputResize, Viewport: Viewport{390, 844}})
+	w.run(time.Second)
+	require.True(t, got.done)
+	assert.Equal(t, OK, got.outcome, "no takeover needed")
+	assert.Equal(t, Viewport{390, 844}, tab.Viewport)
+	assert.Equal(t, "agent", w.b.StateFor(tab, "client").Controller, "the agent keeps control")
 }

@@ -161,3 +161,42 @@ func TestRegistry_EraFollowsTheSwitch(t *testing.T) {
 		}
 	}
 }
+
+// TestMRN01_EndpointFromBoundHost is MR-N01, MR-N02, MR-N03, MR-N04
+// (0b31e51e) and MR-N05, MR-N06 ([variant] liveness era), upstream "builds
+// MCP endpoints from the bound server host", one row per host.
+func TestMRN01_EndpointFromBoundHost(t *testing.T) {
+	for _, c := range []struct{ host, want string }{
+		{"100.64.0.40", "http://100.64.0.40:43123/mcp"}, // MR-N01
+		{"0.0.0.0", "http://127.0.0.1:43123/mcp"},       // MR-N02
+		{"localhost", "http://localhost:43123/mcp"},     // MR-N03
+		{"127.0.0.1", "http://127.0.0.1:43123/mcp"},     // MR-N04
+		{"::", "http://127.0.0.1:43123/mcp"},            // MR-N05
+		{"::1", "http://[::1]:43123/mcp"},               // MR-N06
+	} {
+		host, want := c.host, c.want
+		x := newReg(t, profiles()[0])
+		x.r.Endpoint = EndpointFor(host, 43123)
+		cred := x.r.Issue("thread-"+host, "codex", CapOrchestration, "test")
+		assert.Equal(t, want, cred.Endpoint, "bound to %s", host)
+	}
+}
+
+// TestMRN07_TouchedEveryTurnStaysAlive is MR-N07 [variant], upstream "keeps
+// a credential alive across turns that never touch an MCP tool": each turn
+// touches its thread before the 100 ms window lapses. Touch is the
+// liveness era's (credential-lives-with-session), so the fixed profile.
+func TestMRN07_TouchedEveryTurnStaysAlive(t *testing.T) {
+	x := newReg(t, profiles()[1])
+	x.r.LivenessWindow = 100 * time.Millisecond
+	c := x.r.Issue("thread-3", "codex", CapOrchestration, "test")
+	ms := 1000
+	for turn := 0; turn < 10; turn++ {
+		ms += 99
+		x.at(ms)
+		x.r.Touch("thread-3")
+	}
+	got := x.r.Resolve(c.Token)
+	require.NotNil(t, got, "alive at %d ms, well past one window", ms)
+	assert.Equal(t, "thread-3", got.Scope.Thread.ThreadID)
+}

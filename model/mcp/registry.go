@@ -5,6 +5,7 @@
 package mcp
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -144,6 +145,21 @@ func SettingsFor(p model.Profile) Settings {
 		return Settings{LivenessWindow: DefaultLivenessWindow, TouchRefreshes: true}
 	}
 	return Settings{LivenessWindow: IdleTimeout, ResolveRefreshes: true, MaxLifetime: MaximumLifetime}
+}
+
+// EndpointFor is the MCP endpoint a registry bound to hostname:port issues
+// (McpSessionRegistry's endpoint from the bound server address): a wildcard
+// bind (0.0.0.0, ::) is reached on 127.0.0.1, an IPv6 literal is bracketed,
+// any other host is used as bound; the path is /mcp.
+func EndpointFor(hostname string, port int) string {
+	host := hostname
+	switch {
+	case hostname == "0.0.0.0" || hostname == "::":
+		host = "127.0.0.1"
+	case strings.Contains(hostname, ":"):
+		host = "[" + hostname + "]"
+	}
+	return "http://" + host + ":" + strconv.Itoa(port) + "/mcp"
 }
 
 // NewRegistry returns an empty registry with the settings of env's profile.

@@ -141,6 +141,7 @@ const (
 	ErrPreviouslyRejected = "OrchestratorCommandPreviouslyRejectedError"
 	ErrDispatch           = "orchestration_error"
 	ErrTaskNotFound       = "task_not_found"
+	ErrTaskNotCancellable = "task_not_cancellable"
 	ErrThreadNotFound     = "thread_not_found"
 	ErrInvalidRequest     = "invalid_request"
 	NoActiveRun           = "no_active_run"
@@ -496,6 +497,12 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			o.settle(t, store.TaskCancelled)
 			return store.Result{TaskID: t.ID, Status: "cancel_requested"}, true
 		})
+		if a.Outcome != Accepted && a.Outcome != Replayed {
+			// The child interrupt failed: the task is not cancellable now
+			// and its completion delivery is left for its terminal result.
+			reply(Answer{Outcome: ErrTaskNotCancellable, CommandID: id})
+			return
+		}
 		o.dispatch(cmd("cancel-task-completion-delivery", k), caller, EffectDispose, c, func() (store.Result, bool) {
 			t.Delivery = "disposed"
 			return store.Result{TaskID: t.ID, Status: t.Status}, true
@@ -539,6 +546,12 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 		id := cmd("thread-fork", k)
 		reply(o.dispatch(id, caller, EffectThreads, c, func() (store.Result, bool) {
 			tid := fmt.Sprintf("thread:mcp-fork:%s:%s", ns, k)
+			if o.st.Thread(tid) != nil {
+				// The derived target id is taken (even by a deleted
+				// thread): the fork command is refused and the existing
+				// thread is left as it is.
+				return store.Result{}, false
+			}
 			o.st.Threads = append(o.st.Threads, &store.Thread{ID: tid, ProjectID: from.ProjectID, Instance: from.Instance,
 				CreatedBy: "agent", CreationSource: "mcp", Title: "fork of " + src, Branch: from.Branch, WorktreePath: from.WorktreePath})
 			return store.Result{ThreadIDs: []string{tid}}, true
@@ -567,12 +580,13 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 
 // taskView is task_status's view of a task: its status and summary, the
 // newest terminal run of the child (the child's own work, once it
-// settled) and whether a follow-up run of the child thread is pending.
+// settled) with that run's status, and whether a follow-up run of the
+// child thread is pending.
 func (o *Orchestrator) taskView(t *store.Task) store.Result {
 	res := store.Result{TaskID: t.ID, ChildThreadID: t.ChildThreadID, Status: t.Status, Summary: t.Summary,
 		Delivery: t.Delivery}
 	if t.Status != store.TaskRunning {
-		res.LatestTerminalRunID = "run:" + t.ID
+		res.LatestTerminalRunID, res.LatestTerminalStatus = "run:"+t.ID, t.Status
 	}
 	for _, r := range o.st.Runs {
 		if r.ThreadID != t.ChildThreadID {
@@ -582,7 +596,9 @@ func (o *Orchestrator) taskView(t *store.Task) store.Result {
 			res.HasPendingChildRuns = true
 			continue
 		}
-		res.LatestTerminalRunID, res.Status = r.ID, r.Status
+		// The status stays the task's; the newest terminal child run is
+		// reported beside it (latestTerminalRunId, latestTerminalStatus).
+		res.LatestTerminalRunID, res.LatestTerminalStatus = r.ID, r.Status
 	}
 	return res
 }

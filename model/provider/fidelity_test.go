@@ -443,3 +443,183 @@ func TestPSMV2_WorkspaceMissing(t *testing.T) {
 	assert.Same(t, e, f.m.Entry("session-1"), "the live runtime is untouched")
 	assert.Equal(t, writes, f.st.ProviderSession("session-1").Writes, "and so is the projection")
 }
+
+// TestPSMN01_ShutdownReleasesLiveSessions is PSM-N01, upstream
+// "ProviderSessionManagerV2 releases live sessions when its layer shuts
+// down" (ProviderSessionManager.test.ts @ 064f6c1f).
+func TestPSMN01_ShutdownReleasesLiveSessions(t *testing.T) {
+	f := newFx(t, time.Minute)
+	f.openNow("session-1", "thread-1", "codex")
+	assert.Equal(t, 1, f.m.Opens())
+	assert.Equal(t, 0, f.m.Closes())
+	f.m.Shutdown()
+	assert.Equal(t, 1, f.m.Closes())
+	assert.Nil(t, f.m.Entry("session-1"))
+	assert.Equal(t, "stopped", f.status("session-1"))
+}
+
+// TestPSMN02_BrowserAccessOffWithholdsPreview is PSM-N02, upstream
+// "ProviderSessionManagerV2 withholds the preview capability when agent
+// browser access is off". Browser access is the capability policy
+// (CapsFor); the config's browserToolsAvailable flag is not modelled.
+func TestPSMN02_BrowserAccessOffWithholdsPreview(t *testing.T) {
+	f := newFx(t, time.Second)
+	browserAccess := false
+	f.m.CapsFor = func(string, string) mcp.Caps {
+		if browserAccess {
+			return mcp.CapPreview | mcp.CapOrchestration | mcp.CapWorktree
+		}
+		return mcp.CapOrchestration | mcp.CapWorktree
+	}
+	f.openNow("session-1", "thread-1", "codex")
+	sl, ok := f.slot("thread-1")
+	require.True(t, ok)
+	c := f.reg.Resolve(sl.Token)
+	require.NotNil(t, c)
+	assert.Equal(t, "orchestration,worktree", c.Scope.Capabilities.String())
+	require.NoError(t, f.m.Close("session-1"))
+}
+
+// TestPSMN03_DetachOfSupersededSessionKeepsReplacement is PSM-N03, upstream
+// "ProviderSessionManagerV2 detach of a superseded live session preserves
+// replacement MCP credentials" (exclusive capabilities: claudeAgent): the
+// replacement opens while the old session is still attached.
+func TestPSMN03_DetachOfSupersededSessionKeepsReplacement(t *testing.T) {
+	f := newFx(t, time.Hour)
+	old := f.openNow("session-old", "thread-1", "claudeAgent")
+	f.openNow("session-new", "thread-1", "claudeAgent")
+	r, ok := f.slot("thread-1")
+	require.True(t, ok)
+	f.m.Detach(old, "thread-1", false)
+	f.cleanup()
+	now, ok := f.slot("thread-1")
+	require.True(t, ok, "the first detach of the superseded session keeps the slot")
+	assert.Equal(t, r.CredID, now.CredID)
+	assert.True(t, f.resolves(r.Token), "and the replacement's credential")
+}
+
+// TestPSMN04_PredecessorReleaseDuringOpenKeepsReusedCredential is PSM-N04,
+// upstream "ProviderSessionManagerV2 protects a reused credential from a
+// predecessor release during open": the release lands while the
+// replacement's adapter open is in flight.
+func TestPSMN04_PredecessorReleaseDuringOpenKeepsReusedCredential(t *testing.T) {
+	f := newFx(t, time.Hour)
+	s1 := f.openNow("session-1", "thread-1", "codex")
+	original, _ := f.slot("thread-1")
+	f.m.Detach(s1, "thread-1", false)
+	o := f.open("session-2", "thread-1", "codex")
+	require.NoError(t, f.m.Close("session-1"), "the predecessor releases during the open")
+	f.cleanup()
+	require.True(t, o.done)
+	require.NoError(t, o.err)
+	slot, ok := f.slot("thread-1")
+	require.True(t, ok)
+	assert.Equal(t, original.CredID, slot.CredID, "the credential the adapter was configured with stays current")
+	assert.True(t, f.resolves(original.Token), "the release does not revoke a credential reserved by an open")
+	require.NoError(t, f.m.Close("session-2"))
+}
+
+// TestPSMN06_TurnDuringPendingWorkCheckKeepsSession is PSM-N06, upstream
+// "ProviderSessionManagerV2 does not idle-release a session that turns busy
+// during the pending-work check".
+func TestPSMN06_TurnDuringPendingWorkCheckKeepsSession(t *testing.T) {
+	f := newFx(t, time.Second)
+	var parked func(bool)
+	f.m.ProbeBackground = func(e *Entry, answer func(bool)) {
+		if parked == nil {
+			parked = answer
+			return
+		}
+		answer(false)
+	}
+	e := f.openNow("session-1", "thread-1", "codex")
+	f.run(time.Second)
+	require.NotNil(t, parked, "the idle release is parked in the pending-work check")
+	require.NoError(t, f.m.BeginTurn(e, "thread-1"))
+	parked(false)
+	assert.NotNil(t, f.m.Entry("session-1"), "the stale idle decision does not release a busy session")
+	assert.Equal(t, 0, f.m.Closes())
+	f.m.TurnTerminal(e, "thread-1")
+	f.run(time.Second)
+	assert.Nil(t, f.m.Entry("session-1"))
+	assert.Equal(t, 1, f.m.Closes())
+}
+
+// TestPSMN07_ReleasedSessionKeepsOrSetsLastError is PSM-N07, upstream
+// "releasedProviderSession keeps lastError when the live process is reaped"
+// (a pure function upstream; here through the release's status write): an
+// idle release keeps the lastError and its time, a runtime_error release
+// sets both.
+func TestPSMN07_ReleasedSessionKeepsOrSetsLastError(t *testing.T) {
+	f := newFx(t, time.Hour)
+	e := f.openNow("session-1", "thread-1", "codex")
+	f.m.ReportStatus(e, "error", "event stream stalled")
+	at := f.st.ProviderSession("session-1").LastErrorAt
+	f.run(30 * time.Minute)
+	require.NoError(t, f.m.Release(e, ReasonIdleTimeout, ""))
+	row := f.st.ProviderSession("session-1")
+	assert.Equal(t, "stopped", row.Status)
+	assert.Equal(t, "event stream stalled", row.LastError)
+	assert.Equal(t, at, row.LastErrorAt)
+
+	e = f.openNow("session-2", "thread-2", "codex")
+	f.m.ReportStatus(e, "error", "event stream stalled")
+	f.run(30 * time.Minute)
+	require.NoError(t, f.m.Release(e, ReasonRuntimeError, "process exited"))
+	row = f.st.ProviderSession("session-2")
+	assert.Equal(t, "error", row.Status)
+	assert.Equal(t, "process exited", row.LastError)
+	assert.Equal(t, f.k.Elapsed(), row.LastErrorAt, "the runtime error's own time")
+}
+
+// TestPSMN08_FailedEventStreamReleases is PSM-N08, upstream
+// "ProviderSessionManagerV2 releases sessions when provider event streams
+// fail".
+func TestPSMN08_FailedEventStreamReleases(t *testing.T) {
+	f := newFx(t, time.Second)
+	e := f.openNow("session-1", "thread-1", "codex")
+	f.m.Crash(e)
+	assert.Nil(t, f.m.Entry("session-1"))
+	assert.Equal(t, 1, f.m.Closes())
+	assert.Equal(t, "error", f.status("session-1"))
+}
+
+// TestPSMN09_SharedRuntimeBroadcastsAndDetachesIndependently is PSM-N09,
+// upstream "ProviderSessionManagerV2 opens one shared runtime, broadcasts
+// events, and detaches threads independently". The adapter's resumeThread
+// dedupe and the interrupt on detach are not modelled.
+func TestPSMN09_SharedRuntimeBroadcastsAndDetachesIndependently(t *testing.T) {
+	f := newFx(t, time.Second)
+	first := f.openNow("session-shared", "thread-1", "codex")
+	second := f.openNow("session-shared", "thread-2", "codex")
+	assert.Same(t, first, second, "one shared runtime")
+	assert.Equal(t, 1, f.m.Opens())
+	a, b := f.m.Subscribe(first), f.m.Subscribe(first)
+	f.m.Publish(first, "provider_session.updated")
+	assert.Equal(t, []string{"provider_session.updated"}, a.Items)
+	assert.Equal(t, []string{"provider_session.updated"}, b.Items, "broadcast to every subscription")
+	f.m.Detach(first, "thread-2", false)
+	assert.Same(t, first, f.openNow("session-shared", "thread-2", "codex"), "re-attach")
+	f.m.Detach(first, "thread-1", false)
+	assert.NotNil(t, f.m.Entry("session-shared"), "the other thread keeps it")
+	assert.Equal(t, 0, f.m.Closes())
+	f.m.Detach(first, "thread-2", false)
+	f.run(time.Second)
+	assert.Equal(t, 1, f.m.Closes(), "released once idle with no thread attached")
+}
+
+// TestPSMN05_ReleasePersistsWhateverTheScopeClose is PSM-N05, upstream
+// "ProviderSessionManagerV2 persists release when session scope close
+// hangs". The model writes the release's status before it closes the
+// session's scope, so a hung close cannot hold it back; a hang cannot be
+// forced here (it is a seeded draw), and the close count is taken at the
+// release, not when the scope's finalizer runs.
+func TestPSMN05_ReleasePersistsWhateverTheScopeClose(t *testing.T) {
+	f := newFx(t, time.Second)
+	f.openNow("session-1", "thread-1", "codex")
+	f.run(time.Second)
+	assert.Nil(t, f.m.Entry("session-1"), "released at the idle timeout")
+	assert.Equal(t, "stopped", f.status("session-1"), "persisted at once, before the scope close")
+	f.run(ReleaseScopeCloseTimeout)
+	assert.Equal(t, "stopped", f.status("session-1"))
+}

@@ -302,3 +302,116 @@ func TestRC14_StaleItemsOnSettledRuns(t *testing.T) {
 	assert.Equal(t, "acpRegistry_bob", sum.Events[0].Instance)
 	assert.Equal(t, "claudeAgent", sum.Events[1].Instance)
 }
+
+// TestRCN01_PreparedContinuationAfterCrashBeforeStart is RC-N01, upstream
+// "recovers an admitted continuation after another crash before provider
+// start" (RestartContinuation.test.ts @ 0f504549): a starting continuation
+// whose provider thread is idle, session stopped and turns none is still
+// the run to continue.
+func TestRCN01_PreparedContinuationAfterCrashBeforeStart(t *testing.T) {
+	c := base()
+	c.RunStatus, c.ContinuationOf = RunStarting, "run:previous-crash"
+	c.ProviderThreadActive, c.SessionStatus, c.RunningTurns = false, "stopped", 0
+	assert.True(t, RestartContinuationRun(c))
+	c.ContinuationOf = ""
+	assert.False(t, RestartContinuationRun(c), "a starting run that is not a continuation is not")
+}
+
+// TestRCN06_NothingToRecoverLeavesEffectsToTheWorker is RC-N06, upstream
+// "leaves durable effects for the worker after runtime reconciliation"
+// (ProviderRuntimeRecoveryService.test.ts @ 0928e05e): with no thread to
+// recover the summary is all zero. The effect worker's recovery loop is
+// not modelled, so that it does not run is not checked.
+func TestRCN06_NothingToRecoverLeavesEffectsToTheWorker(t *testing.T) {
+	st := &store.Store{}
+	st.Effects = append(st.Effects, &store.Effect{ID: "effect:durable", Type: "thread.title", Status: "pending"})
+	sum := Reconcile(st, "startup", time.Minute)
+	assert.Equal(t, RecoverySummary{}, sum)
+	assert.Equal(t, "pending", st.Effects[0].Status, "a durable effect is left for the worker")
+}
+
+// TestRCN08_LostWorkOnTheProviderThreadThatLostIt is RC-N08, upstream
+// "records cancelled work on the provider thread that lost it after a
+// provider switch": Claude launched a background subagent and left a task
+// on its roster, then the thread switched to Codex; the work is recorded
+// under the Claude run, not the later Codex run.
+func TestRCN08_LostWorkOnTheProviderThreadThatLostIt(t *testing.T) {
+	st := &store.Store{}
+	st.Threads = append(st.Threads, &store.Thread{ID: "thread_switch_note", Instance: "codex"})
+	st.ProviderThreads = append(st.ProviderThreads,
+		&store.ProviderThread{ID: "P-claude", ThreadID: "thread_switch_note", Instance: "claude", Status: "idle", Roster: []string{"task-claude"}},
+		&store.ProviderThread{ID: "P-codex", ThreadID: "thread_switch_note", Instance: "codex", Status: "idle"})
+	st.Runs = append(st.Runs,
+		&store.Run{ID: "run_claude", ThreadID: "thread_switch_note", Instance: "claude", Status: store.RunCompleted, ProviderThreadID: "P-claude"},
+		&store.Run{ID: "run_codex", ThreadID: "thread_switch_note", Instance: "codex", Status: store.RunCompleted, ProviderThreadID: "P-codex"})
+	st.Parts = append(st.Parts, &store.RunPart{ID: "turn_item_subagent", RunID: "run_claude", Kind: "turn-item", ItemKind: "subagent",
+		Status: "running", ProviderThread: "P-claude"})
+	sum := Reconcile(st, "startup", time.Minute)
+	assert.Equal(t, []BackgroundCancelled{{RunID: "run_claude", Kinds: []string{"subagent", "task"}}}, sum.Background)
+}
+
+// TestRCN09_QueuedWorkHeldWithItsExecutionState is RC-N09, upstream "holds
+// accepted queued work without cancelling its execution state after
+// restart".
+func TestRCN09_QueuedWorkHeldWithItsExecutionState(t *testing.T) {
+	st := rcStore(RunQueued)
+	attempt := &store.RunPart{ID: "attempt_queued", RunID: "run:recovery", Kind: "attempt", Status: "pending"}
+	node := &store.RunPart{ID: "node_queued", RunID: "run:recovery", Kind: "node", Status: "pending"}
+	st.Parts = append(st.Parts, attempt, node)
+	sum := Reconcile(st, "startup", time.Minute)
+	assert.Equal(t, 0, sum.TerminalizedRuns)
+	assert.Equal(t, []string{"run queued"}, entities(sum), "one run.updated, no attempt or node update")
+	assert.Equal(t, RunQueued, st.Runs[0].Status)
+	assert.True(t, st.Runs[0].QueueHeld)
+	assert.Equal(t, "pending", attempt.Status)
+	assert.Equal(t, "pending", node.Status)
+}
+
+// TestRCN10_StaleSubagentItemTerminalizesItsSubagentAndNode is RC-N10,
+// upstream "terminalizes the linked subagent and node for a stale subagent
+// item on a settled run"; a completed subagent and its node are untouched.
+func TestRCN10_StaleSubagentItemTerminalizesItsSubagentAndNode(t *testing.T) {
+	st := rcStore(store.RunCompleted)
+	st.Runs[0].Instance = "claude"
+	stale := &store.RunPart{ID: "node_stale", RunID: "run:recovery", Kind: "subagent", Status: "running"}
+	done := &store.RunPart{ID: "node_done", RunID: "run:recovery", Kind: "subagent", Status: "completed"}
+	st.Parts = append(st.Parts,
+		&store.RunPart{ID: "node_stale", RunID: "run:recovery", Kind: "node", Status: "running"},
+		&store.RunPart{ID: "node_done", RunID: "run:recovery", Kind: "node", Status: "completed"},
+		stale, done,
+		&store.RunPart{ID: "item_stale", RunID: "run:recovery", Kind: "turn-item", ItemKind: "subagent", Status: "running",
+			Node: "node_stale", Subagent: "node_stale"},
+		&store.RunPart{ID: "item_done", RunID: "run:recovery", Kind: "turn-item", ItemKind: "subagent", Status: "completed",
+			Node: "node_done", Subagent: "node_done"})
+	sum := Reconcile(st, "startup", time.Minute)
+	assert.Equal(t, []string{"turn-item cancelled", "node cancelled", "subagent cancelled"}, entities(sum))
+	assert.Equal(t, []string{"item_stale", "node_stale", "node_stale"}, []string{sum.Events[0].ID, sum.Events[1].ID, sum.Events[2].ID})
+	assert.Equal(t, store.RunCancelled, stale.Status)
+	assert.Equal(t, "completed", done.Status, "a finished subagent is never overwritten")
+}
+
+// TestRCN02_RestartIntentFollowsOptInAndProjectOverride is RC-N02, RC-N03,
+// RC-N04 and RC-N05, upstream "atomically records restart intent with
+// cancellation when opt-in is %s and project override is %s", one row each:
+// a startup reconcile cancels the running run and it is continued only
+// when the project's override, else the environment's opt-in, is on.
+// Expressed differently: the model continues at once instead of recording a
+// provider-runtime.continue effect in the same commit.
+func TestRCN02_RestartIntentFollowsOptInAndProjectOverride(t *testing.T) {
+	on, off := true, false
+	for _, c := range []struct {
+		id       string
+		enabled  bool
+		override *bool
+		want     bool
+	}{{"RC-N02", false, nil, false}, {"RC-N03", true, nil, true}, {"RC-N04", false, &on, true}, {"RC-N05", true, &off, false}} {
+		s, st := newServer(t)
+		st.Settings.ContinueThreadsAfterServerUpdate = c.enabled
+		st.Project("project-1").ContinueThreadsAfterServerUpdate = c.override
+		s.reconcile("startup")
+		assert.Equal(t, store.RunCancelled, st.Run("run:restart").Status, "%s: the run is cancelled", c.id)
+		s.continueRestartedRuns()
+		continued := st.Message("message:restart-continuation:run:restart") != nil
+		assert.Equal(t, c.want, continued, "%s: opt-in %v, override %v", c.id, c.enabled, c.override)
+	}
+}

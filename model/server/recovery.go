@@ -59,6 +59,17 @@ func processBound(t string) bool {
 	return false
 }
 
+// backgroundKind reports whether a turn item of kind is background work a
+// restart cancels (restartCancelledBackgroundWork kinds), as opposed to a
+// tool call the turn was waiting on.
+func backgroundKind(kind string) bool {
+	switch kind {
+	case "shell", "subagent", "monitor", "task":
+		return true
+	}
+	return false
+}
+
 func nonTerminal(status string) bool {
 	switch status {
 	case RunPreparing, RunStarting, store.RunRunning, RunWaiting:
@@ -78,8 +89,11 @@ func openStatus(status string) bool {
 // Reconcile is reconcile(trigger) at now: non-terminal runs are cancelled
 // with their subtrees (except a waiting run whose checkpoint capture is
 // pending or running: its running items are cancelled and recorded as
-// lost background work, and the capture requeued); leftover running items
-// of settled runs are cancelled; pending runtime requests other than
+// lost background work, and the capture requeued); queued runs are held
+// (QueueHeld) with their execution state; leftover running items of
+// settled runs are cancelled with their nodes and subagents, and recorded
+// with the tasks left on their provider thread's roster as that run's lost
+// background work; pending runtime requests other than
 // message-capability ones expire (startup) or are cancelled (shutdown);
 // active provider threads go idle with empty rosters; sessions stop;
 // process-bound effects are cancelled.
@@ -143,8 +157,28 @@ func Reconcile(st *store.Store, trigger string, now time.Duration) RecoverySumma
 		return out
 	}
 
+	// Background work cancelled under settled runs, by run, in run order:
+	// leftover items and the provider threads' rosters.
+	var lostRuns []string
+	lost := map[string][]string{}
+	lose := func(runID, kind string) {
+		if _, ok := lost[runID]; !ok {
+			lostRuns = append(lostRuns, runID)
+		}
+		for _, k := range lost[runID] {
+			if k == kind {
+				return
+			}
+		}
+		lost[runID] = append(lost[runID], kind)
+	}
 	for _, r := range st.Runs {
 		switch {
+		case r.Status == RunQueued:
+			// Accepted queued work is held behind the cut run, its attempt
+			// and nodes untouched.
+			r.QueueHeld = true
+			ev("run", r.ID, RunQueued, "")
 		case r.Status == RunWaiting && capture(r.ID) != nil:
 			// The run stays waiting; what ran in the background is lost.
 			var kinds []string
@@ -197,9 +231,17 @@ func Reconcile(st *store.Store, trigger string, now time.Duration) RecoverySumma
 					continue
 				}
 				cancelPart(r, p)
+				if backgroundKind(p.ItemKind) {
+					lose(r.ID, p.ItemKind)
+				}
 				for _, n := range partsOf(r.ID, "node") {
 					if n.ID == p.Node && openStatus(n.Status) {
 						cancelPart(r, n)
+					}
+				}
+				for _, sa := range partsOf(r.ID, "subagent") {
+					if sa.ID == p.Subagent && openStatus(sa.Status) {
+						cancelPart(r, sa)
 					}
 				}
 			}
@@ -230,11 +272,33 @@ func Reconcile(st *store.Store, trigger string, now time.Duration) RecoverySumma
 		if pt.Status != "active" && len(pt.Roster) == 0 {
 			continue
 		}
+		// A roster entry that is not one of the items already counted is a
+		// task lost under the latest settled run of this provider thread.
+		var owner *store.Run
+		for _, r := range st.Runs {
+			if r.ProviderThreadID == pt.ID {
+				owner = r
+			}
+		}
+		if owner != nil && !nonTerminal(owner.Status) && owner.Status != RunQueued {
+			for _, task := range pt.Roster {
+				counted := false
+				for _, p := range partsOf(owner.ID, "turn-item") {
+					counted = counted || p.ID == task
+				}
+				if !counted {
+					lose(owner.ID, "task")
+				}
+			}
+		}
 		if pt.Status == "active" {
 			pt.Status = "idle"
 		}
 		pt.Roster = nil
 		ev("provider-thread", pt.ID, pt.Status, "")
+	}
+	for _, id := range lostRuns {
+		sum.Background = append(sum.Background, BackgroundCancelled{RunID: id, Kinds: lost[id]})
 	}
 	for _, ps := range st.ProviderSessions {
 		if ps.Status == "stopped" || ps.Status == "error" {

@@ -52,12 +52,13 @@ const (
 )
 
 // RestartContinuationRun is restartContinuationRun's eligibility: a live
-// thread whose latest run (not a compaction) is running, or a starting
-// continuation, with a live provider turn; or a completed or waiting run
-// whose provider thread lost background work. The run's instance is the
-// thread's; P has a native ref and its session the run's instance; a live
-// turn also needs P active, a session not stopped or in error, and a
-// running provider turn.
+// thread whose latest run (not a compaction) is running with a live
+// provider turn; a prepared continuation (starting, restartContinuationOf
+// set), which needs no live turn since a crash before provider start
+// leaves none; or a completed or waiting run whose provider thread lost
+// background work. The run's instance is the thread's; P has a native ref
+// and its session the run's instance; a live turn needs P active, a
+// session not stopped or in error, and a running provider turn.
 func RestartContinuationRun(c ContinuationCandidate) bool {
 	if c.ThreadArchived || c.ThreadDeleted || c.Compaction {
 		return false
@@ -70,7 +71,7 @@ func RestartContinuationRun(c ContinuationCandidate) bool {
 	case c.RunStatus == store.RunRunning:
 		needsLiveTurn = true
 	case c.RunStatus == RunStarting && c.ContinuationOf != "":
-		needsLiveTurn = true
+		// A prepared continuation: the live-turn checks do not apply.
 	case c.RunStatus == store.RunCompleted || c.RunStatus == RunWaiting:
 		lost := false
 		for _, p := range c.LostWork {
@@ -133,18 +134,19 @@ func (s *Server) continueRestartedRuns() {
 }
 
 // ContinueRestartedRun is continueRestartedRun(threadId, sourceRunId): it
-// does nothing unless the setting is on, the thread is live, no
+// does nothing unless the setting is on for the thread's project
+// (ContinuesAfterRestart), the thread is live, no
 // continuation message of the source run exists yet, the source run is
 // cancelled (or settled with lost background work), no newer run exists and
 // the thread is still on the run's instance; then it dispatches the
 // continuation message under command:restart-continuation:<sourceRunId>
 // and starts its run. It reports whether it dispatched.
 func (s *Server) ContinueRestartedRun(threadID, sourceRunID string) bool {
-	if s.dead || !s.Store.Settings.ContinueThreadsAfterServerUpdate {
+	if s.dead {
 		return false
 	}
 	t := s.Store.Thread(threadID)
-	if t == nil || t.Archived || t.Deleted || t.ActiveRunID != "" {
+	if t == nil || !s.ContinuesAfterRestart(t.ProjectID) || t.Archived || t.Deleted || t.ActiveRunID != "" {
 		return false
 	}
 	msgID := "message:restart-continuation:" + sourceRunID
@@ -184,6 +186,16 @@ func (s *Server) ContinueRestartedRun(threadID, sourceRunID string) bool {
 	s.startRun(t.ID, sourceRunID)
 	msg.RunID = t.ActiveRunID
 	return true
+}
+
+// ContinuesAfterRestart is the resolved "continue threads after server
+// update" setting of a project: its override if it has one, else the
+// environment's.
+func (s *Server) ContinuesAfterRestart(projectID string) bool {
+	if p := s.Store.Project(projectID); p != nil && p.ContinueThreadsAfterServerUpdate != nil {
+		return *p.ContinueThreadsAfterServerUpdate
+	}
+	return s.Store.Settings.ContinueThreadsAfterServerUpdate
 }
 
 // Effect types.

@@ -60,6 +60,9 @@ type Run struct {
 	// LostWork is restartCancelledBackgroundWork: background work a restart
 	// cancelled under this run (kinds and what it was).
 	LostWork []LostWork
+	// QueueHeld marks a queued run a restart holds behind the run it cut
+	// (recovery keeps its position and execution state).
+	QueueHeld bool
 }
 
 // LostWork is one piece of background work a restart cancelled.
@@ -106,7 +109,10 @@ type RunPart struct {
 	Node      string
 	RequestID string
 	// AppOwned marks an app-owned delegation node or item (it stays open).
-	AppOwned    bool
+	AppOwned bool
+	// Subagent is the subagent entity (a part of kind subagent) a subagent
+	// turn item reports.
+	Subagent    string
 	CompletedAt time.Duration
 }
 
@@ -128,6 +134,10 @@ type Project struct {
 	ID string
 	// BrowserAccess grants the preview capability to agents of the project.
 	BrowserAccess bool
+	// ContinueThreadsAfterServerUpdate, if set, overrides the environment's
+	// setting of the same name for the project's threads
+	// (projectSettingsOverrides); nil follows Settings.
+	ContinueThreadsAfterServerUpdate *bool
 }
 
 // Settings are the environment's durable settings the models read.
@@ -292,7 +302,10 @@ type Result struct {
 	InterruptedRunID    string
 	Delivery            string
 	LatestTerminalRunID string
-	HasPendingChildRuns bool
+	// LatestTerminalStatus is the status of LatestTerminalRunID (the
+	// task's own status while its own work is the newest terminal run).
+	LatestTerminalStatus string
+	HasPendingChildRuns  bool
 }
 
 // Task statuses.

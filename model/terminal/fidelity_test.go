@@ -268,3 +268,237 @@ func TestAC35_ResumedReplayQuietWindow(t *testing.T) {
 	assert.Equal(t, []string{"ready=false reason=starting rev=1", "ready=false reason=replaying-history rev=2",
 		"ready=true reason=ready rev=3"}, f.events("input-readiness"))
 }
+
+// TestACN01_RevisionsMonotonicAcrossReplacementBackend is AC-N01, upstream
+// "keeps readiness revisions monotonic when the same local id gets a
+// replacement backend" (sessionManager.recover.test.ts @ 428aed2d).
+func TestACN01_RevisionsMonotonicAcrossReplacementBackend(t *testing.T) {
+	f := newFixture(t)
+	f.recover(Codex, "/tmp/project")
+	f.run(2 * time.Second)
+	first := f.m.Snapshot("stable-session")
+	require.True(t, first.Ready)
+	require.True(t, f.m.KillOwned("stable-session", Codex, "/tmp/project", "test", ""))
+	var again *RecoverResult
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Codex, Cwd: "/tmp/project"}, func(r RecoverResult) { again = &r })
+	f.run(2 * time.Second)
+	require.NotNil(t, again)
+	assert.Equal(t, "stable-session#2", again.Snapshot.Backend, "a replacement backend under the same id")
+	assert.Greater(t, again.Snapshot.Rev, first.Rev, "its first published revision is above the old backend's last")
+}
+
+// TestACN02_TypedConflictsForKindOrCwd is AC-N02, upstream "returns typed
+// conflicts for a different kind or normalized cwd". The model compares the
+// cwd as given (no path normalization).
+func TestACN02_TypedConflictsForKindOrCwd(t *testing.T) {
+	f := newFixture(t)
+	f.recover(Claude, "/tmp/project")
+	f.run(2 * time.Second)
+	for _, c := range []struct {
+		kind Kind
+		cwd  string
+	}{{Codex, "/tmp/project"}, {Claude, "/tmp/other"}} {
+		got := f.recover(c.kind, c.cwd)
+		require.NotNil(t, got, "a conflict answers at once")
+		assert.Equal(t, RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership}, *got, "%s %s", c.kind, c.cwd)
+	}
+	assert.Equal(t, Live, f.m.Snapshot("stable-session").Lifecycle, "the live backend is untouched")
+}
+
+// TestACN04_AdoptsWhileDeliveryInFlight is AC-N04, upstream "adopts
+// normally while prompt delivery is in flight on the owned backend".
+// Delivery is one step here: the recover follows a delivery to the live
+// backend at the same instant.
+func TestACN04_AdoptsWhileDeliveryInFlight(t *testing.T) {
+	f := newFixture(t)
+	f.recover(Claude, "/tmp/project")
+	f.run(2 * time.Second)
+	f.m.DeliverPrompt("stable-session")
+	got := f.recover(Claude, "/tmp/project")
+	require.NotNil(t, got)
+	assert.True(t, got.OK)
+	assert.Equal(t, Adopted, got.Disposition)
+	assert.Len(t, f.events("spawn"), 1, "no second provider")
+}
+
+// TestACN06_RestoresUnderExistingWorkspaceID is AC-N06, upstream "can
+// restore a provider backend under an existing workspace SessionId"
+// (sessionManager.wake.test.ts): recover spawns under the pane's id.
+func TestACN06_RestoresUnderExistingWorkspaceID(t *testing.T) {
+	f := newFixture(t)
+	var got *RecoverResult
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project", Resume: true, Caller: "wake"},
+		func(r RecoverResult) { got = &r })
+	f.run(2 * time.Second)
+	require.NotNil(t, got)
+	assert.Equal(t, Spawned, got.Disposition)
+	assert.Equal(t, "stable-session", got.Snapshot.Session)
+	assert.NotNil(t, f.m.Backend("stable-session"))
+}
+
+// TestACN08_ColdStartLadderInOrder is AC-N08, upstream "records the full
+// cold-start ladder in order" (sessionManager.lifecycle.test.ts). The
+// lifecycle journal is main's trace: claim, spawn, start, then the
+// readiness edges.
+func TestACN08_ColdStartLadderInOrder(t *testing.T) {
+	f := newFixture(t)
+	f.recover(Codex, "/tmp/project")
+	f.run(2 * time.Second)
+	var ladder []string
+	for _, ev := range f.k.Trace().Events() {
+		if ev.Actor != "main" {
+			continue
+		}
+		for _, a := range ev.Attrs {
+			if a.Key == "session" && a.Value == "stable-session" {
+				ladder = append(ladder, ev.Kind+" "+ev.Outcome)
+			}
+		}
+	}
+	require.GreaterOrEqual(t, len(ladder), 5)
+	assert.Equal(t, []string{"recover claimed", "spawn starting", "input-readiness ", "start live", "input-readiness "}, ladder[:5])
+}
+
+// TestACN10_ReadinessTransitionsWithRevisions is AC-N10, upstream "records
+// every published readiness transition with its monotonic revision": the
+// journal is main's trace of input-readiness; an unchanged readiness is not
+// published again.
+func TestACN10_ReadinessTransitionsWithRevisions(t *testing.T) {
+	f := newFixture(t)
+	f.recover(Codex, "/tmp/project")
+	f.run(2 * time.Second)
+	b := f.m.Backend("stable-session")
+	f.m.setInputReadiness(b, true, "ready") // unchanged: not published
+	f.m.setInputReadiness(b, false, "human-draft")
+	assert.Equal(t, []string{"ready=false reason=starting rev=1", "ready=true reason=ready rev=2",
+		"ready=false reason=human-draft rev=3"}, f.events("input-readiness"))
+}
+
+// TestACN25_RehydrateAdoptsUnderPersistedID is AC-N25, upstream
+// "adopts under the persisted local id without calling the fresh-spawn
+// API" (rehydrate.renderer.test.ts): rehydrating a pane whose backend is
+// live recovers it under the pane's own id and adopts it.
+func TestACN25_RehydrateAdoptsUnderPersistedID(t *testing.T) {
+	f := newFixture(t)
+	f.recover(Claude, "/tmp/project")
+	f.run(2 * time.Second)
+	r := f.app.Renderer
+	r.rehydrate(f.app.Meta("stable-session"))
+	f.run(time.Second)
+	assert.Contains(t, f.events("recover"), "adopted kind=claude caller=rehydrate ready=true reason=ready")
+	assert.Len(t, f.events("spawn"), 1, "no fresh spawn")
+	rt := r.Runtime("stable-session")
+	assert.Equal(t, StatusStarted, rt.Status)
+	assert.Equal(t, "stable-session#1", rt.Backend)
+}
+
+// TestACN30_ColdStartOnceAdoptOnReload is AC-N30, upstream "cold-starts
+// once, adopts on renderer reload, and preserves identity and readiness"
+// (sessionRecovery.integration.test.ts): boot spawns the backend once; a
+// renderer reload's rehydrate adopts the same backend with its readiness.
+func TestACN30_ColdStartOnceAdoptOnReload(t *testing.T) {
+	f := newFixture(t)
+	f.app.Boot()
+	f.run(3 * time.Second)
+	r := f.app.Renderer
+	rt := r.Runtime("stable-session")
+	require.Equal(t, StatusStarted, rt.Status)
+	backend, rev := rt.Backend, rt.Rev
+	r.rehydrate(f.app.Meta("stable-session")) // the reload's rehydrate
+	f.run(time.Second)
+	assert.Len(t, f.events("spawn"), 1, "cold-started once")
+	assert.Equal(t, backend, rt.Backend, "the same identity")
+	assert.Equal(t, rev, rt.Rev)
+	assert.Equal(t, f.m.Snapshot("stable-session").Ready, rt.InputReady, "and readiness")
+}
+
+// TestACN31_FailedPaneRetriesSameID is AC-N31, upstream "retains a failed
+// pane and allows the same stable id to retry successfully".
+func TestACN31_FailedPaneRetriesSameID(t *testing.T) {
+	f := newFixture(t)
+	f.m.cfg.StartFailChance = sim.Per(1, 1)
+	f.app.Boot()
+	f.run(3 * time.Second)
+	r := f.app.Renderer
+	rt := r.Runtime("stable-session")
+	require.Equal(t, StatusFailed, rt.Status)
+	panes := len(r.Panes)
+	assert.NotNil(t, f.app.Meta("stable-session"), "the failed pane's session is retained")
+	f.m.cfg.StartFailChance = sim.Per(0, 1)
+	var err *wakeErr
+	r.ensureSessionLive("stable-session", "retry", "", func(e *wakeErr) { err = e })
+	f.run(3 * time.Second)
+	assert.Nil(t, err)
+	assert.Equal(t, StatusStarted, rt.Status, "the same stable id retries successfully")
+	assert.Equal(t, "stable-session#2", rt.Backend)
+	assert.Len(t, r.Panes, panes)
+}
+
+// TestACN32_CloseCancelsBlockedStartup is AC-N32, upstream "lets close
+// cancel blocked startup without resurrecting an orphan backend": a kill
+// during the start cancels the claim and leaves no backend, even once the
+// start settles.
+func TestACN32_CloseCancelsBlockedStartup(t *testing.T) {
+	f := newFixture(t)
+	var got *RecoverResult
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project", Caller: "rehydrate"},
+		func(r RecoverResult) { got = &r })
+	require.True(t, f.m.KillOwned("stable-session", Claude, "/tmp/project", "close", ""))
+	f.run(5 * time.Second)
+	require.NotNil(t, got)
+	assert.Equal(t, CodeCancelled, got.Code)
+	assert.Nil(t, f.m.Backend("stable-session"), "no orphan backend")
+}
+
+// TestACN26_FailedSiblingsKeptAfterAllLeavesResolve is AC-N26, upstream
+// "keeps failed siblings in a split after every leaf has a resolved
+// outcome" (rehydrate.renderer.test.ts). Both leaves of the tab fail here
+// (one start-failure rate for the app), and both panes and sessions stay.
+func TestACN26_FailedSiblingsKeptAfterAllLeavesResolve(t *testing.T) {
+	f := newFixture(t)
+	f.app.AddSession(Meta{ID: "sibling-session", Kind: Codex, Cwd: "/tmp/project", Mode: Terminal})
+	f.m.cfg.StartFailChance = sim.Per(1, 1)
+	f.app.Boot()
+	panes := len(f.app.Renderer.Panes)
+	f.run(5 * time.Second)
+	for _, id := range []string{"stable-session", "sibling-session"} {
+		assert.Equal(t, StatusFailed, f.app.Renderer.Runtime(id).Status, "%s resolved as failed", id)
+		assert.NotNil(t, f.app.Meta(id), "%s is kept", id)
+	}
+	assert.Len(t, f.app.Renderer.Panes, panes, "no leaf is removed from the split")
+}
+
+// TestACN58_OpenCodeReadyOnlyAfterStartup is AC-N58, upstream "becomes
+// ready only after headless startup and history publication finish"
+// (opencodeSession.readiness.test.ts). History publication is not
+// modelled: readiness is published only after the start settles.
+func TestACN58_OpenCodeReadyOnlyAfterStartup(t *testing.T) {
+	f := newFixture(t)
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: OpenCode, Cwd: "/tmp/project"}, func(RecoverResult) {})
+	assert.Equal(t, Spawning, f.m.Snapshot("stable-session").Lifecycle)
+	assert.False(t, f.m.Snapshot("stable-session").Ready, "not ready during startup")
+	f.run(5 * time.Second)
+	assert.Equal(t, []string{"ready=false reason=starting rev=1", "ready=true reason=ready rev=2"}, f.events("input-readiness"))
+	var order []string
+	for _, ev := range f.k.Trace().Events() {
+		if ev.Actor == "main" && (ev.Kind == "start" || ev.Kind == "input-readiness") {
+			order = append(order, ev.Kind)
+		}
+	}
+	assert.Equal(t, []string{"input-readiness", "start", "input-readiness"}, order, "ready is published after the start")
+}
+
+// TestACN59_OpenCodeExitDuringStartupNeverReady is AC-N59, upstream "never
+// emits ready or started when the server exits during startup": the exit
+// is a failed start here.
+func TestACN59_OpenCodeExitDuringStartupNeverReady(t *testing.T) {
+	f := newFixture(t)
+	f.m.cfg.StartFailChance = sim.Per(1, 1)
+	var got *RecoverResult
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: OpenCode, Cwd: "/tmp/project"}, func(r RecoverResult) { got = &r })
+	f.run(5 * time.Second)
+	require.NotNil(t, got)
+	assert.Equal(t, CodeStartFailed, got.Code)
+	assert.Equal(t, []string{"ready=false reason=starting rev=1"}, f.events("input-readiness"), "never ready")
+	assert.NotContains(t, f.events("start"), "live", "never started")
+}
