@@ -60,6 +60,8 @@ var (
 		Doc: "a provider session idled out while its thread had an open agent tab"})
 	probeRemountWithClaudeDraft = declareProbe(ProbeInfo{Name: "remount-with-claude-draft", Group: catalog.TerminalSession,
 		Doc: "a pane of a Claude session remounted while the user's draft was in its composer"})
+	probeRestartFoundRunningRun = declareProbe(ProbeInfo{Name: "restart-found-running-run", Group: catalog.RestartContinuation,
+		Doc: "a server started over a run its dead predecessor left running (the startup reconcile settled it)"})
 	probeRestartContinuation = declareProbe(ProbeInfo{Name: "restart-continuation", Group: catalog.RestartContinuation,
 		Doc: "a restart continuation resumed a thread (\"Continue where you left off.\")"})
 	probeRetryCrossedCredentialReissue = declareProbe(ProbeInfo{Name: "retry-crossed-credential-reissue", Group: catalog.Orchestrator,
@@ -135,6 +137,8 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 				break
 			}
 		}
+	case ev.Actor == "server" && ev.Kind == "reconcile" && ev.Get("trigger") == "startup":
+		hit(probeRestartFoundRunningRun)
 	case ev.Kind == "restart-continuation":
 		hit(probeRestartContinuation)
 	case ev.Kind == "tab.swept":

@@ -23,7 +23,7 @@ func init() {
 		Doc: "report 002 (#16184): clientRequestId retries across server restarts, idle release, " +
 			"provider crashes and capability changes",
 		Horizon: 24 * time.Hour,
-		Groups:  []catalog.Group{catalog.Orchestrator},
+		Groups:  []catalog.Group{catalog.Orchestrator, catalog.RestartContinuation},
 		Build: func(env *model.Env) {
 			w := NewT3World(env)
 			w.Repertoire = agent.Repertoire{Orchestrator: true}
