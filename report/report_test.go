@@ -39,7 +39,7 @@ func replayRun(t *testing.T, path string) (scenarios.Config, scenarios.Result) {
 	t.Helper()
 	f, err := replay.Read(path)
 	require.NoError(t, err)
-	prof, err := model.NewProfile(f.Profile, f.Fixes, f.Mutants)
+	prof, err := f.Spec().Profile()
 	require.NoError(t, err)
 	strategy, err := scenarios.ParseStrategy(f.Strategy)
 	require.NoError(t, err)

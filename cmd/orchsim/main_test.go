@@ -682,7 +682,12 @@ func TestReplay_InconsistentFileNamesTheField(t *testing.T) {
 // Edits that change nothing a run does are not edits: the strict verdict
 // (fingerprint matches) stays.
 func TestReplay_NoOpSettingsEditsKeepTheStrictVerdict(t *testing.T) {
-	file, b := failingReplayFile(t)
+	// A reported-profile file, so that leaving the profile out is a no-op.
+	file := filepath.Join(t.TempDir(), "reported.json")
+	code, _, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "1", "--out", file)
+	require.Equal(t, exitViolation, code, errOut)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
 	for name, edit := range map[string]func(string) string{
 		"default budget written out": func(s string) string {
 			return strings.Replace(s, `"horizon":`, `"event_budget": 5000000, "horizon":`, 1)
