@@ -50,6 +50,8 @@ var (
 		Doc: "a capability change made prepareMcpSession revoke and re-issue a thread's credential"})
 	probeWaitChildOutlivedClient = declareProbe(ProbeInfo{Name: "delegate-wait-child-outlived-client-timeout", Group: catalog.Orchestrator,
 		Doc: "the child of a wait-mode delegate_task settled 5 min (a Node MCP client's header timeout) or more after the call"})
+	probeKeyReusedForAnotherTarget = declareProbe(ProbeInfo{Name: "key-reused-for-another-target", Group: catalog.Orchestrator,
+		Doc: "a call reused an earlier call's clientRequestId for another thread or task"})
 	probeDelegateWaitTimedOut = declareProbe(ProbeInfo{Name: "delegate-wait-timed-out", Group: catalog.Orchestrator,
 		Doc: "a delegate_task wait ran out of budget and was upgraded (waitTimedOut)"})
 	probeHumanTookAgentTab = declareProbe(ProbeInfo{Name: "human-took-agent-tab", Group: catalog.PreviewTab,
@@ -88,6 +90,7 @@ type ProbeCounter struct {
 	starts    int
 	live      liveCredentials
 	waitStart map[string]time.Duration // task of a wait-mode delegate_task -> when it was accepted
+	keyTarget map[string]string        // thread, tool and clientRequestId -> the target its first call addressed
 	lastCall  map[string]time.Duration // credential -> last MCP call or issue
 	claude    map[string]bool          // terminal session -> Claude
 	draft     map[string]bool          // terminal session -> a draft is in the composer
@@ -96,7 +99,7 @@ type ProbeCounter struct {
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
-		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{},
+		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
 		claude: map[string]bool{}, draft: map[string]bool{}}
 }
 
@@ -250,6 +253,11 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 		}
 	}
 	if k, ok := requestKey(ev); ok {
+		if target, seen := p.keyTarget[k]; !seen {
+			p.keyTarget[k] = targetOf(ev)
+		} else if target != targetOf(ev) {
+			hit(probeKeyReusedForAnotherTarget)
+		}
 		if first, seen := p.firstCall[k]; !seen {
 			p.firstCall[k], p.firstAt[k] = cred, p.starts
 		} else if ev.Get("retry") == "true" {

@@ -35,6 +35,17 @@ const (
 	BoundedMaxWait     = 45 * time.Second
 )
 
+// ReceiptChecksAggregate is PR #5246 ("stop replaying a command receipt
+// for a different aggregate"), the fix of t3code#5231: an accepted receipt
+// is replayed only to a command addressed to the receipt's own aggregate
+// (the thread a send, interrupt or update targets, the task a cancel
+// names, else the caller); a reuse for another one fails with
+// OrchestrationCommandIdConflictError. Off, receipts are matched by
+// command id alone: a t3_thread_send that reuses a clientRequestId for
+// another target is answered with the first send's success while nothing
+// reaches the new target.
+const ReceiptChecksAggregate model.Switch = "receipt-checks-aggregate"
+
 // BoundedDelegateWait is PR #11997 ("bound delegation waits and recover
 // completion delivery"), the fix attempt for t3code#11168: a
 // delegate_task wait returns its handles (taskId, childThreadId) within
@@ -67,6 +78,13 @@ func init() {
 		Invariants: []string{"one-effect-per-request", "retry-returns-original"},
 		Reported:   "requestNamespace = the credential's random providerSessionId",
 		Fixed:      "thread callers: thread:<environmentId>:<threadId>; OAuth clients keep client:<sessionId>"})
+	model.RegisterSwitch(model.SwitchInfo{Name: ReceiptChecksAggregate, Group: catalog.Orchestrator,
+		Reports:    []catalog.Report{"t3code#5231"},
+		Source:     "OrchestrationEngine dispatch receipts (aggregateKind/aggregateId); fix PR #5246",
+		Scenario:   "request-retry",
+		Invariants: []string{"replay-lands-on-target"},
+		Reported:   "an accepted receipt is replayed to any command with its id, whatever thread or task it addresses",
+		Fixed:      "a receipt is replayed only to a command addressed to its own aggregate; another one gets OrchestrationCommandIdConflictError"})
 	model.RegisterSwitch(model.SwitchInfo{Name: BoundedDelegateWait, Group: catalog.Orchestrator,
 		Reports:    []catalog.Report{"t3code#11168"},
 		Source:     "OrchestratorMcpService DEFAULT_WAIT_TIMEOUT_MS/MAX_WAIT_TIMEOUT_MS (V2 branch, PR #2829); fix attempt PR #11997; tool guidance PR #7427",
@@ -139,6 +157,9 @@ const (
 // Error codes (OrchestratorMcpFailure.code and orchestrator errors).
 const (
 	ErrPreviouslyRejected = "OrchestratorCommandPreviouslyRejectedError"
+	// ErrCommandIDConflict is PR #5246's OrchestrationCommandIdConflictError:
+	// an accepted command id reused for another aggregate.
+	ErrCommandIDConflict = "OrchestrationCommandIdConflictError"
 	ErrDispatch           = "orchestration_error"
 	ErrTaskNotFound       = "task_not_found"
 	ErrTaskNotCancellable = "task_not_cancellable"
@@ -607,9 +628,13 @@ func (o *Orchestrator) taskView(t *store.Task) store.Result {
 // rejected one, else execute and store the receipt (no effect = dispatch
 // error).
 func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec func() (store.Result, bool)) Answer {
+	aggregate := aggregateOf(c, caller)
 	if r := o.st.Receipt(commandID); r != nil {
 		if r.Status == store.ReceiptRejected {
 			return Answer{Outcome: ErrPreviouslyRejected, CommandID: commandID}
+		}
+		if o.env.Profile.Fixed(ReceiptChecksAggregate) && r.Aggregate != aggregate {
+			return Answer{Outcome: ErrCommandIDConflict, CommandID: commandID}
 		}
 		return Answer{Outcome: Replayed, CommandID: commandID, Result: r.Result}
 	}
@@ -621,8 +646,20 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 		return Answer{Outcome: ErrDispatch, CommandID: commandID}
 	}
 	o.st.Receipts = append(o.st.Receipts, &store.Receipt{CommandID: commandID, ThreadID: caller, Tool: c.Tool,
-		Key: c.ClientRequestID, Status: store.ReceiptAccepted, Result: res})
+		Key: c.ClientRequestID, Aggregate: aggregate, Status: store.ReceiptAccepted, Result: res})
 	return Answer{Outcome: Accepted, CommandID: commandID, Result: res, Effect: effect}
+}
+
+// aggregateOf is what c's command addresses: the target thread of a send,
+// interrupt or update, the task of a cancel, else the caller's thread.
+func aggregateOf(c Call, caller string) string {
+	switch c.Tool {
+	case model.ToolThreadSend, model.ToolThreadInterrupt, model.ToolThreadUpdate:
+		return "thread:" + c.Target
+	case model.ToolTaskCancel:
+		return "task:" + c.TaskID
+	}
+	return "thread:" + caller
 }
 
 func (o *Orchestrator) projectOf(threadID string) string {
