@@ -159,7 +159,7 @@ const (
 	ErrPreviouslyRejected = "OrchestratorCommandPreviouslyRejectedError"
 	// ErrCommandIDConflict is PR #5246's OrchestrationCommandIdConflictError:
 	// an accepted command id reused for another aggregate.
-	ErrCommandIDConflict = "OrchestrationCommandIdConflictError"
+	ErrCommandIDConflict  = "OrchestrationCommandIdConflictError"
 	ErrDispatch           = "orchestration_error"
 	ErrTaskNotFound       = "task_not_found"
 	ErrTaskNotCancellable = "task_not_cancellable"
