@@ -408,8 +408,9 @@ func ReplayFile(cfg scenarios.Config, res *scenarios.Result) *replay.File {
 		vv := *res.Violation
 		v = &vv
 	}
+	spec := res.Profile.Spec()
 	return &replay.File{Scenario: res.Scenario, Strategy: string(res.Strategy), Off: res.Off,
-		Profile: res.Profile.Preset(), Fixes: res.Profile.Fixes(), Unfix: res.Profile.Unfixed(), Mutants: res.Profile.MutantNames(),
+		Profile: spec.Preset, Fixes: spec.Fix, Unfix: spec.Unfix, Mutants: spec.Mutants,
 		Seed: res.Seed, Horizon: replay.Duration(res.Horizon), Violation: v,
 		Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events, Tape: cfg.Tape,
 		Compacted: cfg.Tape != nil}

@@ -3,6 +3,7 @@ package invariants
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/sim"
@@ -47,6 +48,10 @@ func declareProbe(i ProbeInfo) string {
 var (
 	probeCapabilityChangeReissuedCredential = declareProbe(ProbeInfo{Name: "capability-change-reissued-credential", Group: catalog.MCPCredential,
 		Doc: "a capability change made prepareMcpSession revoke and re-issue a thread's credential"})
+	probeWaitChildOutlivedClient = declareProbe(ProbeInfo{Name: "delegate-wait-child-outlived-client-timeout", Group: catalog.Orchestrator,
+		Doc: "the child of a wait-mode delegate_task settled 5 min (a Node MCP client's header timeout) or more after the call"})
+	probeKeyReusedForAnotherTarget = declareProbe(ProbeInfo{Name: "key-reused-for-another-target", Group: catalog.Orchestrator,
+		Doc: "a call reused an earlier call's clientRequestId for another thread or task"})
 	probeDelegateWaitTimedOut = declareProbe(ProbeInfo{Name: "delegate-wait-timed-out", Group: catalog.Orchestrator,
 		Doc: "a delegate_task wait ran out of budget and was upgraded (waitTimedOut)"})
 	probeHumanTookAgentTab = declareProbe(ProbeInfo{Name: "human-took-agent-tab", Group: catalog.PreviewTab,
@@ -57,6 +62,8 @@ var (
 		Doc: "a provider session idled out while its thread had an open agent tab"})
 	probeRemountWithClaudeDraft = declareProbe(ProbeInfo{Name: "remount-with-claude-draft", Group: catalog.TerminalSession,
 		Doc: "a pane of a Claude session remounted while the user's draft was in its composer"})
+	probeRestartFoundRunningRun = declareProbe(ProbeInfo{Name: "restart-found-running-run", Group: catalog.RestartContinuation,
+		Doc: "a server started over a run its dead predecessor left running (the startup reconcile settled it)"})
 	probeRestartContinuation = declareProbe(ProbeInfo{Name: "restart-continuation", Group: catalog.RestartContinuation,
 		Doc: "a restart continuation resumed a thread (\"Continue where you left off.\")"})
 	probeRetryCrossedCredentialReissue = declareProbe(ProbeInfo{Name: "retry-crossed-credential-reissue", Group: catalog.Orchestrator,
@@ -65,6 +72,8 @@ var (
 		Doc: "an agent retried a call after a server restart"})
 	probeStaleCredentialRefused = declareProbe(ProbeInfo{Name: "stale-credential-refused", Group: catalog.MCPCredential,
 		Doc: "a call with a revoked or expired credential was refused (401)"})
+	probeQuietLiveCredential = declareProbe(ProbeInfo{Name: "live-session-quiet-past-idle-timeout", Group: catalog.MCPCredential,
+		Doc: "a live provider session's agent called an MCP tool after 30 min (the idle era's timeout) without one on that credential"})
 	probeTabActedAfterRotation = declareProbe(ProbeInfo{Name: "tab-acted-after-rotation", Group: catalog.PreviewTab,
 		Doc: "a thread acted on its tab with a credential other than the one that opened it"})
 )
@@ -79,14 +88,18 @@ type ProbeCounter struct {
 	firstCall map[string]string // request -> credential of the first attempt
 	firstAt   map[string]int    // request -> server incarnations seen at the first attempt
 	starts    int
-	claude    map[string]bool // terminal session -> Claude
-	draft     map[string]bool // terminal session -> a draft is in the composer
+	live      liveCredentials
+	waitStart map[string]time.Duration // task of a wait-mode delegate_task -> when it was accepted
+	keyTarget map[string]string        // thread, tool and clientRequestId -> the target its first call addressed
+	lastCall  map[string]time.Duration // credential -> last MCP call or issue
+	claude    map[string]bool          // terminal session -> Claude
+	draft     map[string]bool          // terminal session -> a draft is in the composer
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
-		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{},
+		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
 		claude: map[string]bool{}, draft: map[string]bool{}}
 }
 
@@ -105,6 +118,9 @@ func (p *ProbeCounter) Hits() []int {
 // Observe implements sim.Checker; it counts and never fails.
 func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	hit := func(name string) { p.hits[name]++ }
+	p.live.observe(ev)
+	p.quietCredential(ev, hit)
+	p.waitChild(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		p.starts++
@@ -124,6 +140,8 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 				break
 			}
 		}
+	case ev.Actor == "server" && ev.Kind == "reconcile" && ev.Get("trigger") == "startup":
+		hit(probeRestartFoundRunningRun)
 	case ev.Kind == "restart-continuation":
 		hit(probeRestartContinuation)
 	case ev.Kind == "tab.swept":
@@ -136,6 +154,52 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.terminal(ev, hit)
 	return nil
 }
+
+// quietCredential counts MCP calls on a live session's credential that
+// come 30 min or more after its previous call (or its issue): the
+// situation in which the idle era's registry (t3code#4463) has already
+// expired the token the session still holds.
+func (p *ProbeCounter) quietCredential(ev *sim.Event, hit func(string)) {
+	switch {
+	case ev.Kind == "credential.issue":
+		p.lastCall[ev.Get("cred")] = ev.At
+	case strings.HasPrefix(ev.Actor, "agent/") && ev.Get("cred") != "":
+		cred := ev.Get("cred")
+		if last, ok := p.lastCall[cred]; ok && ev.At-last >= idleEraTimeout {
+			if _, live := p.live.holder(cred); live {
+				hit(probeQuietLiveCredential)
+			}
+		}
+		p.lastCall[cred] = ev.At
+	}
+}
+
+// waitChild counts the children of wait-mode delegate_task calls that ran
+// past a Node MCP client's 300 s header timeout: the situation in which an
+// unbounded wait (t3code#11168) leaves its caller without a taskId.
+func (p *ProbeCounter) waitChild(ev *sim.Event, hit func(string)) {
+	switch {
+	case isToolEvent(ev) && ev.Kind == "delegate_task" && ev.Get("mode") == "wait" && ev.Outcome == "accepted":
+		if task := resultField(ev.Get("result"), "task"); task != "" {
+			p.waitStart[task] = ev.At
+		}
+	case ev.Kind == "task.settled":
+		if start, ok := p.waitStart[ev.Get("task")]; ok {
+			if ev.At-start >= nodeHeaderTimeout {
+				hit(probeWaitChildOutlivedClient)
+			}
+			delete(p.waitStart, ev.Get("task"))
+		}
+	}
+}
+
+// nodeHeaderTimeout is a Node MCP client's header timeout, 300 s (undici's
+// default; t3code#11168).
+const nodeHeaderTimeout = 5 * time.Minute
+
+// idleEraTimeout is the idle era's credential idle timeout, 30 min
+// (McpSessionRegistry@96314411).
+const idleEraTimeout = 30 * time.Minute
 
 type threadTabs struct {
 	thread string
@@ -189,6 +253,11 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 		}
 	}
 	if k, ok := requestKey(ev); ok {
+		if target, seen := p.keyTarget[k]; !seen {
+			p.keyTarget[k] = targetOf(ev)
+		} else if target != targetOf(ev) {
+			hit(probeKeyReusedForAnotherTarget)
+		}
 		if first, seen := p.firstCall[k]; !seen {
 			p.firstCall[k], p.firstAt[k] = cred, p.starts
 		} else if ev.Get("retry") == "true" {

@@ -2,6 +2,7 @@ package invariants
 
 import (
 	"strings"
+	"time"
 
 	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/sim"
@@ -194,6 +195,68 @@ func (s *keysScoped) Observe(ev *sim.Event) *sim.Violation {
 		return violation(RequestKeysScopedPerThread,
 			"%s from thread %s with clientRequestId %q (credential %s) at %s replayed %s, which request [%s] created: keys leaked across callers",
 			ev.Kind, ev.Get("thread"), ev.Get("clientRequestId"), ev.Get("cred"), at(ev.At), cmd, orig)
+	}
+	return nil
+}
+
+// ReplayLandsOnTarget is written from the receipt contract PR #5246 states
+// for the engine and the orchestrator tools' descriptions repeat for a
+// clientRequestId ("a retry returns the original result"): a success
+// answer means the effect exists on what the call addressed. A receipt
+// replayed to a call that addresses another thread or task reports a
+// delivery that never happened (t3code#5231).
+const ReplayLandsOnTarget = "replay-lands-on-target"
+
+func init() {
+	register(Info{Name: ReplayLandsOnTarget, Group: catalog.Orchestrator,
+		Property: "a command receipt is replayed as success only to a call addressed to the thread or task the original command acted on",
+		Source:   "OrchestrationEngine receipts (aggregateKind/aggregateId), PR #5246; orchestrator tool descriptions (clientRequestId retries)",
+		Reports:  []catalog.Report{"t3code#5231"},
+		New:      func() sim.Checker { return &landsOnTarget{addressed: map[string]addressed{}} }})
+}
+
+// addressed is what an accepted command acted on, and when.
+type addressed struct {
+	target string
+	at     time.Duration
+}
+
+type landsOnTarget struct {
+	addressed map[string]addressed // command id -> the original's target
+}
+
+func (*landsOnTarget) Name() string { return ReplayLandsOnTarget }
+
+// targetOf is what a tool event addresses: its target thread or task ("" for
+// a call that addresses only its caller).
+func targetOf(ev *sim.Event) string {
+	if t := ev.Get("target"); t != "" {
+		return "thread " + t
+	}
+	if t := ev.Get("task"); t != "" && ev.Kind == "task_cancel" {
+		return "task " + t
+	}
+	return ""
+}
+
+func (l *landsOnTarget) Observe(ev *sim.Event) *sim.Violation {
+	if !isToolEvent(ev) || !orchestratorTools[ev.Kind] {
+		return nil
+	}
+	cmd := ev.Get("command")
+	switch ev.Outcome {
+	case "accepted":
+		if _, ok := l.addressed[cmd]; !ok && cmd != "" {
+			l.addressed[cmd] = addressed{target: targetOf(ev), at: ev.At}
+		}
+	case "replayed":
+		orig, ok := l.addressed[cmd]
+		if !ok || orig.target == targetOf(ev) {
+			return nil
+		}
+		return violation(ReplayLandsOnTarget,
+			"%s from thread %s with clientRequestId %q addressed %s at %s and was answered replayed (success) with %s, which acted on %s at %s: nothing reached %s",
+			ev.Kind, ev.Get("thread"), ev.Get("clientRequestId"), orNone(targetOf(ev)), at(ev.At), cmd, orNone(orig.target), at(orig.at), orNone(targetOf(ev)))
 	}
 	return nil
 }

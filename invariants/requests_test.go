@@ -87,3 +87,22 @@ func TestRequestKeysScopedPerThread(t *testing.T) {
 	assert.Contains(t, v.Message, "from thread thread-b")
 	assert.Contains(t, v.Message, "[thread-a delegate_task k]")
 }
+
+// t3code#5231's story: thread-a sends to thread-b with key k, then reuses k
+// for a send to thread-c and is answered replayed: nothing reached
+// thread-c.
+func TestReplayLandsOnTarget(t *testing.T) {
+	send := func(m float64, target, outcome string) sim.Event {
+		return ev(m, "agent/thread-a", "t3_thread_send", outcome, "thread=thread-a", "clientRequestId=handoff-round-1",
+			"target="+target, "command=command:mcp:ns:thread-send:handoff-round-1")
+	}
+	v := check(t, ReplayLandsOnTarget, []sim.Event{send(1, "thread-b", "accepted"), send(5, "thread-c", "replayed")})
+	require.NotNil(t, v)
+	for _, want := range []string{"thread thread-c", "thread thread-b", "T+00:01:00.000", "T+00:05:00.000", "handoff-round-1"} {
+		assert.Contains(t, v.Message, want)
+	}
+	// A genuine retry (same target) and a conflict refusal are fine.
+	assert.Nil(t, check(t, ReplayLandsOnTarget, []sim.Event{send(1, "thread-b", "accepted"), send(5, "thread-b", "replayed")}))
+	assert.Nil(t, check(t, ReplayLandsOnTarget, []sim.Event{send(1, "thread-b", "accepted"),
+		send(5, "thread-c", "OrchestrationCommandIdConflictError")}))
+}

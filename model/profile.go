@@ -327,14 +327,15 @@ func (p Profile) Preset() string {
 // them so that "fixed minus these" reads as it was asked for.
 func (p Profile) Unfixed() []string { return p.unfix }
 
-// Spec returns a Spec that builds this profile again: the preset it was
-// built from, the fixes that are on, Unfixed and the mutants.
+// Spec returns a Spec that builds this profile again, as it was asked for:
+// the fixed preset with Unfixed (a switch added later is then on, so a
+// replay file recorded as "every fix but x" keeps meaning that), or the
+// reported preset with the fixes that are on; then the mutants.
 func (p Profile) Spec() Spec {
-	preset := p.preset
-	if preset == "" {
-		preset = PresetReported
+	if p.preset == PresetFixed {
+		return Spec{Preset: PresetFixed, Unfix: p.Unfixed(), Mutants: p.MutantNames()}
 	}
-	return Spec{Preset: preset, Fix: p.Fixes(), Unfix: p.Unfixed(), Mutants: p.MutantNames()}
+	return Spec{Preset: PresetReported, Fix: p.Fixes(), Mutants: p.MutantNames()}
 }
 
 // String renders the profile for banners: reported[+fix...] for a profile

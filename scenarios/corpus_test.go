@@ -53,7 +53,7 @@ func TestCorpus(t *testing.T) {
 		t.Run(rel, func(t *testing.T) {
 			f, err := replay.Read(path)
 			require.NoError(t, err)
-			prof, err := model.NewProfile(f.Profile, f.Fixes, f.Mutants)
+			prof, err := f.Spec().Profile()
 			require.NoError(t, err)
 			strategy, err := ParseStrategy(f.Strategy)
 			require.NoError(t, err)
@@ -113,7 +113,7 @@ func TestCorpus_RerecordRestoresADriftedFile(t *testing.T) {
 
 	f, err := replay.Read(path)
 	require.NoError(t, err)
-	prof, err := model.NewProfile(f.Profile, f.Fixes, f.Mutants)
+	prof, err := f.Spec().Profile()
 	require.NoError(t, err)
 	res := mustRun(t, Config{Scenario: f.Scenario, Seed: f.Seed, Profile: prof, Strategy: Strategy(f.Strategy), Off: f.Off,
 		Horizon: time.Duration(f.Horizon), Tape: f.Tape})

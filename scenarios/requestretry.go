@@ -23,7 +23,7 @@ func init() {
 		Doc: "report 002 (#16184): clientRequestId retries across server restarts, idle release, " +
 			"provider crashes and capability changes",
 		Horizon: 24 * time.Hour,
-		Groups:  []catalog.Group{catalog.Orchestrator},
+		Groups:  []catalog.Group{catalog.Orchestrator, catalog.RestartContinuation},
 		Build: func(env *model.Env) {
 			w := NewT3World(env)
 			w.Repertoire = agent.Repertoire{Orchestrator: true}
@@ -31,6 +31,7 @@ func init() {
 			// The setting is off by default upstream; half of the runs turn it on.
 			w.Store.Settings.ContinueThreadsAfterServerUpdate = r.Chance("continue-after-update", sim.Per(1, 2))
 			w.ResponseLoss = sim.Per(1+r.Below("response-loss", 4), 20)
+			w.KeyReuse = sim.Per(1, 20) // t3code#5231: a clientRequestId reused for a new request
 			w.ImpatienceMin, w.ImpatienceMax = 20*time.Minute, 90*time.Minute
 			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,
 				Crash: 30, CapabilityChange: 20, ServerRestart: 20}

@@ -38,6 +38,9 @@ type T3World struct {
 	// ResponseLoss is the probability that the answer to an orchestrator
 	// tool call is lost on the way back (the server did the work).
 	ResponseLoss sim.Ratio
+	// KeyReuse is the agents' chance of reusing a clientRequestId for a
+	// new request (agent.Agent.KeyReuse); swarm redraws it when it is set.
+	KeyReuse sim.Ratio
 	// Impatience bounds how long a user lets a turn run before pressing
 	// stop (0: users never interrupt).
 	ImpatienceMin, ImpatienceMax time.Duration
@@ -112,13 +115,17 @@ func (w *T3World) swarm() {
 	}
 	per := func(label string) sim.Ratio { return sim.Per(r.Below(label, 5), 4) }
 	w.Habits = agent.Habits{Desktop: per("desktop"), Watch: per("watch"), TakeControl: per("take-control")}
-	w.env.Emit("world", "swarm", "",
-		sim.A(FaultCrash, itoa(m.Crash)), sim.A(FaultCapabilityChange, itoa(m.CapabilityChange)),
+	attrs := []sim.Attr{sim.A(FaultCrash, itoa(m.Crash)), sim.A(FaultCapabilityChange, itoa(m.CapabilityChange)),
 		sim.A(FaultStaleCredential, itoa(m.StaleCall)), sim.A(FaultServerRestart, itoa(m.ServerRestart)),
 		sim.A(FaultProviderSwitch, itoa(m.ProviderSwitch)), sim.A(FaultResponseLoss, ratioString(w.ResponseLoss)),
 		sim.A("fault-gap", m.GapMin.String()+".."+m.GapMax.String()),
 		sim.A("desktop", ratioString(w.Habits.Desktop)), sim.A("watch", ratioString(w.Habits.Watch)),
-		sim.A("take-control", ratioString(w.Habits.TakeControl)))
+		sim.A("take-control", ratioString(w.Habits.TakeControl))}
+	if w.KeyReuse.Numerator > 0 { // drawn last, so the other draws keep their places
+		w.KeyReuse = sim.Per(r.Below("key-reuse", 4), 20)
+		attrs = append(attrs, sim.A("key-reuse", ratioString(w.KeyReuse)))
+	}
+	w.env.Emit("world", "swarm", "", attrs...)
 }
 
 // applyOff zeroes the fault kinds the shrinker switched off.
@@ -157,6 +164,7 @@ func (w *T3World) Start() {
 		a.Foreign = w.foreignTab(t.ID)
 		a.Repertoire = w.Repertoire
 		a.Instance = t.Instance
+		a.KeyReuse = w.KeyReuse
 		self := t.ID
 		a.Peers = func() []string {
 			var out []string

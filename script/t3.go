@@ -30,10 +30,12 @@ var t3Groups = []catalog.Group{catalog.ProviderSession, catalog.MCPCredential, c
 // process (and its restarts) by hand; nothing happens that a command does
 // not cause, apart from the timers the models arm themselves (idle
 // release, sweeps). Every command prints the trace events it caused, then
-// its result. The world is judged by the tab-ownership and request
-// invariants; the run stops at the first violation.
+// its result. The world is judged by every invariant of the T3 components
+// (t3Groups); the run stops at the first violation. A script about one
+// report keeps that bug alone with profile=fixed unfix=(its switch), so a
+// bug added later does not change its story.
 //
-//	new [profile=reported|fixed] [fix=(a,b)] [mutant=(m)] [seed=N]
+//	new [profile=reported|fixed] [fix=(a,b)] [unfix=(a,b)] [mutant=(m)] [seed=N]
 //	    threads=(thread-a:claudeAgent, thread-b:codex) [projects=(thread-b:project-2)]
 //	    [desktop=(thread-a)]
 //	  Starts a world: one environment, one server, the threads on the given
@@ -109,9 +111,10 @@ var t3Groups = []catalog.Group{catalog.ProviderSession, catalog.MCPCredential, c
 //	call ... text=(free text, commas allowed)
 //	  delegate_task's task text (the child's first message); the values
 //	  are joined with ", ".
-//	registry [liveness=D] [resolve-refreshes=true|false] [max-lifetime=D]
-//	  The MCP credential registry's settings (mcp.Registry's fields) for
-//	  this and every later server process; prints them.
+//	registry [liveness=D] [resolve-refreshes=true|false] [max-lifetime=D] [touch-refreshes=true|false]
+//	  The MCP credential registry's settings (mcp.Settings) for this and
+//	  every later server process, starting from the profile's era
+//	  (mcp.SettingsFor: credential-lives-with-session); prints them.
 //	close-session thread=T
 //	  close(providerSessionId) of T's live provider session: the session
 //	  is released with manual_shutdown. Prints "=> closed <id>".
@@ -156,28 +159,20 @@ type t3Script struct {
 	// failOp and cancelOp are the one-shot orchestrator faults of the next
 	// call.
 	failOp, cancelOp string
-	// registry holds the MCP credential registry's settings, applied to
-	// every server process the script boots.
-	registry registrySettings
+	// registry holds the MCP credential registry's settings a registry
+	// command set, applied to every server process the script boots (nil:
+	// the profile's era, mcp.SettingsFor).
+	registry *mcp.Settings
 	// created are the threads agents created (children, create_threads,
 	// forks) in the order the script saw them: ^N names the N-th.
 	created []string
 }
 
-// registrySettings are the mcp.Registry fields a script may change (see
-// mcp.Registry for each one's meaning).
-type registrySettings struct {
-	LivenessWindow   time.Duration
-	ResolveRefreshes bool
-	MaxLifetime      time.Duration
-}
-
 func (w *t3Script) applyRegistry() {
-	if w.srv == nil {
+	if w.srv == nil || w.registry == nil {
 		return
 	}
-	r := w.srv.Registry
-	r.LivenessWindow, r.ResolveRefreshes, r.MaxLifetime = w.registry.LivenessWindow, w.registry.ResolveRefreshes, w.registry.MaxLifetime
+	w.srv.Registry.Settings = *w.registry
 }
 
 // clientTimeout reads client-timeout=D|default: how long the thread's MCP
@@ -219,7 +214,8 @@ func (w *t3Script) noteCreated(ids ...string) {
 }
 
 func (w *t3Script) start(a *cmdArgs) {
-	prof, err := model.NewProfile(a.str("profile", model.PresetReported), a.vals("fix"), a.vals("mutant"))
+	prof, err := model.Spec{Preset: a.str("profile", model.PresetReported), Fix: a.vals("fix"), Unfix: a.vals("unfix"),
+		Mutants: a.vals("mutant")}.Profile()
 	if err != nil {
 		a.fail("%v", err)
 	}
@@ -228,7 +224,6 @@ func (w *t3Script) start(a *cmdArgs) {
 		a.fail("seed: %v", err)
 	}
 	w.k, w.st = sim.NewKernel(true), &store.Store{}
-	w.registry = registrySettings{LivenessWindow: mcp.DefaultLivenessWindow}
 	w.env = &model.Env{Clock: w.k, Trace: w.k.Trace(), Source: sim.NewSeededSource(seed, false), Profile: prof,
 		EnvironmentID: EnvironmentID}
 	for _, c := range invariants.New(invariants.InGroups(t3Groups...)...) {
@@ -608,12 +603,18 @@ func (w *t3Script) run(d *Command, a *cmdArgs) string {
 			result = "=> no active run"
 		}
 	case "registry":
-		r := &w.registry
+		if w.registry == nil {
+			era := mcp.SettingsFor(w.env.Profile)
+			w.registry = &era
+		}
+		r := w.registry
 		r.LivenessWindow = a.duration("liveness", r.LivenessWindow)
 		r.ResolveRefreshes = a.boolean("resolve-refreshes", r.ResolveRefreshes)
 		r.MaxLifetime = a.duration("max-lifetime", r.MaxLifetime)
+		r.TouchRefreshes = a.boolean("touch-refreshes", r.TouchRefreshes)
 		w.applyRegistry()
-		result = fmt.Sprintf("=> registry liveness=%s resolve-refreshes=%v max-lifetime=%s", r.LivenessWindow, r.ResolveRefreshes, r.MaxLifetime)
+		result = fmt.Sprintf("=> registry liveness=%s resolve-refreshes=%v max-lifetime=%s touch-refreshes=%v",
+			r.LivenessWindow, r.ResolveRefreshes, r.MaxLifetime, r.TouchRefreshes)
 	case "close-session":
 		th := w.mustThread(a)
 		var e *provider.Entry

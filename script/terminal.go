@@ -32,7 +32,7 @@ import (
 // Arguments are key=value (a comma-separated list where noted) or a bare
 // word; a misspelt or unused argument fails the test.
 //
-//	new [profile=reported|fixed] [fix=a,b] [mutant=m] [check=a,b|terminal|none] [seed=N]
+//	new [profile=reported|fixed] [fix=a,b] [unfix=a,b] [mutant=m] [check=a,b|terminal|none] [seed=N]
 //	    Starts a fresh app at T+0 under the profile; check names the
 //	    invariants that judge it, "terminal" standing for every terminal
 //	    invariant (the default). Prints "profile P, checking C" with C as
@@ -184,7 +184,7 @@ func (h *terminalHarness) session(id string) {
 
 func (h *terminalHarness) handleNew(a *cmdArgs) {
 	preset := a.oneOf("profile", model.PresetReported, model.PresetReported, model.PresetFixed)
-	prof, err := model.NewProfile(preset, a.list("fix"), a.list("mutant"))
+	prof, err := model.Spec{Preset: preset, Fix: a.list("fix"), Unfix: a.list("unfix"), Mutants: a.list("mutant")}.Profile()
 	if err != nil {
 		a.fail("new: %v", err)
 	}

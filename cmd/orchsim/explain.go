@@ -18,8 +18,10 @@ func newExplainCmd() *cobra.Command {
 		Use:   "explain FILE",
 		Short: "Which fix switches make a failure pass",
 		Long: `Replay a failure under each single fix switch added to its profile (is the fix
-sufficient?) and under the fixed preset with each switch removed (is the fix
-necessary?), and print which fixes are necessary and sufficient. --unfix turns
+sufficient: does this invariant stop failing?) and under the fixed preset with
+each switch removed (is the fix necessary: does this invariant fail again?), and
+print which fixes are necessary and sufficient. A failure of another invariant
+is another bug's, and counts for neither. --unfix turns
 fixes off on top of the file's profile first; the candidates are built on that.
 
 The file is replayed first, as orchsim replay does: a file replay refuses with
@@ -89,19 +91,26 @@ violation was edited or removed) is refused the same way.`,
 				if err != nil {
 					return usageErr("%v", err)
 				}
+				// Judged against this failure: a fix is sufficient when,
+				// added alone, this invariant no longer fails (another bug
+				// may then end the run), and necessary when, removed from
+				// fixed, this invariant fails again (another bug's failure
+				// says nothing about this one).
+				isSufficient := !aloneFails || aloneWhat != what
+				isNecessary := withoutFails && withoutWhat == what
 				verdict := "irrelevant"
 				switch {
-				case !aloneFails && withoutFails:
+				case isSufficient && isNecessary:
 					verdict = "necessary and sufficient"
-				case !aloneFails:
+				case isSufficient:
 					verdict = "sufficient"
-				case withoutFails:
+				case isNecessary:
 					verdict = "necessary"
 				}
-				if !aloneFails {
+				if isSufficient {
 					sufficient = append(sufficient, name)
 				}
-				if withoutFails {
+				if isNecessary {
 					necessary = append(necessary, name)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, aloneWhat, withoutWhat, verdict)

@@ -21,8 +21,8 @@ import (
 func TestFuzz_FindsShrinksAndReports(t *testing.T) {
 	dir := t.TempDir()
 	js, ju := filepath.Join(dir, "summary.json"), filepath.Join(dir, "junit.xml")
-	code, out, errOut := cli(t, "fuzz", "--scenario", "tab-ownership", "--seeds", "20", "--corpus", filepath.Join(dir, "corpus"),
-		"--json", js, "--junit", ju, "--shrink-budget", "1s")
+	code, out, errOut := cli(t, append([]string{"fuzz", "--scenario", "tab-ownership", "--seeds", "20", "--corpus", filepath.Join(dir, "corpus"),
+		"--json", js, "--junit", ju, "--shrink-budget", "1s"}, tabBugAlone...)...)
 	assert.Equal(t, exitViolation, code, errOut)
 	assert.Contains(t, out, "SCENARIO")
 	assert.Contains(t, out, "thread-keeps-its-tabs")
@@ -225,7 +225,7 @@ func TestFuzz_SIGTERMStopsTheMostWorkersPromptly(t *testing.T) {
 func TestShrinkAndExplain(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "f.json")
-	code, _, _ := cli(t, "run", "--scenario", "tab-ownership", "--seed", firstFailingSeed(t), "--out", file)
+	code, _, _ := cli(t, runTab(firstFailingSeed(t), "--out", file)...)
 	require.Equal(t, exitViolation, code)
 	code, out, errOut := cli(t, "shrink", file, "--budget", "5s")
 	require.Equal(t, exitOK, code, errOut)

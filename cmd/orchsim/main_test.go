@@ -60,10 +60,22 @@ var (
 	okLine        = regexp.MustCompile(`^ok: \d+ events, \S+ virtual, seed=\d+ fingerprint=[0-9a-f]{16}$`)
 )
 
-// firstFailingSeed finds a seed of tab-ownership that fails under reported.
+// tabBugAlone is the profile these tests run tab-ownership under: every fix
+// but stable-tab-owner, so the seeds they find fail on T3 Code #23021
+// (thread-keeps-its-tabs) whatever bugs the reported profile gains.
+var tabBugAlone = []string{"--profile", "fixed", "--unfix", "stable-tab-owner"}
+
+// runTab returns the arguments of `run --scenario tab-ownership --seed
+// seed` under tabBugAlone, then extra.
+func runTab(seed string, extra ...string) []string {
+	return append(append([]string{"run", "--scenario", "tab-ownership", "--seed", seed}, tabBugAlone...), extra...)
+}
+
+// firstFailingSeed finds a seed of tab-ownership that fails under
+// tabBugAlone.
 func firstFailingSeed(t *testing.T) string {
 	for seed := 1; seed <= 20; seed++ {
-		s := []string{"run", "--scenario", "tab-ownership", "--seed", itoa(seed)}
+		s := runTab(itoa(seed))
 		if code, _, _ := cli(t, s...); code == exitViolation {
 			return itoa(seed)
 		}
@@ -87,12 +99,12 @@ func fmtInt(i int) string {
 
 func TestRun_ViolationIsTheLastLine(t *testing.T) {
 	seed := firstFailingSeed(t)
-	code, out, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", seed)
+	code, out, errOut := cli(t, runTab(seed)...)
 	assert.Equal(t, exitViolation, code)
 	assert.Empty(t, errOut)
 	assert.Regexp(t, violationLine, lastLineOf(out))
 	assert.Contains(t, lastLineOf(out), "violation: thread-keeps-its-tabs")
-	assert.True(t, strings.HasPrefix(out, "SEED "+seed+" scenario=tab-ownership profile=reported"), out[:80])
+	assert.True(t, strings.HasPrefix(out, "SEED "+seed+" scenario=tab-ownership profile=fixed~stable-tab-owner"), out[:80])
 	assert.Contains(t, out, "agentMismatch")
 }
 
@@ -101,9 +113,9 @@ func TestRun_FixedEndsOK(t *testing.T) {
 	code, out, _ := cli(t, "run", "--scenario", "tab-ownership", "--seed", seed, "--profile", "fixed")
 	assert.Equal(t, exitOK, code)
 	assert.Regexp(t, okLine, lastLineOf(out))
-	code, out, _ = cli(t, "run", "--scenario", "tab-ownership", "--seed", seed, "--fix", "stable-tab-owner")
-	assert.Equal(t, exitOK, code, "the single switch is the fix")
-	assert.Regexp(t, okLine, lastLineOf(out))
+	code, out, _ = cli(t, runTab(seed)...)
+	assert.Equal(t, exitViolation, code, "the single switch is the fix: without it the seed fails")
+	assert.Contains(t, lastLineOf(out), "violation: thread-keeps-its-tabs")
 }
 
 func TestRun_TraceIsByteIdenticalAcrossRuns(t *testing.T) {
@@ -122,7 +134,7 @@ func TestRun_TraceIsByteIdenticalAcrossRuns(t *testing.T) {
 func TestRun_OutThenReplayReproduces(t *testing.T) {
 	seed := firstFailingSeed(t)
 	file := filepath.Join(t.TempDir(), "failure.json")
-	code, out, _ := cli(t, "run", "--scenario", "tab-ownership", "--seed", seed, "--out", file)
+	code, out, _ := cli(t, runTab(seed, "--out", file)...)
 	require.Equal(t, exitViolation, code)
 	code, rout, rerr := cli(t, "replay", file)
 	assert.Equal(t, exitViolation, code, rerr)
@@ -135,7 +147,7 @@ func TestRun_OutThenReplayReproduces(t *testing.T) {
 func failingReplayFile(t *testing.T) (string, []byte) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "failure.json")
-	code, _, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", firstFailingSeed(t), "--out", file)
+	code, _, errOut := cli(t, runTab(firstFailingSeed(t), "--out", file)...)
 	require.Equal(t, exitViolation, code, errOut)
 	b, err := os.ReadFile(file)
 	require.NoError(t, err)
@@ -171,7 +183,7 @@ func TestReplay_FixedFailureSaysSo(t *testing.T) {
 	// The same seed under the fixed profile, re-drawn from the seed (no tape).
 	f, err := replay.Read(file)
 	require.NoError(t, err)
-	f.Profile, f.Tape = model.PresetFixed, nil
+	f.Profile, f.Fixes, f.Unfix, f.Tape = model.PresetFixed, nil, nil, nil
 	require.NoError(t, replay.Write(file, f))
 	code, out, errOut := cli(t, "replay", file)
 	assert.Equal(t, exitOK, code, errOut)
@@ -289,8 +301,11 @@ func TestReplay_DamagedTapeIsExit3(t *testing.T) {
 // The whole recorded tape under the fixed profile is a real fix: the
 // replay follows the tape up to the failing step, then goes on.
 func TestReplay_FixedWithItsTapeSaysSo(t *testing.T) {
-	file, b := failingReplayFile(t)
-	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(b), `"profile": "reported"`, `"profile": "fixed"`, 1)), 0o644))
+	file, _ := failingReplayFile(t)
+	f, err := replay.Read(file)
+	require.NoError(t, err)
+	f.Profile, f.Fixes, f.Unfix = model.PresetFixed, nil, nil // the tape stays
+	require.NoError(t, replay.Write(file, f))
 	code, out, errOut := cli(t, "replay", file)
 	assert.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "fixed: "+file+" no longer fails")
@@ -305,7 +320,7 @@ func TestReplay_RegressedPassIsExit1(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	f, err := replay.Read(file)
 	require.NoError(t, err)
-	f.Profile, f.Fixes = model.PresetReported, nil
+	f.Profile, f.Fixes, f.Unfix = model.PresetFixed, nil, []string{string(model.StableTabOwner)}
 	require.NoError(t, replay.Write(file, f))
 	for _, format := range []string{"text", "mermaid"} {
 		code, out, errOut := cli(t, "replay", file, "--format", format)
@@ -667,7 +682,12 @@ func TestReplay_InconsistentFileNamesTheField(t *testing.T) {
 // Edits that change nothing a run does are not edits: the strict verdict
 // (fingerprint matches) stays.
 func TestReplay_NoOpSettingsEditsKeepTheStrictVerdict(t *testing.T) {
-	file, b := failingReplayFile(t)
+	// A reported-profile file, so that leaving the profile out is a no-op.
+	file := filepath.Join(t.TempDir(), "reported.json")
+	code, _, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "1", "--out", file)
+	require.Equal(t, exitViolation, code, errOut)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
 	for name, edit := range map[string]func(string) string{
 		"default budget written out": func(s string) string {
 			return strings.Replace(s, `"horizon":`, `"event_budget": 5000000, "horizon":`, 1)
@@ -690,7 +710,7 @@ func TestReplay_NoOpSettingsEditsKeepTheStrictVerdict(t *testing.T) {
 // is not counted as still failing because it ran out of that budget.
 func TestExplain_ASmallRecordedBudgetDoesNotFailTheCandidates(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "eb.json")
-	code, _, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "5", "--event-budget", "1000", "--out", file)
+	code, _, errOut := cli(t, runTab("5", "--event-budget", "1000", "--out", file)...)
 	require.Equal(t, exitViolation, code, errOut)
 	code, out, errOut := cli(t, "explain", file)
 	require.Equal(t, exitOK, code, errOut)

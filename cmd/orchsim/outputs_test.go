@@ -208,7 +208,7 @@ func TestRun_OutputsToARedirectedStdoutAreStreams(t *testing.T) {
 			stdout, err := os.Create(path)
 			require.NoError(t, err)
 			var stderr bytes.Buffer
-			cmd := command(t, append([]string{"run", "--scenario", "tab-ownership", "--seed", "1"}, args...)...)
+			cmd := command(t, runTab("1", args...)...)
 			cmd.Stdout, cmd.Stderr = stdout, &stderr
 			err = cmd.Run()
 			require.NoError(t, stdout.Close())

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/orchsim/orchsim/invariants"
-	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/replay"
 	"github.com/orchsim/orchsim/scenarios"
 	"github.com/orchsim/orchsim/sim"
@@ -42,7 +41,7 @@ func loadReplay(path string, unfix []string) (loaded, error) {
 	if f.EventBudget == scenarios.DefaultEventBudget {
 		f.EventBudget = 0 // the default written out is the default: not an edit
 	}
-	spec := model.Spec{Preset: f.Profile, Fix: f.Fixes, Unfix: f.Unfix, Mutants: f.Mutants}
+	spec := f.Spec()
 	recorded, err := spec.Profile()
 	if err != nil {
 		return loaded{}, usageErr("%s: %v", path, err)

@@ -17,7 +17,7 @@ import (
 
 func TestRun_FormatMermaid(t *testing.T) {
 	seed := firstFailingSeed(t)
-	code, out, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", seed, "--format", "mermaid")
+	code, out, errOut := cli(t, runTab(seed, "--format", "mermaid")...)
 	assert.Equal(t, exitViolation, code)
 	assert.True(t, strings.HasPrefix(out, "sequenceDiagram\n"), "stdout is one diagram")
 	last := lastLineOf(out)
@@ -27,16 +27,16 @@ func TestRun_FormatMermaid(t *testing.T) {
 	assert.Contains(t, out, "rect rgb(")
 	assert.Contains(t, out, "VIOLATED thread-keeps-its-tabs")
 
-	_, again, _ := cli(t, "run", "--scenario", "tab-ownership", "--seed", seed, "--format", "mermaid")
+	_, again, _ := cli(t, runTab(seed, "--format", "mermaid")...)
 	assert.Equal(t, out, again, "deterministic")
 }
 
 func TestRun_FormatMermaidShrinksLongFailures(t *testing.T) {
 	// Seed 5 fails after 86 events: the diagram draws its shrunk story.
-	code, out, _ := cli(t, "run", "--scenario", "tab-ownership", "--seed", "5", "--format", "mermaid")
+	code, out, _ := cli(t, runTab("5", "--format", "mermaid")...)
 	require.Equal(t, exitViolation, code)
 	assert.Contains(t, out, "%% shrunk from ")
-	assert.Contains(t, out, "%% replay: orchsim run --scenario tab-ownership --seed 5\n")
+	assert.Contains(t, out, "%% replay: orchsim run --scenario tab-ownership --seed 5 --profile fixed --unfix stable-tab-owner\n")
 	assert.Less(t, strings.Count(out, "\n"), 120)
 }
 

@@ -168,8 +168,9 @@ func replayFile(cfg scenarios.Config, res *scenarios.Result) *replay.File {
 	if cfg.EventBudget != scenarios.DefaultEventBudget {
 		budget = cfg.EventBudget
 	}
+	spec := res.Profile.Spec()
 	return &replay.File{EventBudget: budget, Scenario: res.Scenario, Strategy: string(res.Strategy), Off: res.Off,
-		Profile: res.Profile.Preset(), Fixes: res.Profile.Fixes(), Unfix: res.Profile.Unfixed(),
+		Profile: spec.Preset, Fixes: spec.Fix, Unfix: spec.Unfix,
 		Mutants: res.Profile.MutantNames(), Seed: res.Seed, Horizon: replay.Duration(res.Horizon),
 		Violation: res.Violation, Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events,
 		Tape: res.Tape}

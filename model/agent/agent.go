@@ -55,6 +55,11 @@ type Agent struct {
 	// Peers returns the other threads the agent may send to, rename or
 	// interrupt.
 	Peers func() []string
+	// KeyReuse is the chance that a new t3_thread_send or
+	// t3_thread_interrupt reuses the clientRequestId of the tool's previous
+	// round (a client retry bug or an id collision, t3code#5231) instead of
+	// a fresh one.
+	KeyReuse sim.Ratio
 
 	rounds   map[string]int
 	pending  []model.ToolCall // calls that never got an answer, retried next
@@ -229,6 +234,11 @@ func (a *Agent) clientTimeout() {
 func (a *Agent) key(tool, prefix string) string {
 	if a.rand.Chance("no-client-request-id", sim.Per(1, 10)) {
 		return ""
+	}
+	// Only the tools that address another thread reuse keys: #5231's
+	// story is the same key sent to a new target.
+	if (tool == "send" || tool == "interrupt") && a.rounds[tool] > 0 && a.rand.Chance("reuse-key", a.KeyReuse) {
+		return fmt.Sprintf("%s-round-%d", prefix, a.rounds[tool])
 	}
 	a.rounds[tool]++
 	return fmt.Sprintf("%s-round-%d", prefix, a.rounds[tool])

@@ -36,9 +36,10 @@ func newReg(t *testing.T, p model.Profile) *reg {
 
 func (x *reg) at(ms int) { x.k.RunUntil(time.Duration(ms) * time.Millisecond) }
 
-var profiles = []model.Profile{
-	model.MustProfile(model.PresetReported, nil, nil),
-	model.MustProfile(model.PresetFixed, nil, nil),
+// profiles returns the two presets, built when asked: a package-level
+// value would be built before this package's init registers its switch.
+func profiles() []model.Profile {
+	return []model.Profile{model.MustProfile(model.PresetReported, nil, nil), model.MustProfile(model.PresetFixed, nil, nil)}
 }
 
 // TestMR01_TokenResolvesAndRevokesByThread is MR-01, upstream "stores only a
@@ -46,7 +47,7 @@ var profiles = []model.Profile{
 // keeps the token on the record (no hashing: the simulation never leaks
 // tokens); the rest is as upstream.
 func TestMR01_TokenResolvesAndRevokesByThread(t *testing.T) {
-	x := newReg(t, profiles[0])
+	x := newReg(t, profiles()[0])
 	c := x.r.Issue("thread-1", "codex", CapOrchestration, "test")
 	assert.Equal(t, "http://127.0.0.1:43123/mcp", c.Endpoint)
 	assert.Greater(t, len(c.Token), 20)
@@ -61,7 +62,7 @@ func TestMR01_TokenResolvesAndRevokesByThread(t *testing.T) {
 // provider session without revoking another credential for the thread"
 // [BUG-1] [BUG-2]. The fixes do not touch the registry: both profiles agree.
 func TestMR02_RevokesOneProviderSessionOnly(t *testing.T) {
-	for _, p := range profiles {
+	for _, p := range profiles() {
 		x := newReg(t, p)
 		c1 := x.r.Issue("thread-1", "codex", CapOrchestration, "test")
 		c2 := x.r.Issue("thread-1", "claudeAgent", CapOrchestration, "test")
@@ -77,10 +78,14 @@ func TestMR02_RevokesOneProviderSessionOnly(t *testing.T) {
 }
 
 // TestMR04_ExpiresAfterInactivity is MR-04, upstream (idle era, idle 100
-// ms, maximum lifetime 1000 ms) "expires credentials after inactivity".
+// ms, maximum lifetime 1000 ms) "expires credentials after inactivity". The
+// idle era is the reported profile's; the test shortens its bounds as the
+// upstream test's options do.
 func TestMR04_ExpiresAfterInactivity(t *testing.T) {
-	x := newReg(t, profiles[0])
-	x.r.LivenessWindow, x.r.ResolveRefreshes, x.r.MaxLifetime = 100*time.Millisecond, true, time.Second
+	x := newReg(t, profiles()[0])
+	require.True(t, x.r.ResolveRefreshes)
+	require.False(t, x.r.TouchRefreshes)
+	x.r.LivenessWindow, x.r.MaxLifetime = 100*time.Millisecond, time.Second
 	c := x.r.Issue("thread-1", "codex", CapOrchestration, "test")
 	x.at(1101)
 	assert.Nil(t, x.r.Resolve(c.Token), "idle 100 ms exceeded by 1 ms")
@@ -97,9 +102,10 @@ func TestMR04_ExpiresAfterInactivity(t *testing.T) {
 
 // TestMR05_ExpiresWithoutSignsOfLife is MR-05 [variant], "expires
 // credentials once their session stops showing signs of life" (liveness
-// window 100 ms; resolve alone does not extend life).
+// window 100 ms; resolve alone does not extend life). The liveness era is
+// the fixed profile's (credential-lives-with-session).
 func TestMR05_ExpiresWithoutSignsOfLife(t *testing.T) {
-	x := newReg(t, profiles[0])
+	x := newReg(t, profiles()[1])
 	x.r.LivenessWindow = 100 * time.Millisecond
 	c := x.r.Issue("thread-1", "codex", CapOrchestration, "test")
 	x.at(1050)
@@ -111,7 +117,7 @@ func TestMR05_ExpiresWithoutSignsOfLife(t *testing.T) {
 // TestMR07_TouchOfOtherThreadKeepsNothingAlive is MR-07 [variant], "does not
 // keep credentials of other threads alive".
 func TestMR07_TouchOfOtherThreadKeepsNothingAlive(t *testing.T) {
-	x := newReg(t, profiles[0])
+	x := newReg(t, profiles()[1])
 	x.r.LivenessWindow = 100 * time.Millisecond
 	c := x.r.Issue("thread-4", "codex", CapOrchestration, "test")
 	x.at(1099)
@@ -124,6 +130,36 @@ func TestMR07_TouchOfOtherThreadKeepsNothingAlive(t *testing.T) {
 	x.r.Touch("thread-4")
 	x.at(1201)
 	assert.NotNil(t, x.r.Resolve(c.Token))
+}
+
+// The profile picks the registry's era: t3code#4463's idle era under
+// reported (30 min idle timeout refreshed by MCP requests, 8 h cap, no
+// touch), PR #4659's liveness era with credential-lives-with-session.
+func TestRegistry_EraFollowsTheSwitch(t *testing.T) {
+	idle := newReg(t, profiles()[0]).r
+	assert.Equal(t, []any{IdleTimeout, true, MaximumLifetime, false},
+		[]any{idle.LivenessWindow, idle.ResolveRefreshes, idle.MaxLifetime, idle.TouchRefreshes})
+	live := newReg(t, profiles()[1]).r
+	assert.Equal(t, []any{DefaultLivenessWindow, false, time.Duration(0), true},
+		[]any{live.LivenessWindow, live.ResolveRefreshes, live.MaxLifetime, live.TouchRefreshes})
+
+	// #4463's story: a session that keeps turning but makes no MCP call
+	// loses its credential after 30 min in the idle era, keeps it with
+	// the fix.
+	for i, p := range profiles() {
+		x := newReg(t, p)
+		c := x.r.Issue("thread-1", "codex", CapPreview, "test")
+		for ms := 1000 + 10*60_000; ms <= 1000+40*60_000; ms += 10 * 60_000 {
+			x.at(ms)
+			x.r.Touch("thread-1") // a provider turn, no MCP call
+		}
+		got := x.r.Resolve(c.Token)
+		if i == 0 {
+			assert.Nil(t, got, "idle era: 30 min without an MCP call")
+		} else {
+			assert.NotNil(t, got, "liveness era: the turns kept it alive")
+		}
+	}
 }
 
 // TestMRN01_EndpointFromBoundHost is MR-N01, MR-N02, MR-N03, MR-N04
@@ -139,7 +175,7 @@ func TestMRN01_EndpointFromBoundHost(t *testing.T) {
 		{"::1", "http://[::1]:43123/mcp"},               // MR-N06
 	} {
 		host, want := c.host, c.want
-		x := newReg(t, profiles[0])
+		x := newReg(t, profiles()[0])
 		x.r.Endpoint = EndpointFor(host, 43123)
 		cred := x.r.Issue("thread-"+host, "codex", CapOrchestration, "test")
 		assert.Equal(t, want, cred.Endpoint, "bound to %s", host)
@@ -148,9 +184,10 @@ func TestMRN01_EndpointFromBoundHost(t *testing.T) {
 
 // TestMRN07_TouchedEveryTurnStaysAlive is MR-N07 [variant], upstream "keeps
 // a credential alive across turns that never touch an MCP tool": each turn
-// touches its thread before the 100 ms window lapses.
+// touches its thread before the 100 ms window lapses. Touch is the
+// liveness era's (credential-lives-with-session), so the fixed profile.
 func TestMRN07_TouchedEveryTurnStaysAlive(t *testing.T) {
-	x := newReg(t, profiles[0])
+	x := newReg(t, profiles()[1])
 	x.r.LivenessWindow = 100 * time.Millisecond
 	c := x.r.Issue("thread-3", "codex", CapOrchestration, "test")
 	ms := 1000

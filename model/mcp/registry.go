@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/sim"
 )
@@ -16,6 +17,34 @@ import (
 // DefaultLivenessWindow is how long a credential lives after its last sign
 // of life. 24 h: McpSessionRegistry DEFAULT_LIVENESS_WINDOW_MS (1b69cde2).
 const DefaultLivenessWindow = 24 * time.Hour
+
+// The idle era's bounds (McpSessionRegistry@96314411, before PR #4659): a
+// credential died after 30 min without an MCP request (resolve refreshed
+// lastUsedAt) and 8 h after it was minted whatever its use (expiresAt,
+// never refreshed; PR #3678 describes the cap).
+const (
+	IdleTimeout     = 30 * time.Minute
+	MaximumLifetime = 8 * time.Hour
+)
+
+// CredentialLivesWithSession is PR #4659 ("Keep MCP credentials alive
+// across provider turns"), the fix of t3code#4463: a credential lives for
+// the 24 h liveness window after its provider session's last sign of life,
+// and every provider turn is one (touch). Off is the idle era: the token
+// baked into the provider process's config at session start dies after
+// 30 min without an MCP call, or 8 h after issue, while the session runs
+// on and cannot rotate it, so every later MCP call of that session is 401.
+const CredentialLivesWithSession model.Switch = "credential-lives-with-session"
+
+func init() {
+	model.RegisterSwitch(model.SwitchInfo{Name: CredentialLivesWithSession, Group: catalog.MCPCredential,
+		Reports:    []catalog.Report{"t3code#4463"},
+		Source:     "McpSessionRegistry.ts@96314411 (idle era) and @1b69cde2 (touch, liveness window); fix PR #4659; same family PR #3678",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"live-session-keeps-credential"},
+		Reported:   "a credential dies 30 min after its last MCP request (resolve refreshes it, provider turns do not) or 8 h after issue",
+		Fixed:      "a credential dies 24 h after its session's last sign of life; every provider turn touches the thread's credentials"})
+}
 
 // Caps is a set of MCP capabilities granted to a credential.
 type Caps uint8
@@ -80,21 +109,43 @@ type Registry struct {
 	env     *model.Env
 	rand    *sim.Rand
 	records []*Credential
-	// LivenessWindow is the time after the last sign of life at which a
-	// credential dies (DefaultLivenessWindow).
-	LivenessWindow time.Duration
-	// ResolveRefreshes makes resolve refresh liveness (main@eac52f00, PR
-	// #4659); off follows 1b69cde2, where only touch does.
-	ResolveRefreshes bool
-	// MaxLifetime, if set, kills a credential this long after issue
-	// whatever its activity: the idle era (96314411: 30 min idle timeout,
-	// which is LivenessWindow with ResolveRefreshes, and an 8 h cap).
-	MaxLifetime time.Duration
+	// Settings are the era's bounds (SettingsFor the profile).
+	Settings
 	// Endpoint is the MCP HTTP endpoint issued configs name.
 	Endpoint string
 }
 
 const actor = "mcp-registry"
+
+// Settings are the registry's lifetime rules. They differ between the
+// idle era and the liveness era (SettingsFor).
+type Settings struct {
+	// LivenessWindow is the time after the last sign of life at which a
+	// credential dies.
+	LivenessWindow time.Duration
+	// ResolveRefreshes makes resolve (an MCP request) a sign of life
+	// (the idle era's lastUsedAt; main@eac52f00); off follows 1b69cde2,
+	// where only touch is ("a bearer credential cannot prove that its
+	// provider session is still alive").
+	ResolveRefreshes bool
+	// MaxLifetime, if set, kills a credential this long after issue
+	// whatever its activity (the idle era's 8 h expiresAt).
+	MaxLifetime time.Duration
+	// TouchRefreshes makes Touch (every provider turn) a sign of life; off
+	// is the idle era, which had no touch.
+	TouchRefreshes bool
+}
+
+// SettingsFor returns the era p names: with CredentialLivesWithSession the
+// liveness era (1b69cde2: 24 h window, touch refreshes, resolve does not),
+// without it the idle era (96314411: 30 min idle timeout refreshed by
+// resolve, 8 h cap, no touch).
+func SettingsFor(p model.Profile) Settings {
+	if p.Fixed(CredentialLivesWithSession) {
+		return Settings{LivenessWindow: DefaultLivenessWindow, TouchRefreshes: true}
+	}
+	return Settings{LivenessWindow: IdleTimeout, ResolveRefreshes: true, MaxLifetime: MaximumLifetime}
+}
 
 // EndpointFor is the MCP endpoint a registry bound to hostname:port issues
 // (McpSessionRegistry's endpoint from the bound server address): a wildcard
@@ -111,9 +162,9 @@ func EndpointFor(hostname string, port int) string {
 	return "http://" + host + ":" + strconv.Itoa(port) + "/mcp"
 }
 
-// NewRegistry returns an empty registry.
+// NewRegistry returns an empty registry with the settings of env's profile.
 func NewRegistry(env *model.Env) *Registry {
-	return &Registry{env: env, rand: env.Rand(actor), LivenessWindow: DefaultLivenessWindow}
+	return &Registry{env: env, rand: env.Rand(actor), Settings: SettingsFor(env.Profile)}
 }
 
 // Issue mints a credential for a thread caller: a random providerSessionId,
@@ -174,6 +225,9 @@ func (r *Registry) Lookup(id string) *Credential {
 // Touch refreshes the liveness of every credential bound to threadID; T3
 // calls it on every provider turn.
 func (r *Registry) Touch(threadID string) {
+	if !r.TouchRefreshes {
+		return
+	}
 	now := r.env.Now()
 	for _, c := range r.records {
 		if c.Scope.Thread != nil && c.Scope.Thread.ThreadID == threadID {
@@ -211,18 +265,18 @@ func (r *Registry) prune() {
 	for i := 0; i < len(r.records); {
 		c := r.records[i]
 		if now-c.LastAliveAt > r.LivenessWindow {
-			r.drop(i, "credential.expire", "liveness")
+			r.drop(i, "credential.expire", "liveness", sim.A("last-alive", sim.FormatT(c.LastAliveAt)))
 			continue
 		}
 		if r.MaxLifetime > 0 && now-c.Scope.IssuedAt > r.MaxLifetime {
-			r.drop(i, "credential.expire", "lifetime")
+			r.drop(i, "credential.expire", "lifetime", sim.A("issued", sim.FormatT(c.Scope.IssuedAt)))
 			continue
 		}
 		i++
 	}
 }
 
-func (r *Registry) drop(i int, kind, cause string) {
+func (r *Registry) drop(i int, kind, cause string, extra ...sim.Attr) {
 	c := r.records[i]
 	c.dead = true
 	r.records = append(r.records[:i], r.records[i+1:]...)
@@ -230,7 +284,7 @@ func (r *Registry) drop(i int, kind, cause string) {
 	if c.Scope.Thread != nil {
 		thread = c.Scope.Thread.ThreadID
 	}
-	r.env.Emit(actor, kind, "", sim.A("thread", thread), sim.A("cred", c.ID), sim.A("cause", cause))
+	r.env.Emit(actor, kind, "", append([]sim.Attr{sim.A("thread", thread), sim.A("cred", c.ID), sim.A("cause", cause)}, extra...)...)
 }
 
 // Len returns the number of live credentials.

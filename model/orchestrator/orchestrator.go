@@ -28,7 +28,32 @@ const (
 	TaskPollInterval = 50 * time.Millisecond
 	// MaxBatchThreads is create_threads' maxBatchThreads.
 	MaxBatchThreads = 20
+	// BoundedDefaultWait and BoundedMaxWait are PR #11997's wait budgets
+	// (30 s default, 45 s cap): well inside a Node MCP client's 300 s
+	// header timeout, so the caller always gets its taskId back.
+	BoundedDefaultWait = 30 * time.Second
+	BoundedMaxWait     = 45 * time.Second
 )
+
+// ReceiptChecksAggregate is PR #5246 ("stop replaying a command receipt
+// for a different aggregate"), the fix of t3code#5231: an accepted receipt
+// is replayed only to a command addressed to the receipt's own aggregate
+// (the thread a send, interrupt or update targets, the task a cancel
+// names, else the caller); a reuse for another one fails with
+// OrchestrationCommandIdConflictError. Off, receipts are matched by
+// command id alone: a t3_thread_send that reuses a clientRequestId for
+// another target is answered with the first send's success while nothing
+// reaches the new target.
+const ReceiptChecksAggregate model.Switch = "receipt-checks-aggregate"
+
+// BoundedDelegateWait is PR #11997 ("bound delegation waits and recover
+// completion delivery"), the fix attempt for t3code#11168: a
+// delegate_task wait returns its handles (taskId, childThreadId) within
+// 45 s, the child running on. Off is the V2 branch: the wait holds the
+// tools/call open for up to 10 min by default (60 min at most) and writes
+// nothing meanwhile, so a Node client dies at its 300 s header timeout
+// with no taskId and the agent re-dispatches a second child.
+const BoundedDelegateWait model.Switch = "bounded-delegate-wait"
 
 // Switches and mutants of report 002 (T3 Code #16184).
 const (
@@ -53,6 +78,20 @@ func init() {
 		Invariants: []string{"one-effect-per-request", "retry-returns-original"},
 		Reported:   "requestNamespace = the credential's random providerSessionId",
 		Fixed:      "thread callers: thread:<environmentId>:<threadId>; OAuth clients keep client:<sessionId>"})
+	model.RegisterSwitch(model.SwitchInfo{Name: ReceiptChecksAggregate, Group: catalog.Orchestrator,
+		Reports:    []catalog.Report{"t3code#5231"},
+		Source:     "OrchestrationEngine dispatch receipts (aggregateKind/aggregateId); fix PR #5246",
+		Scenario:   "request-retry",
+		Invariants: []string{"replay-lands-on-target"},
+		Reported:   "an accepted receipt is replayed to any command with its id, whatever thread or task it addresses",
+		Fixed:      "a receipt is replayed only to a command addressed to its own aggregate; another one gets OrchestrationCommandIdConflictError"})
+	model.RegisterSwitch(model.SwitchInfo{Name: BoundedDelegateWait, Group: catalog.Orchestrator,
+		Reports:    []catalog.Report{"t3code#11168"},
+		Source:     "OrchestratorMcpService DEFAULT_WAIT_TIMEOUT_MS/MAX_WAIT_TIMEOUT_MS (V2 branch, PR #2829); fix attempt PR #11997; tool guidance PR #7427",
+		Scenario:   "request-retry",
+		Invariants: []string{"delegate-handle-before-client-timeout"},
+		Reported:   "a delegate_task wait holds the call open up to 10 min by default, 60 min at most, writing nothing meanwhile",
+		Fixed:      "a delegate_task wait returns its taskId and childThreadId within 30 s by default, 45 s at most; the child runs on"})
 	model.RegisterMutant(model.MutantInfo{Name: GlobalRequestNamespace, Group: catalog.Orchestrator,
 		Doc:        "one requestNamespace for every caller, so clientRequestIds collide across threads",
 		Scenario:   "request-retry",
@@ -118,6 +157,9 @@ const (
 // Error codes (OrchestratorMcpFailure.code and orchestrator errors).
 const (
 	ErrPreviouslyRejected = "OrchestratorCommandPreviouslyRejectedError"
+	// ErrCommandIDConflict is PR #5246's OrchestrationCommandIdConflictError:
+	// an accepted command id reused for another aggregate.
+	ErrCommandIDConflict  = "OrchestrationCommandIdConflictError"
 	ErrDispatch           = "orchestration_error"
 	ErrTaskNotFound       = "task_not_found"
 	ErrTaskNotCancellable = "task_not_cancellable"
@@ -586,9 +628,13 @@ func (o *Orchestrator) taskView(t *store.Task) store.Result {
 // rejected one, else execute and store the receipt (no effect = dispatch
 // error).
 func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec func() (store.Result, bool)) Answer {
+	aggregate := aggregateOf(c, caller)
 	if r := o.st.Receipt(commandID); r != nil {
 		if r.Status == store.ReceiptRejected {
 			return Answer{Outcome: ErrPreviouslyRejected, CommandID: commandID}
+		}
+		if o.env.Profile.Fixed(ReceiptChecksAggregate) && r.Aggregate != aggregate {
+			return Answer{Outcome: ErrCommandIDConflict, CommandID: commandID}
 		}
 		return Answer{Outcome: Replayed, CommandID: commandID, Result: r.Result}
 	}
@@ -600,8 +646,20 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 		return Answer{Outcome: ErrDispatch, CommandID: commandID}
 	}
 	o.st.Receipts = append(o.st.Receipts, &store.Receipt{CommandID: commandID, ThreadID: caller, Tool: c.Tool,
-		Key: c.ClientRequestID, Status: store.ReceiptAccepted, Result: res})
+		Key: c.ClientRequestID, Aggregate: aggregate, Status: store.ReceiptAccepted, Result: res})
 	return Answer{Outcome: Accepted, CommandID: commandID, Result: res, Effect: effect}
+}
+
+// aggregateOf is what c's command addresses: the target thread of a send,
+// interrupt or update, the task of a cancel, else the caller's thread.
+func aggregateOf(c Call, caller string) string {
+	switch c.Tool {
+	case model.ToolThreadSend, model.ToolThreadInterrupt, model.ToolThreadUpdate:
+		return "thread:" + c.Target
+	case model.ToolTaskCancel:
+		return "task:" + c.TaskID
+	}
+	return "thread:" + caller
 }
 
 func (o *Orchestrator) projectOf(threadID string) string {
@@ -659,14 +717,25 @@ type wait struct {
 	reply    func(Answer, model.ToolResult)
 }
 
-// wait blocks a delegate_task mode:"wait" call until its task settles or the
-// budget min(60 min, max(1 ms, timeout or 10 min)) runs out.
-func (o *Orchestrator) wait(c Call, a Answer, k, ns string, done func(Answer, model.ToolResult)) {
-	budget := c.Timeout
-	if budget <= 0 {
-		budget = DefaultWaitTimeout
+// WaitBudget returns how long a delegate_task wait with timeoutMs timeout
+// (0: none given) blocks: min(cap, max(1 ms, timeout or the default)), with
+// the V2 branch's 10 min / 60 min or, with BoundedDelegateWait, PR #11997's
+// 30 s / 45 s.
+func WaitBudget(p model.Profile, timeout time.Duration) time.Duration {
+	def, limit := DefaultWaitTimeout, MaxWaitTimeout
+	if p.Fixed(BoundedDelegateWait) {
+		def, limit = BoundedDefaultWait, BoundedMaxWait
 	}
-	budget = min(MaxWaitTimeout, max(time.Millisecond, budget))
+	if timeout <= 0 {
+		timeout = def
+	}
+	return min(limit, max(time.Millisecond, timeout))
+}
+
+// wait blocks a delegate_task mode:"wait" call until its task settles or
+// its WaitBudget runs out.
+func (o *Orchestrator) wait(c Call, a Answer, k, ns string, done func(Answer, model.ToolResult)) {
+	budget := WaitBudget(o.env.Profile, c.Timeout)
 	o.uuids++
 	w := &wait{task: a.Result.TaskID, start: o.env.Now(), answer: a, key: k, ns: ns, call: c, reply: done,
 		entity: fmt.Sprintf("wait #%d of %s on %s", o.uuids, c.Scope.Thread.ThreadID, a.Result.TaskID)}

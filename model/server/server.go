@@ -78,12 +78,34 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 	env.Emit(actor, "server.start", "", sim.A("incarnation", fmt.Sprint(incarnation)))
 	// Startup order: reconcile, delegated-task recovery, then the effect
 	// worker (restart continuation).
-	s.reconcile("startup")
+	if env.Profile.Fixed(StartupReconcile) {
+		s.reconcile("startup")
+	}
 	s.Orch.Recover()
 	if st.Settings.ContinueThreadsAfterServerUpdate {
 		env.After(ContinuationDelay, s.continueRestartedRuns)
 	}
 	return s
+}
+
+// StartupReconcile is ProviderRuntimeRecoveryService's startup pass (the
+// fix of t3code#4584's family; PRs #9167 and #9360 continue active turns
+// across a restart): before the new process takes a command, every run a
+// dead process left running is cancelled with its subtree, never recorded
+// completed. Off is the state #4584 reports: only a graceful shutdown
+// settles runs, so after a crash or a kill the projection still says
+// running with no provider process behind it, the thread shows Working,
+// and its next message queues behind a turn whose end will never come.
+const StartupReconcile model.Switch = "startup-reconcile"
+
+func init() {
+	model.RegisterSwitch(model.SwitchInfo{Name: StartupReconcile, Group: catalog.RestartContinuation,
+		Reports:    []catalog.Report{"t3code#4584"},
+		Source:     "ProviderRuntimeRecoveryService.ts@0928e05e reconcile(startup); MODEL.md §8",
+		Scenario:   "request-retry",
+		Invariants: []string{"no-run-outlives-its-process", "running-thread-settles"},
+		Reported:   "runs left running by a killed or crashed server stay running after the restart; only a graceful shutdown settles them",
+		Fixed:      "startup reconciles the store before the server takes a command: a dead process's running runs are cancelled with their subtrees"})
 }
 
 // RunSettles is the liveness obligation of a running run: it gets a live

@@ -276,7 +276,10 @@ type Receipt struct {
 	ThreadID string
 	Tool     string
 	Key      string
-	Status   string
+	// Aggregate is what the command addresses ("thread:<id>" or
+	// "task:<id>"): the engine's receipt aggregateKind/aggregateId.
+	Aggregate string
+	Status    string
 	// Result is the tool result the command produced, replayed verbatim.
 	Result Result
 	Error  string

@@ -1,0 +1,127 @@
+package invariants
+
+import (
+	"time"
+
+	"github.com/orchsim/orchsim/catalog"
+	"github.com/orchsim/orchsim/sim"
+)
+
+// Credential-lifetime invariants, written from McpSessionRegistry's
+// contract (McpSessionRegistry.ts@1b69cde2, the doc comments of touch and
+// DEFAULT_LIVENESS_WINDOW_MS): provider turns are signs of life, "so that a
+// session which is plainly alive keeps its credential even when it goes a
+// long time without touching an MCP tool"; the liveness window only bounds
+// "credentials whose session died without a clean stop". They read the
+// provider session manager's session.opened, session.attach, turn.start,
+// session.detach, session.release and provider.crash events and the
+// registry's credential.expire.
+const LiveSessionKeepsCredential = "live-session-keeps-credential"
+
+// CredentialLivenessWindow is the registry's contract: a credential of a
+// live session outlives its thread's last provider turn by 24 h
+// (DEFAULT_LIVENESS_WINDOW_MS, McpSessionRegistry.ts@1b69cde2).
+const CredentialLivenessWindow = 24 * time.Hour
+
+func init() {
+	register(Info{Name: LiveSessionKeepsCredential, Group: catalog.MCPCredential,
+		Property: "the registry never expires the credential a live provider session holds for a thread within 24 h of the thread's last provider turn (or of the credential's issue): expiry only bounds credentials whose session died without a clean stop",
+		Source:   "McpSessionRegistry.ts@1b69cde2 (touch, DEFAULT_LIVENESS_WINDOW_MS); PR #4659",
+		Reports:  []catalog.Report{"t3code#4463"},
+		New: func() sim.Checker {
+			return &keepsCredential{lastTurn: map[string]time.Duration{}, issued: map[string]time.Duration{}}
+		}})
+}
+
+// holding is a credential a live provider session holds for a thread.
+type holding struct {
+	cred, thread, session, incarnation string
+	since                              time.Duration
+}
+
+// liveCredentials follows which credentials live provider sessions hold,
+// from the provider session manager's events. The checker and the probe
+// counter share it.
+type liveCredentials struct {
+	held []holding // few at a time: a slice keeps it free of map ranges
+}
+
+func (l *liveCredentials) drop(keep func(holding) bool) {
+	out := l.held[:0]
+	for _, h := range l.held {
+		if keep(h) {
+			out = append(out, h)
+		}
+	}
+	l.held = out
+}
+
+// observe updates the holdings from ev.
+func (l *liveCredentials) observe(ev *sim.Event) {
+	switch ev.Kind {
+	case "server.start":
+		// The new process's registry knows none of the old credentials,
+		// and (in this model) no provider process survived.
+		l.held = l.held[:0]
+	case "session.opened", "session.attach":
+		thread, session := ev.Get("thread"), ev.Get("providerSessionId")
+		l.drop(func(h holding) bool { return h.thread != thread || h.session != session })
+		l.held = append(l.held, holding{cred: ev.Get("cred"), thread: thread, session: session,
+			incarnation: ev.Get("incarnation"), since: ev.At})
+	case "session.detach":
+		thread, session := ev.Get("thread"), ev.Get("providerSessionId")
+		l.drop(func(h holding) bool { return h.thread != thread || h.session != session })
+	case "session.release", "provider.crash":
+		inc := ev.Get("incarnation")
+		l.drop(func(h holding) bool { return h.incarnation != inc })
+	}
+}
+
+// holder returns the live session holding cred.
+func (l *liveCredentials) holder(cred string) (holding, bool) {
+	for _, h := range l.held {
+		if h.cred == cred {
+			return h, true
+		}
+	}
+	return holding{}, false
+}
+
+type keepsCredential struct {
+	live     liveCredentials
+	lastTurn map[string]time.Duration // thread -> last turn.start (touch)
+	issued   map[string]time.Duration // credential -> credential.issue
+}
+
+func (*keepsCredential) Name() string { return LiveSessionKeepsCredential }
+
+func (k *keepsCredential) Observe(ev *sim.Event) *sim.Violation {
+	k.live.observe(ev)
+	switch ev.Kind {
+	case "credential.issue":
+		k.issued[ev.Get("cred")] = ev.At
+	case "turn.start":
+		k.lastTurn[ev.Get("thread")] = ev.At
+	case "credential.expire":
+		cred := ev.Get("cred")
+		h, ok := k.live.holder(cred)
+		if !ok {
+			return nil
+		}
+		alive := k.issued[cred] // a reuse is no sign of life: issue or touch only
+		if t, ok := k.lastTurn[h.thread]; ok && t > alive {
+			alive = t
+		}
+		if ev.At-alive >= CredentialLivenessWindow {
+			return nil // the session showed no sign of life for the whole window
+		}
+		why := "no sign of life the registry counts since " + ev.Get("last-alive")
+		if ev.Get("cause") == "lifetime" {
+			why = "lifetime cap: issued at " + ev.Get("issued")
+		}
+		return violation(LiveSessionKeepsCredential,
+			"thread %s lost credential %s of its live provider session %s (incarnation %s, holding it since %s): the registry expired it at %s (%s), %s after the thread's last sign of life at %s; the provider process keeps that token in its config and cannot rotate it, so its MCP calls are refused 401 from now on",
+			h.thread, cred, h.session, h.incarnation, at(h.since), at(ev.At), why, ev.At-alive, at(alive))
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package invariants
+
+import (
+	"strings"
+	"time"
+
+	"github.com/orchsim/orchsim/catalog"
+	"github.com/orchsim/orchsim/sim"
+)
+
+// Delegation invariants, written from delegate_task's contract: its tool
+// description (PR #7427) tells the caller to keep the taskId a wait
+// returns and to use task_status when it needs the result, "the child keeps
+// running"; that only works if the taskId reaches the caller. They read the
+// server's delegate_task events (agent/<thread>, mode, result task=...),
+// the orchestrator's delegate_task.wait and the caller's MCP client
+// timeouts (mcp-client/<thread> timeout tool=...).
+const DelegateHandleBeforeClientTimeout = "delegate-handle-before-client-timeout"
+
+func init() {
+	register(Info{Name: DelegateHandleBeforeClientTimeout, Group: catalog.Orchestrator,
+		Property: "a delegate_task the server accepted returns its taskId before the caller's MCP client gives up: no client-side timeout ends a call whose task exists and whose wait is still holding the answer",
+		Source:   "delegate_task tool description (PR #7427: keep the taskId, use task_status); PR #11997",
+		Reports:  []catalog.Report{"t3code#11168"},
+		New:      func() sim.Checker { return &handleBeforeTimeout{} }})
+}
+
+// heldWait is a wait-mode delegate_task the server accepted and has not
+// answered yet.
+type heldWait struct {
+	thread, task, key string
+	since             time.Duration
+}
+
+type handleBeforeTimeout struct {
+	held []heldWait // a few at a time; a slice keeps the checker free of map ranges
+}
+
+func (*handleBeforeTimeout) Name() string { return DelegateHandleBeforeClientTimeout }
+
+func (h *handleBeforeTimeout) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case ev.Kind == "server.start":
+		h.held = h.held[:0] // the waits died with their process
+	case isToolEvent(ev) && ev.Kind == "delegate_task" && ev.Get("mode") == "wait" &&
+		(ev.Outcome == "accepted" || ev.Outcome == "replayed"):
+		if task := resultField(ev.Get("result"), "task"); task != "" {
+			h.held = append(h.held, heldWait{thread: ev.Get("thread"), task: task, key: ev.Get("clientRequestId"), since: ev.At})
+		}
+	case ev.Actor == "orchestrator" && ev.Kind == "delegate_task.wait":
+		thread, task := ev.Get("thread"), ev.Get("task")
+		for i, w := range h.held {
+			if w.thread == thread && w.task == task {
+				h.held = append(h.held[:i], h.held[i+1:]...)
+				break
+			}
+		}
+	case ev.Kind == "timeout" && ev.Get("tool") == "delegate_task" && strings.HasPrefix(ev.Actor, "mcp-client/"):
+		thread := strings.TrimPrefix(ev.Actor, "mcp-client/")
+		for _, w := range h.held {
+			if w.thread == thread {
+				return violation(DelegateHandleBeforeClientTimeout,
+					"thread %s's MCP client gave up on delegate_task (clientRequestId %s) at %s, %s after the server accepted it and created task %s at %s: the wait was still holding the answer, so the caller has no taskId for task_status and a re-dispatch starts a second child",
+					thread, w.key, at(ev.At), ev.At-w.since, w.task, at(w.since))
+			}
+		}
+	}
+	return nil
+}
+
+// resultField returns the value of name in a result attribute
+// ("task=X child=Y ...").
+func resultField(result, name string) string {
+	for _, f := range strings.Fields(result) {
+		if v, ok := strings.CutPrefix(f, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
