@@ -404,6 +404,17 @@ func TestReplay_EditedTapeOrSeedIsRefused(t *testing.T) {
 	}
 }
 
+var (
+	recordedUnfix  = regexp.MustCompile(`"(unfix|fixes)": \[[^\]]*\],\s*`)
+	recordedPreset = regexp.MustCompile(`"profile": "[a-z]+"`)
+)
+
+// asFixed edits replay file text s to the fixed preset: every fix on, no
+// unfix.
+func asFixed(s string) string {
+	return recordedPreset.ReplaceAllString(recordedUnfix.ReplaceAllString(s, ""), `"profile": "fixed"`)
+}
+
 // The seed bugs' shrunk files are compacted (each site's trailing zero
 // choices left out) and say so: under the fixed profile the replay follows
 // their tapes, the left-out zeros included, and says "fixed:".
@@ -417,7 +428,7 @@ func TestReplay_CompactedCorpusFilesAreFixedUnderFixed(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, string(b), `"compacted": true`, src)
 		file := filepath.Join(dir, filepath.Base(src))
-		require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(b), `"profile": "reported"`, `"profile": "fixed"`, 1)), 0o644))
+		require.NoError(t, os.WriteFile(file, []byte(asFixed(string(b))), 0o644))
 		code, out, errOut := cli(t, "replay", file)
 		assert.Equal(t, exitOK, code, "%s: %s", src, errOut)
 		assert.Empty(t, errOut, src)
@@ -431,7 +442,7 @@ func TestReplay_CompactedCorpusFilesAreFixedUnderFixed(t *testing.T) {
 func TestReplay_CompactedTapeStillChecksRanges(t *testing.T) {
 	b, err := os.ReadFile("../../testdata/corpus/reported/000-tab-ownership-thread-keeps-its-tabs.min.json")
 	require.NoError(t, err)
-	s := strings.Replace(string(withoutTapeHash(b)), `"profile": "reported"`, `"profile": "fixed"`, 1)
+	s := asFixed(string(withoutTapeHash(b)))
 	edited := strings.Replace(s, `{"actor":"swarm","label":"watch","n":5,"v":1}`, `{"actor":"swarm","label":"watch","n":6,"v":1}`, 1)
 	require.NotEqual(t, s, edited)
 	file := filepath.Join(t.TempDir(), "x.min.json")
@@ -570,8 +581,8 @@ func TestReplay_EditedSettingsAreJudgedByOutcome(t *testing.T) {
 		return path
 	}
 	for name, s := range map[string]string{
-		"a fix that does not fix": strings.Replace(f3, `"profile": "reported",`, `"profile": "reported", "fixes": ["keep-pty-size"],`, 1),
-		"the horizon":             strings.Replace(f3, `"horizon": "1h0m0s"`, `"horizon": "2h0m0s"`, 1),
+		"a settings edit that does not fix": strings.Replace(f3, `"unfix": [`, `"unfix": ["stable-tab-owner",`, 1),
+		"the horizon":                       strings.Replace(f3, `"horizon": "1h0m0s"`, `"horizon": "2h0m0s"`, 1),
 	} {
 		file := write("f3.json", s)
 		code, out, errOut := cli(t, "replay", file)
