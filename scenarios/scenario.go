@@ -216,11 +216,13 @@ func Run(cfg Config) (Result, error) {
 			names = append(names, n)
 		}
 	}
+	// The probe counter sees each event before the invariants, so the
+	// attempt a violation stops is counted too.
+	probes := invariants.NewProbeCounter()
+	tr.AddChecker(probes)
 	for _, c := range invariants.New(names...) {
 		tr.AddChecker(c)
 	}
-	probes := invariants.NewProbeCounter()
-	tr.AddChecker(probes)
 	strategy := cfg.Strategy
 	if strategy == "" {
 		strategy = DefaultStrategy
