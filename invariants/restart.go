@@ -57,10 +57,7 @@ func (r *runOutlives) Observe(ev *sim.Event) *sim.Violation {
 	case ev.Kind == "server.start":
 		r.incarnation, r.restartAt, r.checked = ev.Get("incarnation"), ev.At, false
 		return nil
-	case ev.Actor == "server" && ev.Kind == "reconcile":
-		r.settle(ev.Get("run"))
-		return nil
-	case ev.Actor == "server" && ev.Kind == "run.end":
+	case ev.Actor == "server" && (ev.Kind == "reconcile" || ev.Kind == "run.end"):
 		o, ok := r.settle(ev.Get("run"))
 		if ok && o.incarnation != r.incarnation && ev.Outcome == "completed" {
 			return violation(NoRunOutlivesItsProcess,

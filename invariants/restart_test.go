@@ -31,6 +31,10 @@ func TestNoRunOutlivesItsProcess(t *testing.T) {
 		ev(6, "server", "run.end", "completed", "thread=thread-a", "run=run:1")))
 	require.NotNil(t, v)
 	assert.Contains(t, v.Message, "recorded completed")
+	v = check(t, NoRunOutlivesItsProcess, zombieRunHistory(
+		ev(5, "server", "reconcile", "completed", "trigger=startup", "thread=thread-a", "run=run:1")))
+	require.NotNil(t, v, "a startup reconcile that completes an orphan")
+	assert.Contains(t, v.Message, "recorded completed")
 }
 
 // The near misses: a run the startup reconcile cancelled, one that ended

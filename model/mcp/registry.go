@@ -36,7 +36,16 @@ const (
 // on and cannot rotate it, so every later MCP call of that session is 401.
 const CredentialLivesWithSession model.Switch = "credential-lives-with-session"
 
+// LifetimeCapKept is a wrong fix of t3code#4463: the liveness window and
+// touch of PR #4659, but the idle era's 8 h cap from issue kept (PR
+// #3678's report), so a session that runs all day still loses its token.
+const LifetimeCapKept model.Mutant = "lifetime-cap-kept"
+
 func init() {
+	model.RegisterMutant(model.MutantInfo{Name: LifetimeCapKept, Group: catalog.MCPCredential,
+		Doc:        "credentials live with their session's turns but still die 8 h after issue",
+		Scenario:   "chaos",
+		Invariants: []string{"live-session-keeps-credential"}})
 	model.RegisterSwitch(model.SwitchInfo{Name: CredentialLivesWithSession, Group: catalog.MCPCredential,
 		Reports:    []catalog.Report{"t3code#4463"},
 		Source:     "McpSessionRegistry.ts@96314411 (idle era) and @1b69cde2 (touch, liveness window); fix PR #4659; same family PR #3678",
@@ -142,7 +151,11 @@ type Settings struct {
 // resolve, 8 h cap, no touch).
 func SettingsFor(p model.Profile) Settings {
 	if p.Fixed(CredentialLivesWithSession) {
-		return Settings{LivenessWindow: DefaultLivenessWindow, TouchRefreshes: true}
+		s := Settings{LivenessWindow: DefaultLivenessWindow, TouchRefreshes: true}
+		if p.Has(LifetimeCapKept) {
+			s.MaxLifetime = MaximumLifetime
+		}
+		return s
 	}
 	return Settings{LivenessWindow: IdleTimeout, ResolveRefreshes: true, MaxLifetime: MaximumLifetime}
 }

@@ -46,6 +46,18 @@ const (
 // reaches the new target.
 const ReceiptChecksAggregate model.Switch = "receipt-checks-aggregate"
 
+// Wrong fixes of t3code#11168 and #5231, for the mutation gate.
+const (
+	// OnlyDefaultWaitBounded bounds the default wait (30 s) but keeps the
+	// 60 min cap for an explicit timeoutMs, so a caller that asks for a
+	// long wait still outlives its client.
+	OnlyDefaultWaitBounded model.Mutant = "only-default-wait-bounded"
+	// ReceiptChecksCallerOnly compares the receipt's caller instead of its
+	// aggregate: the same caller reusing a key for another target is still
+	// answered with the old success.
+	ReceiptChecksCallerOnly model.Mutant = "receipt-checks-caller-only"
+)
+
 // BoundedDelegateWait is PR #11997 ("bound delegation waits and recover
 // completion delivery"), the fix attempt for t3code#11168: a
 // delegate_task wait returns its handles (taskId, childThreadId) within
@@ -78,6 +90,14 @@ func init() {
 		Invariants: []string{"one-effect-per-request", "retry-returns-original"},
 		Reported:   "requestNamespace = the credential's random providerSessionId",
 		Fixed:      "thread callers: thread:<environmentId>:<threadId>; OAuth clients keep client:<sessionId>"})
+	model.RegisterMutant(model.MutantInfo{Name: OnlyDefaultWaitBounded, Group: catalog.Orchestrator,
+		Doc:        "delegate_task's default wait is bounded to 30 s, but an explicit timeoutMs may still hold the call up to 60 min",
+		Scenario:   "request-retry",
+		Invariants: []string{"delegate-handle-before-client-timeout"}})
+	model.RegisterMutant(model.MutantInfo{Name: ReceiptChecksCallerOnly, Group: catalog.Orchestrator,
+		Doc:        "a receipt is replayed to any command of the thread that created it, whatever that command addresses",
+		Scenario:   "request-retry",
+		Invariants: []string{"replay-lands-on-target"}})
 	model.RegisterSwitch(model.SwitchInfo{Name: ReceiptChecksAggregate, Group: catalog.Orchestrator,
 		Reports:    []catalog.Report{"t3code#5231"},
 		Source:     "OrchestrationEngine dispatch receipts (aggregateKind/aggregateId); fix PR #5246",
@@ -633,7 +653,8 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 		if r.Status == store.ReceiptRejected {
 			return Answer{Outcome: ErrPreviouslyRejected, CommandID: commandID}
 		}
-		if o.env.Profile.Fixed(ReceiptChecksAggregate) && r.Aggregate != aggregate {
+		if o.env.Profile.Fixed(ReceiptChecksAggregate) && r.Aggregate != aggregate &&
+			!(o.env.Profile.Has(ReceiptChecksCallerOnly) && r.ThreadID == caller) {
 			return Answer{Outcome: ErrCommandIDConflict, CommandID: commandID}
 		}
 		return Answer{Outcome: Replayed, CommandID: commandID, Result: r.Result}
@@ -725,6 +746,9 @@ func WaitBudget(p model.Profile, timeout time.Duration) time.Duration {
 	def, limit := DefaultWaitTimeout, MaxWaitTimeout
 	if p.Fixed(BoundedDelegateWait) {
 		def, limit = BoundedDefaultWait, BoundedMaxWait
+		if p.Has(OnlyDefaultWaitBounded) {
+			limit = MaxWaitTimeout
+		}
 	}
 	if timeout <= 0 {
 		timeout = def

@@ -98,7 +98,17 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 // and its next message queues behind a turn whose end will never come.
 const StartupReconcile model.Switch = "startup-reconcile"
 
+// ReconcileCompletesOrphans is a wrong fix of t3code#4584: the startup
+// pass settles a dead process's runs, but as completed (what #4584 saw
+// when a new message replaced the zombie turn), inventing a completion
+// nothing made.
+const ReconcileCompletesOrphans model.Mutant = "reconcile-completes-orphans"
+
 func init() {
+	model.RegisterMutant(model.MutantInfo{Name: ReconcileCompletesOrphans, Group: catalog.RestartContinuation,
+		Doc:        "the startup reconcile records a dead process's running runs as completed instead of cancelled",
+		Scenario:   "request-retry",
+		Invariants: []string{"no-run-outlives-its-process"}})
 	model.RegisterSwitch(model.SwitchInfo{Name: StartupReconcile, Group: catalog.RestartContinuation,
 		Reports:    []catalog.Report{"t3code#4584"},
 		Source:     "ProviderRuntimeRecoveryService.ts@0928e05e reconcile(startup); MODEL.md §8",
@@ -131,7 +141,11 @@ func (s *Server) reconcile(trigger string) {
 	for _, r := range sum.CancelledRuns {
 		s.env.Obligations.Discharge(RunSettles, r.ID+" of "+r.ThreadID)
 		r.CancelledByRestart = true
-		s.env.Emit(actor, "reconcile", store.RunCancelled, sim.A("trigger", trigger), sim.A("thread", r.ThreadID), sim.A("run", r.ID))
+		status := store.RunCancelled
+		if s.env.Profile.Has(ReconcileCompletesOrphans) {
+			status, r.Status = store.RunCompleted, store.RunCompleted
+		}
+		s.env.Emit(actor, "reconcile", status, sim.A("trigger", trigger), sim.A("thread", r.ThreadID), sim.A("run", r.ID))
 	}
 }
 
