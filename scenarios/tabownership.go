@@ -20,7 +20,7 @@ func init() {
 		Doc: "report 000 (#23021): preview tabs across idle release, resume, provider crash, " +
 			"capability change, 24 h liveness and server restart",
 		Horizon: 24 * time.Hour,
-		Groups:  []catalog.Group{catalog.PreviewTab, catalog.MCPCredential},
+		Groups:  []catalog.Group{catalog.ProviderSession, catalog.PreviewTab, catalog.MCPCredential},
 		Build: func(env *model.Env) {
 			w := NewT3World(env)
 			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,

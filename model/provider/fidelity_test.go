@@ -34,7 +34,8 @@ type fx struct {
 func newFx(t *testing.T, idle time.Duration) *fx {
 	k := sim.NewKernel(false)
 	env := &model.Env{Clock: k, Trace: k.Trace(), Source: sim.NewTapeSource(nil, false),
-		Profile: model.MustProfile(model.PresetReported, nil, nil), EnvironmentID: "env-1"}
+		// The upstream file's manager has the idle pin (PR #10689).
+		Profile: model.MustProfile(model.PresetReported, []string{string(BackgroundWorkPinsSession)}, nil), EnvironmentID: "env-1"}
 	reg := mcp.NewRegistry(env)
 	reg.Endpoint = "http://127.0.0.1:43123/mcp"
 	slots := &mcp.Slots{}

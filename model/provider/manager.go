@@ -46,7 +46,32 @@ const (
 // longer matches the settings (browser access turned off keeps preview).
 const ReuseIgnoresCapabilities model.Mutant = "reuse-ignores-capabilities"
 
+// BackgroundWorkPinsSession is the idle pin (hasPendingBackgroundWork,
+// DEFAULT_MAX_IDLE_PIN_MS; PR #10689 for t3code#10600, the family of
+// t3code#4198): before an idle release the manager asks the runtime for
+// pending background work and defers the release while there is some, up
+// to 4 h. Off is the reaper #4198 reports: idle time is all it looks at, so
+// a session whose foreground turn ended is reaped while a background
+// subagent or workflow still runs in it, and that work dies silently.
+const BackgroundWorkPinsSession model.Switch = "background-work-pins-session"
+
+// BackgroundClearedByNextTurn is a wrong fix: the pin holds, but a later
+// turn that reports no background work clears the earlier turn's, so a
+// task still running from before is reaped after all.
+const BackgroundClearedByNextTurn model.Mutant = "background-cleared-by-next-turn"
+
 func init() {
+	model.RegisterSwitch(model.SwitchInfo{Name: BackgroundWorkPinsSession, Group: catalog.ProviderSession,
+		Reports:    []catalog.Report{"t3code#4198", "t3code#10600"},
+		Source:     "ProviderSessionManager hasPendingBackgroundWork and DEFAULT_MAX_IDLE_PIN_MS (4 h); fix PR #10689",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"no-reap-while-work-owed"},
+		Reported:   "the idle release looks at idle time only and reaps a session whose background task still runs",
+		Fixed:      "the idle release asks for pending background work and defers while there is some, up to 4 h"})
+	model.RegisterMutant(model.MutantInfo{Name: BackgroundClearedByNextTurn, Group: catalog.ProviderSession,
+		Doc:        "a turn that reports no background work clears an earlier turn's, so a task still running is reaped",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"no-reap-while-work-owed"}})
 	model.RegisterMutant(model.MutantInfo{Name: ReuseIgnoresCapabilities, Group: catalog.MCPCredential,
 		Doc:        "a credential is reused after its capability set changed, so toggled browser access does not take effect",
 		Scenario:   "tab-ownership",
@@ -480,8 +505,19 @@ func (m *Manager) Activity(e *Entry) {
 }
 
 // SetBackgroundWork records that the runtime reports pending background work
-// until the given virtual time (hasPendingBackgroundWork).
-func (m *Manager) SetBackgroundWork(e *Entry, until time.Duration) { e.background = until }
+// until the given virtual time (hasPendingBackgroundWork asks the runtime,
+// which knows every task: a shared session keeps the latest end of its
+// threads' work); 0 clears it.
+func (m *Manager) SetBackgroundWork(e *Entry, until time.Duration) {
+	if until == 0 {
+		e.background = 0
+		return
+	}
+	e.background = max(e.background, until)
+	if until > 0 {
+		m.env.Emit(actor, "background-work", "", sim.A("providerSessionId", e.ID), sim.A("until", sim.FormatT(until)))
+	}
+}
 
 func (m *Manager) scheduleIdleRelease(e *Entry) {
 	if e.busy > 0 || e.released {
@@ -501,6 +537,10 @@ func (m *Manager) releaseIfStillIdle(e *Entry) {
 		return
 	}
 	gen := e.idleGen
+	if !m.env.Profile.Fixed(BackgroundWorkPinsSession) {
+		m.afterProbe(e, gen, false) // the reaper of #4198 does not ask
+		return
+	}
 	if m.ProbeBackground == nil {
 		m.afterProbe(e, gen, m.env.Now() < e.background)
 		return

@@ -152,7 +152,7 @@ func TestManager_RevokeByThreadRevokesTheReplacement(t *testing.T) {
 }
 
 func TestManager_IdleReleaseRespectsGenerationAndPin(t *testing.T) {
-	s := newPSM(sim.NewTapeSource(nil, false), model.MustProfile(model.PresetReported, nil, nil))
+	s := newPSM(sim.NewTapeSource(nil, false), model.MustProfile(model.PresetReported, []string{string(BackgroundWorkPinsSession)}, nil))
 	s.m.StartTurn("t1", "claudeAgent", 0, func(e *Entry, err error) { s.turns["t1"] = e })
 	s.k.RunUntil(time.Second)
 	e := s.turns["t1"]
@@ -173,4 +173,23 @@ func TestManager_IdleReleaseRespectsGenerationAndPin(t *testing.T) {
 	}
 	assert.Positive(t, deferred)
 	assert.Equal(t, 1, expired)
+}
+
+// t3code#4198: without the pin the idle release looks at idle time only,
+// and reaps a session whose background work still runs; a shared session
+// keeps the latest end of its threads' work.
+func TestManager_ReaperWithoutPinIgnoresBackgroundWork(t *testing.T) {
+	s := newPSM(sim.NewTapeSource(nil, false), model.MustProfile(model.PresetReported, nil, nil))
+	s.m.StartTurn("t1", "claudeAgent", 0, func(e *Entry, err error) { s.turns["t1"] = e })
+	s.k.RunUntil(time.Second)
+	e := s.turns["t1"]
+	s.m.SetBackgroundWork(e, 5*time.Hour)
+	s.m.SetBackgroundWork(e, time.Hour) // a shorter report does not shorten it
+	assert.Equal(t, 5*time.Hour, e.background)
+	s.m.TurnTerminal(e, "t1")
+	s.k.RunUntil(DefaultIdleTimeout + 2*time.Second)
+	assert.True(t, e.Released(), "reaped at the idle timeout with work pending")
+	for _, ev := range s.k.Trace().Events() {
+		assert.NotEqual(t, "idle-release-deferred", ev.Kind)
+	}
 }

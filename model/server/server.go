@@ -294,6 +294,8 @@ func (s *Server) TurnFinished(threadID string, backgroundFor time.Duration) {
 	e := ref.entry
 	if backgroundFor > 0 {
 		s.PSM.SetBackgroundWork(e, s.env.Now()+backgroundFor)
+	} else if s.env.Profile.Has(provider.BackgroundClearedByNextTurn) {
+		s.PSM.SetBackgroundWork(e, 0)
 	}
 	s.PSM.TurnTerminal(e, threadID)
 	s.endTurn(threadID, store.RunCompleted, "")
