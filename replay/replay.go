@@ -267,6 +267,9 @@ func Parse(b []byte) (*File, error) {
 	if _, err := ParseFingerprint(f.Fingerprint); err != nil {
 		return nil, fmt.Errorf("malformed replay file: %w", err)
 	}
+	if err := checkSettings(&f, keys); err != nil {
+		return nil, fmt.Errorf("malformed replay file: %w", err)
+	}
 	for i, c := range f.Tape {
 		if c.N == 0 || c.Value >= c.N {
 			return nil, fmt.Errorf("malformed replay file: tape entry %d (%s %s) has value %d outside [0,%d)", i, c.Actor, c.Label, c.Value, c.N)
@@ -558,4 +561,33 @@ func scanValue(dec *json.Decoder, t reflect.Type, where string, keys map[string]
 	}
 	_, err = dec.Token() // the closing ] or }
 	return err
+}
+
+// checkSettings refuses what the command line refuses: an empty profile
+// written out, an empty or repeated name in fixes, unfix or mutants, and an
+// event_budget of 0 written out (leave a setting out for its default).
+func checkSettings(f *File, keys map[string]bool) error {
+	if keys["profile"] && f.Profile == "" {
+		return errors.New(`"profile" is empty (leave it out for reported)`)
+	}
+	for _, l := range []struct {
+		key   string
+		names []string
+	}{{"fixes", f.Fixes}, {"unfix", f.Unfix}, {"mutants", f.Mutants}} {
+		key, names := l.key, l.names
+		seen := map[string]bool{}
+		for _, n := range names {
+			if n == "" {
+				return fmt.Errorf("%q has an empty name", key)
+			}
+			if seen[n] {
+				return fmt.Errorf("%q names %s twice", key, n)
+			}
+			seen[n] = true
+		}
+	}
+	if keys["event_budget"] && f.EventBudget == 0 {
+		return errors.New(`"event_budget" is 0 (leave it out for the default)`)
+	}
+	return nil
 }

@@ -117,7 +117,8 @@ func (v Verdict) String() string { return verdictNames[v] }
 // inconsistent with itself). The rules, in order:
 //
 //  1. A matching fingerprint with another outcome is Inconsistent: the
-//     trace is the recorded one, so the recorded outcome was edited.
+//     trace is the recorded one, so the recorded outcome was edited (two
+//     passes, or the same violation to the letter, are the same outcome).
 //  2. Edited settings change what is drawn: the replay is judged by its
 //     outcome only (StillFails, Fixed, Regressed, StillPasses).
 //  3. A matching fingerprint is Reproduced.
@@ -132,7 +133,7 @@ func Judge(e Evidence) (Verdict, int) {
 		byOutcome = 1
 	}
 	switch {
-	case e.Fingerprint == FingerprintMatches && e.Outcomes != SameViolation:
+	case e.Fingerprint == FingerprintMatches && e.Outcomes != SameViolation && e.Outcomes != BothPassed:
 		return Inconsistent, 3
 	case e.SettingsEdited:
 		switch e.Outcomes {

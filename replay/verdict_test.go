@@ -16,8 +16,8 @@ import (
 // exit status and the verdict. Reviewed by hand; a change to the rules
 // shows up here as a diff.
 const verdicts = `
-strict  match    both-passed      followed  -> 3 inconsistent
-strict  match    both-passed      departed  -> 3 inconsistent
+strict  match    both-passed      followed  -> 0 reproduced
+strict  match    both-passed      departed  -> 0 reproduced
 strict  match    same-violation   followed  -> 1 reproduced
 strict  match    same-violation   departed  -> 1 reproduced
 strict  match    same-invariant   followed  -> 3 inconsistent
@@ -52,8 +52,8 @@ strict  n/a      now-passes       followed  -> 0 fixed
 strict  n/a      now-passes       departed  -> 3 departed from its tape
 strict  n/a      now-fails        followed  -> 1 regressed
 strict  n/a      now-fails        departed  -> 3 departed from its tape
-edited  match    both-passed      followed  -> 3 inconsistent
-edited  match    both-passed      departed  -> 3 inconsistent
+edited  match    both-passed      followed  -> 0 still passes
+edited  match    both-passed      departed  -> 0 still passes
 edited  match    same-violation   followed  -> 1 still fails
 edited  match    same-violation   departed  -> 1 still fails
 edited  match    same-invariant   followed  -> 3 inconsistent

@@ -92,6 +92,7 @@ var languageLine = regexp.MustCompile(`^#\s*language:\s*(\S+)\s*$`)
 func Parse(path string, data []byte) (*File, error) {
 	f := &File{Path: path}
 	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, len(data)+1) // a line may be as long as the file (RunFile caps it)
 	sc.Buffer(nil, 16<<20)
 	n := 0
 	scan := func() bool {
@@ -265,6 +266,11 @@ func parseLine(line string) (string, []Arg, error) {
 				}
 				a.Vals = append(a.Vals, line[start:pos-1])
 				line = line[pos:]
+			}
+		}
+		for _, b := range args {
+			if b.Key == a.Key {
+				return "", nil, fmt.Errorf("argument %q given twice: %s", a.Key, orig)
 			}
 		}
 		args = append(args, a)

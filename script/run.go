@@ -2,6 +2,7 @@ package script
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/orchsim/orchsim/replay"
 )
 
 // interpreter runs the commands of one file in one language; a fresh one
@@ -58,9 +61,13 @@ func Run(path string, data []byte) (*Result, error) {
 	return f.Run()
 }
 
-// RunFile reads and runs the script file at path.
+// RunFile reads and runs the script file at path (at most
+// replay.MaxInputBytes, the cap of every orchsim input).
 func RunFile(path string) (*Result, error) {
-	data, err := os.ReadFile(path)
+	data, err := replay.ReadInput(path, replay.MaxInputBytes)
+	if errors.Is(err, replay.ErrTooLarge) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -203,8 +210,23 @@ var skipped = regexp.MustCompile(`(^\..*)|(.*~$)|(^#.*#$)`)
 // Discover returns the script files under root, in lexical order: every
 // regular file with a "# language:" line. A file that has a ---- separator
 // line but no language line is an error (a script that would silently not
-// run); other files (such as a list of case ids) are not scripts.
+// run); other files (such as a list of case ids) are not scripts. Links
+// are followed, to a directory once (a link loop is not walked twice);
+// devices, pipes and sockets are not scripts.
 func Discover(root string) ([]string, error) {
+	return discover(root, map[string]bool{})
+}
+
+func discover(root string, seen map[string]bool) ([]string, error) {
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		if seen[real] {
+			return nil, nil
+		}
+		seen[real] = true
+		if st, err := os.Lstat(root); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			root = real // WalkDir does not follow a link, not even its root
+		}
+	}
 	var files []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -219,7 +241,26 @@ func Discover(root string) ([]string, error) {
 		if d.IsDir() {
 			return nil
 		}
-		data, err := os.ReadFile(path)
+		if d.Type()&fs.ModeSymlink != 0 {
+			st, err := os.Stat(path)
+			if err != nil {
+				return err
+			}
+			if st.IsDir() {
+				found, err := discover(path, seen)
+				files = append(files, found...)
+				return err
+			}
+			if !st.Mode().IsRegular() {
+				return nil
+			}
+		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := replay.ReadInput(path, replay.MaxInputBytes)
+		if errors.Is(err, replay.ErrTooLarge) {
+			return fmt.Errorf("%s: %w", path, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -348,6 +389,9 @@ func (a *cmdArgs) duration(key string, def time.Duration) time.Duration {
 	d, err := time.ParseDuration(v)
 	if err != nil {
 		a.fail("%s: %s=%q: %v", a.cmd.Cmd, key, v, err)
+	}
+	if d < 0 {
+		a.fail("%s: %s=%q: a duration must not be negative", a.cmd.Cmd, key, v)
 	}
 	return d
 }

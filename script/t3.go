@@ -239,6 +239,9 @@ func (w *t3Script) start(a *cmdArgs) {
 		if _, known := provider.AdapterFor(inst); !ok || !known {
 			a.fail("thread spec %q: want thread-id:instance with a known instance", spec)
 		}
+		if w.st.Thread(id) != nil {
+			a.fail("thread %s is listed twice", id)
+		}
 		proj := projectOf[id]
 		if proj == "" {
 			proj = "project-1"

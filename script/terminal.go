@@ -249,6 +249,9 @@ func (h *terminalHarness) handleAgent(a *cmdArgs) {
 	resume := a.flag("resume")
 	wedge := a.flag("wedge")
 	a.done()
+	if h.app.Meta(id) != nil {
+		a.fail("agent: session %s is declared twice", id)
+	}
 	h.app.AddSession(terminal.Meta{ID: id, Kind: kind, Cwd: "/work/" + id, Mode: mode, Tab: tab, Resume: resume})
 	if wedge {
 		h.app.Main.WedgeNextSpawn(id)

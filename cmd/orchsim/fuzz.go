@@ -192,6 +192,14 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 		if err := os.MkdirAll(f.corpus, 0o755); err != nil {
 			return usageErr("--corpus: %v", err)
 		}
+		// Checked before the run like every output: a directory that
+		// exists but takes no file (read-only, /sys) is bad usage.
+		probe, err := os.CreateTemp(f.corpus, ".orchsim-probe-*")
+		if err != nil {
+			return usageErr("--corpus: %v", err)
+		}
+		probe.Close()
+		os.Remove(probe.Name())
 	}
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
