@@ -107,15 +107,16 @@ func parseShard(s string) (uint64, uint64, error) {
 	if err != nil || n == 0 {
 		return 0, 0, fmt.Errorf("--shard %q: the shard count must be a positive integer", s)
 	}
+	from := ""
 	if is == "" {
-		is = os.Getenv("JOB_COMPLETION_INDEX")
+		is, from = os.Getenv("JOB_COMPLETION_INDEX"), " (from JOB_COMPLETION_INDEX)"
 		if is == "" {
 			return 0, 0, fmt.Errorf("--shard %q: no index given and JOB_COMPLETION_INDEX is not set", s)
 		}
 	}
 	i, err := strconv.ParseUint(is, 10, 64)
 	if err != nil {
-		return 0, 0, fmt.Errorf("--shard %q: the index must be a non-negative integer", s)
+		return 0, 0, fmt.Errorf("--shard %q: the index %q%s must be a non-negative integer", s, is, from)
 	}
 	if i >= n {
 		return 0, 0, fmt.Errorf("--shard %q: the index must be below %d", s, n)

@@ -22,6 +22,11 @@ files instead (atomically) and exits 0. A parse error or a bad command is
 exit 2; a failed write exit 3.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, a := range args {
+				if err := notDash("script", a); err != nil {
+					return err
+				}
+			}
 			files, err := script.Expand(args)
 			if err != nil {
 				return usageErr("%v", err)
