@@ -141,6 +141,9 @@ type Switch struct {
 	// Reported and Fixed say what the switch does off and on.
 	Reported string `json:"reported"`
 	Fixed    string `json:"fixed"`
+	// Upstream names where upstream merged the fix (a PR or commit); empty
+	// while it is not merged. The upstream profile turns on exactly these.
+	Upstream string `json:"upstream"`
 }
 
 // Invariant is a safety or liveness property checked over every run.

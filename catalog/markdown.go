@@ -16,10 +16,14 @@ func WriteMarkdown(w io.Writer, c Catalog) error {
 	b.WriteString("(`go test ./cmd/orchsim -run TestDocs -update` regenerates it). A switch is off under the\n")
 	b.WriteString("`reported` profile and on under `fixed`; `--profile fixed --unfix NAME` leaves that one bug\n")
 	b.WriteString("in, and a seed of its scenario finds it.\n\n")
-	b.WriteString("## Switches\n\n| group | switch | reports | found alone in | by | reported | fixed |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("## Switches\n\n| group | switch | reports | found alone in | by | reported | fixed | merged upstream |\n|---|---|---|---|---|---|---|---|\n")
 	for _, s := range c.Switches {
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", s.Group, s.Name, links(s.Reports), s.Scenario,
-			code(s.Invariants), cell(s.Reported), cell(s.Fixed))
+		up := s.Upstream
+		if up == "" {
+			up = "not merged"
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s | %s |\n", s.Group, s.Name, links(s.Reports), s.Scenario,
+			code(s.Invariants), cell(s.Reported), cell(s.Fixed), cell(up))
 	}
 	b.WriteString("\n## Mutants (wrong fixes the invariants must catch)\n\n| group | mutant | killed in | by | what it does |\n|---|---|---|---|---|\n")
 	for _, m := range c.Mutants {

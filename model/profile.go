@@ -60,6 +60,10 @@ type SwitchInfo struct {
 	// Reported and Fixed say what the switch does off and on.
 	Reported string
 	Fixed    string
+	// Upstream names where the upstream project merged the fix (a PR or
+	// commit); empty while it is not merged there. The upstream preset
+	// turns on exactly these.
+	Upstream string
 }
 
 // MutantInfo declares a mutant, registered from init by the package that
@@ -158,6 +162,10 @@ type Profile struct {
 const (
 	PresetReported = "reported"
 	PresetFixed    = "fixed"
+	// PresetUpstream is the upstream projects' main branches: every switch
+	// whose fix upstream merged (SwitchInfo.Upstream) on, the rest off, so
+	// `fuzz --profile upstream` shows which reports are still live there.
+	PresetUpstream = "upstream"
 )
 
 // Spec names a profile the way the command line and replay files do: a
@@ -184,8 +192,15 @@ func (s Spec) Profile() (Profile, error) {
 		for _, sw := range switches {
 			p.fixes[sw.Name] = true
 		}
+	case PresetUpstream:
+		p.preset = PresetUpstream
+		for _, sw := range switches {
+			if sw.Upstream != "" {
+				p.fixes[sw.Name] = true
+			}
+		}
 	default:
-		return Profile{}, fmt.Errorf("unknown profile %q (want %s or %s)", s.Preset, PresetReported, PresetFixed)
+		return Profile{}, fmt.Errorf("unknown profile %q (want %s, %s or %s)", s.Preset, PresetReported, PresetFixed, PresetUpstream)
 	}
 	fix, err := switchNames(s.Fix)
 	if err != nil {
@@ -330,7 +345,9 @@ func (p Profile) Unfixed() []string { return p.unfix }
 // Spec returns a Spec that builds this profile again, as it was asked for:
 // the fixed preset with Unfixed (a switch added later is then on, so a
 // replay file recorded as "every fix but x" keeps meaning that), or the
-// reported preset with the fixes that are on; then the mutants.
+// reported preset with the fixes that are on (also for upstream, whose
+// merged set moves as fixes land: a file records what it ran); then the
+// mutants.
 func (p Profile) Spec() Spec {
 	if p.preset == PresetFixed {
 		return Spec{Preset: PresetFixed, Unfix: p.Unfixed(), Mutants: p.MutantNames()}
@@ -340,8 +357,33 @@ func (p Profile) Spec() Spec {
 
 // String renders the profile for banners: reported[+fix...] for a profile
 // built up from reported, fixed[~fix...] for every fix but the ones turned
-// off (~ marks a fix turned off), then [!mutant...].
+// off (~ marks a fix turned off), upstream[+fix...][~fix...] against the
+// merged fixes, then [!mutant...].
 func (p Profile) String() string {
+	if p.preset == PresetUpstream {
+		s := PresetUpstream
+		var on, off []string
+		for _, sw := range switches {
+			switch merged := sw.Upstream != ""; {
+			case p.fixes[sw.Name] && !merged:
+				on = append(on, string(sw.Name))
+			case !p.fixes[sw.Name] && merged:
+				off = append(off, string(sw.Name))
+			}
+		}
+		sort.Strings(on)
+		sort.Strings(off)
+		for _, f := range on {
+			s += "+" + f
+		}
+		for _, f := range off {
+			s += "~" + f
+		}
+		for _, m := range p.MutantNames() {
+			s += "!" + m
+		}
+		return s
+	}
 	s := p.Preset()
 	if p.preset == PresetFixed {
 		s = PresetFixed

@@ -39,7 +39,7 @@ func TestSpec_Errors(t *testing.T) {
 	}{
 		"unknown unfix":     {model.Spec{Preset: model.PresetFixed, Unfix: []string{"no-such-fix"}}, `unknown switch "no-such-fix" (see orchsim list)`},
 		"fixed and unfixed": {model.Spec{Fix: []string{x}, Unfix: []string{x}}, `switch "` + x + `" is both fixed and unfixed`},
-		"unknown preset":    {model.Spec{Preset: "fixd"}, `unknown profile "fixd" (want reported or fixed)`},
+		"unknown preset":    {model.Spec{Preset: "fixd"}, `unknown profile "fixd" (want reported, fixed or upstream)`},
 		"unknown mutant":    {model.Spec{Mutants: []string{"m"}}, `unknown mutant "m" (see orchsim list)`},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -56,4 +56,25 @@ func TestSpec_UnfixOnReported(t *testing.T) {
 	assert.Empty(t, p.Fixes())
 	assert.Equal(t, "reported", p.String())
 	assert.Equal(t, []string{x}, p.Unfixed())
+}
+
+// The upstream preset turns on exactly the fixes upstream merged; --unfix
+// and --fix move from it and the banner says how.
+func TestSpec_UpstreamIsTheMergedFixes(t *testing.T) {
+	p := model.MustSpec(model.Spec{Preset: model.PresetUpstream})
+	var merged []string
+	for _, s := range model.Switches() {
+		if s.Upstream != "" {
+			merged = append(merged, string(s.Name))
+		}
+		assert.Equal(t, s.Upstream != "", p.Fixed(s.Name), s.Name)
+	}
+	require.NotEmpty(t, merged, "some fix is merged upstream")
+	assert.Equal(t, "upstream", p.String())
+	x := merged[0]
+	q := model.MustSpec(model.Spec{Preset: model.PresetUpstream, Unfix: []string{x}})
+	assert.False(t, q.Fixed(model.Switch(x)))
+	assert.Equal(t, "upstream~"+x, q.String())
+	again := model.MustSpec(q.Spec())
+	assert.Equal(t, q.Fixes(), again.Fixes(), "a replay file rebuilds what ran")
 }

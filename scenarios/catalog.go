@@ -19,7 +19,8 @@ func Catalog() catalog.Catalog {
 	var c catalog.Catalog
 	for _, s := range model.Switches() {
 		c.Switches = append(c.Switches, catalog.Switch{Name: string(s.Name), Group: s.Group, Reports: s.Reports,
-			Source: s.Source, Scenario: s.Scenario, Invariants: s.Invariants, Reported: s.Reported, Fixed: s.Fixed})
+			Source: s.Source, Scenario: s.Scenario, Invariants: s.Invariants, Reported: s.Reported, Fixed: s.Fixed,
+			Upstream: s.Upstream})
 	}
 	for _, i := range invariants.All() {
 		reports := i.Reports
@@ -54,6 +55,7 @@ func Catalog() catalog.Catalog {
 	c.Profiles = []catalog.Profile{
 		{Name: model.PresetReported, Doc: "every switch as reported (default)"},
 		{Name: model.PresetFixed, Doc: "every fix on (--unfix NAME turns one off again)"},
+		{Name: model.PresetUpstream, Doc: "the fixes upstream merged on, the rest as reported: which reports are still live upstream"},
 	}
 	return c
 }

@@ -81,7 +81,7 @@ with the summary, and give 1).`,
 	fl.StringVar(&f.shard, "shard", "", "i/n: run shard i of n (i may come from JOB_COMPLETION_INDEX: /n)")
 	fl.IntVar(&f.workers, "workers", 0, workersUsage)
 	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm or pct")
-	fl.StringVar(&f.profile, "profile", model.PresetReported, "preset: reported or fixed")
+	fl.StringVar(&f.profile, "profile", model.PresetReported, "preset: reported, fixed or upstream")
 	fl.StringSliceVar(&f.fixes, "fix", nil, "fix switches to turn on")
 	fl.StringSliceVar(&f.unfix, "unfix", nil, unfixUsage)
 	fl.StringSliceVar(&f.mutants, "mutant", nil, "mutants to turn on")

@@ -92,8 +92,14 @@ func printCatalog(out io.Writer, c catalog.Catalog) error {
 	}
 	fmt.Fprintln(w, "\nSWITCHES (off = reported, on = fixed; --fix NAME, --unfix NAME)")
 	for _, s := range c.Switches {
-		fmt.Fprintf(w, "  %s: %s\t%s; found alone in %s by %s; reported: %s; fixed: %s [%s]\n", s.Group, s.Name,
-			reports(s.Reports), s.Scenario, strings.Join(s.Invariants, ", "), s.Reported, s.Fixed, s.Source)
+		up := s.Upstream
+		if up == "" {
+			up = "not merged upstream"
+		} else {
+			up = "merged upstream: " + up
+		}
+		fmt.Fprintf(w, "  %s: %s\t%s; found alone in %s by %s; reported: %s; fixed: %s; %s [%s]\n", s.Group, s.Name,
+			reports(s.Reports), s.Scenario, strings.Join(s.Invariants, ", "), s.Reported, s.Fixed, up, s.Source)
 	}
 	fmt.Fprintln(w, "\nMUTANTS (deliberately wrong fixes; --mutant NAME)")
 	for _, m := range c.Mutants {

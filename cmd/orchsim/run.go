@@ -104,7 +104,7 @@ for writing, such as /dev/stdin, is bad usage).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenario, "scenario", "", "scenario name (see orchsim list)")
 	fl.Uint64Var(&f.seed, "seed", 0, "run seed")
-	fl.StringVar(&f.profile, "profile", model.PresetReported, "preset: reported or fixed")
+	fl.StringVar(&f.profile, "profile", model.PresetReported, "preset: reported, fixed or upstream")
 	fl.StringSliceVar(&f.fixes, "fix", nil, "fix switches to turn on, comma-separated")
 	fl.StringSliceVar(&f.unfix, "unfix", nil, unfixUsage)
 	fl.StringSliceVar(&f.mutants, "mutant", nil, "mutants to turn on, comma-separated")

@@ -52,7 +52,8 @@ func init() {
 		Scenario:   "tab-ownership",
 		Invariants: []string{"live-session-keeps-credential"},
 		Reported:   "a credential dies 30 min after its last MCP request (resolve refreshes it, provider turns do not) or 8 h after issue",
-		Fixed:      "a credential dies 24 h after its session's last sign of life; every provider turn touches the thread's credentials"})
+		Fixed:      "a credential dies 24 h after its session's last sign of life; every provider turn touches the thread's credentials",
+		Upstream:   "t3code PR #4659"})
 }
 
 // Caps is a set of MCP capabilities granted to a credential.

@@ -104,7 +104,8 @@ func init() {
 		Scenario:   "request-retry",
 		Invariants: []string{"replay-lands-on-target"},
 		Reported:   "an accepted receipt is replayed to any command with its id, whatever thread or task it addresses",
-		Fixed:      "a receipt is replayed only to a command addressed to its own aggregate; another one gets OrchestrationCommandIdConflictError"})
+		Fixed:      "a receipt is replayed only to a command addressed to its own aggregate; another one gets OrchestrationCommandIdConflictError",
+		Upstream:   "t3code PR #5246"})
 	model.RegisterSwitch(model.SwitchInfo{Name: BoundedDelegateWait, Group: catalog.Orchestrator,
 		Reports:    []catalog.Report{"t3code#11168"},
 		Source:     "OrchestratorMcpService DEFAULT_WAIT_TIMEOUT_MS/MAX_WAIT_TIMEOUT_MS (V2 branch, PR #2829); fix attempt PR #11997; tool guidance PR #7427",

@@ -69,7 +69,8 @@ func init() {
 		Scenario:   "terminal-remount",
 		Invariants: []string{"live-agent-survives-remount", "remount-attaches-promptly", "pty-attach-balanced"},
 		Reported:   "every pane mount wakes the session; readiness wait after any not-ready snapshot; kill on timeout whatever the disposition; attach chained behind the wake; unconditional detach",
-		Fixed:      "wake only if not started or exited; no wait for adopted+live; kill only spawned; attach first, detach only what attached, late attach releases itself"})
+		Fixed:      "wake only if not started or exited; no wait for adopted+live; kill only spawned; attach first, detach only what attached, late attach releases itself",
+		Upstream:   "agent-code PR #597 (391bf113, 4739caac)"})
 	model.RegisterSwitch(model.SwitchInfo{Name: KeepPTYSize, Group: catalog.TerminalSession,
 		Reports:    []catalog.Report{"Juliusolsson05/agent-code#596"},
 		Source:     "seed report 003_9aa3504d0982c1a7 (the 120x40 snap, left open upstream by PR #597)",
