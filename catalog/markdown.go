@@ -15,7 +15,9 @@ func WriteMarkdown(w io.Writer, c Catalog) error {
 	b.WriteString("Generated from the declarations by `orchsim list --format markdown > docs/bugs.md`; do not edit\n")
 	b.WriteString("(`go test ./cmd/orchsim -run TestDocs -update` regenerates it). A switch is off under the\n")
 	b.WriteString("`reported` profile and on under `fixed`; `--profile fixed --unfix NAME` leaves that one bug\n")
-	b.WriteString("in, and a seed of its scenario finds it.\n\n")
+	b.WriteString("in, and a seed of its scenario finds it. \"Merged upstream\" is judged from the upstream sources read\n")
+	b.WriteString("for the models (pingdotgg/t3code files at the commits docs/fidelity.md names, Juliusolsson05/agent-code at\n")
+	b.WriteString("428aed2d): `--profile upstream` turns on exactly those fixes.\n\n")
 	b.WriteString("## Switches\n\n| group | switch | reports | found alone in | by | reported | fixed | merged upstream |\n|---|---|---|---|---|---|---|---|\n")
 	for _, s := range c.Switches {
 		up := s.Upstream
