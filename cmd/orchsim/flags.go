@@ -27,6 +27,15 @@ func strictFlags(cmd *cobra.Command) {
 				f.Value = nonEmpty{f.Value}
 			}
 		}
+		// A value flag given twice is a contradiction (which one was
+		// meant?), and a list naming one thing twice a typo.
+		switch f.Value.Type() {
+		case "bool", "count":
+		default:
+			if _, done := f.Value.(*once); !done {
+				f.Value = &once{Value: f.Value, name: f.Name}
+			}
+		}
 	})
 	for _, c := range cmd.Commands() {
 		strictFlags(c)
@@ -112,3 +121,48 @@ func (d decimal) Set(s string) error {
 
 // unfixUsage is the help of --unfix, on every command that has it.
 const unfixUsage = "fix switches to turn off after the preset and --fix, comma-separated (--profile fixed --unfix X: every fix but X)"
+
+// once is a flag value that refuses to be set twice (--seed 5 --seed 6),
+// and, for a list, a name repeated in it or across repeats of the flag
+// (--fix a,a; --unfix a --unfix a).
+type once struct {
+	pflag.Value
+	name string
+	set  bool
+}
+
+// Set implements pflag.Value.
+func (v *once) Set(s string) error {
+	list, isList := sliceOf(v.Value)
+	if v.set && !isList {
+		return fmt.Errorf("given twice (--%s takes one value)", v.name)
+	}
+	if err := v.Value.Set(s); err != nil {
+		return err
+	}
+	v.set = true // a refused value does not count
+	if isList {
+		seen := map[string]bool{}
+		for _, n := range list.GetSlice() {
+			if seen[n] {
+				return fmt.Errorf("names %s twice", n)
+			}
+			seen[n] = true
+		}
+	}
+	return nil
+}
+
+// sliceOf returns the list value under v's wrappers.
+func sliceOf(v pflag.Value) (pflag.SliceValue, bool) {
+	for {
+		switch w := v.(type) {
+		case pflag.SliceValue:
+			return w, true
+		case nonEmpty:
+			v = w.Value
+		default:
+			return nil, false
+		}
+	}
+}

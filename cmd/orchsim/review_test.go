@@ -97,3 +97,23 @@ func TestReview_FuzzCorpusCheckedFirst(t *testing.T) {
 	code, out, errOut := cli(t, "fuzz", "--scenario", "tab-ownership", "--seeds", "300", "--corpus", "/sys/kernel")
 	assertUsage(t, code, out, errOut, "--corpus: ")
 }
+
+// A value flag given twice, or a list naming one thing twice, is bad usage
+// (the first was silently dropped).
+func TestReview_FlagsGivenTwice(t *testing.T) {
+	for name, args := range map[string][]string{
+		"seed twice":  {"run", "--scenario", "tab-ownership", "--seed", "5", "--seed", "6"},
+		"fix a,a":     {"run", "--scenario", "tab-ownership", "--seed", "5", "--fix", "stable-tab-owner,stable-tab-owner"},
+		"unfix twice": {"run", "--scenario", "tab-ownership", "--seed", "5", "--profile", "fixed", "--unfix", "stable-tab-owner", "--unfix", "stable-tab-owner"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := cli(t, args...)
+			assertUsage(t, code, out, errOut)
+			assert.Regexp(t, `given twice|names stable-tab-owner twice`, errOut)
+		})
+	}
+	// Two different list entries across repeats are fine.
+	code, _, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "5", "--profile", "fixed",
+		"--unfix", "stable-tab-owner", "--unfix", "keep-pty-size")
+	assert.Equal(t, exitViolation, code, errOut)
+}
