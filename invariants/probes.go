@@ -56,6 +56,8 @@ var (
 		Doc: "a delegate_task wait ran out of budget and was upgraded (waitTimedOut)"})
 	probeHumanTookAgentTab = declareProbe(ProbeInfo{Name: "human-took-agent-tab", Group: catalog.PreviewTab,
 		Doc: "a human viewer took control of an agent's tab"})
+	probeMessageDeliveredTwice = declareProbe(ProbeInfo{Name: "message-delivered-twice", Group: catalog.ProviderSession,
+		Doc: "a user message reached the server a second time after it had started a run"})
 	probeIdleReleaseDeferredByPin = declareProbe(ProbeInfo{Name: "idle-release-deferred-by-pin", Group: catalog.ProviderSession,
 		Doc: "an idle release was deferred for pending background work"})
 	probeIdleReleaseWithOpenTab = declareProbe(ProbeInfo{Name: "idle-release-with-open-tab", Group: catalog.ProviderSession,
@@ -140,6 +142,8 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 				break
 			}
 		}
+	case ev.Actor == "server" && ev.Kind == "message.duplicate":
+		hit(probeMessageDeliveredTwice)
 	case ev.Actor == "server" && ev.Kind == "reconcile" && ev.Get("trigger") == "startup":
 		hit(probeRestartFoundRunningRun)
 	case ev.Kind == "restart-continuation":

@@ -72,3 +72,43 @@ func (r *reapOwed) Observe(ev *sim.Event) *sim.Violation {
 	}
 	return nil
 }
+
+// OneRunPerMessage is written from the command receipt contract of a
+// user message: its thread.turn.start carries the client's id, so a
+// message delivered twice (a client retry, a duplicating transport) is one
+// turn. It reads the server's run.start events and their message ids.
+const OneRunPerMessage = "one-run-per-message"
+
+func init() {
+	register(Info{Name: OneRunPerMessage, Group: catalog.ProviderSession,
+		Property: "a user message starts at most one run, however often it is delivered, across restarts",
+		Source:   "OrchestrationEngine command receipts (thread.turn.start commandId); accepted input reaches its consumer once",
+		Reports:  []catalog.Report{"anomalyco/opencode#27928"},
+		New:      func() sim.Checker { return &runPerMessage{first: map[string]firstRun{}} }})
+}
+
+type firstRun struct {
+	run string
+	at  time.Duration
+}
+
+type runPerMessage struct {
+	first map[string]firstRun // thread and message -> its first run
+}
+
+func (*runPerMessage) Name() string { return OneRunPerMessage }
+
+func (r *runPerMessage) Observe(ev *sim.Event) *sim.Violation {
+	if ev.Actor != "server" || ev.Kind != "run.start" || ev.Get("message") == "" {
+		return nil
+	}
+	k := ev.Get("thread") + " " + ev.Get("message")
+	f, seen := r.first[k]
+	if !seen {
+		r.first[k] = firstRun{run: ev.Get("run"), at: ev.At}
+		return nil
+	}
+	return violation(OneRunPerMessage,
+		"message %s of thread %s started run %s at %s, and again run %s at %s: one prompt was answered twice",
+		ev.Get("message"), ev.Get("thread"), f.run, at(f.at), ev.Get("run"), at(ev.At))
+}

@@ -43,3 +43,17 @@ func TestNoReapWhileWorkOwed_NearMisses(t *testing.T) {
 		assert.Nil(t, check(t, NoReapWhileWorkOwed, h), name)
 	}
 }
+
+func TestOneRunPerMessage(t *testing.T) {
+	start := func(m float64, run, msg string) sim.Event {
+		return ev(m, "server", "run.start", "", "thread=thread-a", "run="+run, "message="+msg)
+	}
+	v := check(t, OneRunPerMessage, []sim.Event{start(1, "run:1", "message:thread-a:1"), start(40, "run:2", "message:thread-a:1")})
+	require.NotNil(t, v)
+	for _, want := range []string{"message:thread-a:1", "run:1", "run:2", "T+00:01:00.000", "T+00:40:00.000"} {
+		assert.Contains(t, v.Message, want)
+	}
+	assert.Nil(t, check(t, OneRunPerMessage, []sim.Event{start(1, "run:1", "message:thread-a:1"), start(40, "run:2", "message:thread-a:2")}))
+	assert.Nil(t, check(t, OneRunPerMessage, []sim.Event{start(1, "run:1", "message:thread-a:1"),
+		ev(40, "server", "run.start", "", "thread=thread-a", "run=run:2", "continuation-of=run:1")}), "a continuation answers no message")
+}

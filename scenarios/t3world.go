@@ -114,13 +114,15 @@ func (w *T3World) swarm() {
 		w.ResponseLoss = sim.Per(r.Below("response-loss", 6), 20)
 	}
 	per := func(label string) sim.Ratio { return sim.Per(r.Below(label, 5), 4) }
-	w.Habits = agent.Habits{Desktop: per("desktop"), Watch: per("watch"), TakeControl: per("take-control")}
+	w.Habits = agent.Habits{Desktop: per("desktop"), Watch: per("watch"), TakeControl: per("take-control"),
+		DuplicateDelivery: sim.Per(r.Below("duplicate-delivery", 3), 20)}
 	attrs := []sim.Attr{sim.A(FaultCrash, itoa(m.Crash)), sim.A(FaultCapabilityChange, itoa(m.CapabilityChange)),
 		sim.A(FaultStaleCredential, itoa(m.StaleCall)), sim.A(FaultServerRestart, itoa(m.ServerRestart)),
 		sim.A(FaultProviderSwitch, itoa(m.ProviderSwitch)), sim.A(FaultResponseLoss, ratioString(w.ResponseLoss)),
 		sim.A("fault-gap", m.GapMin.String()+".."+m.GapMax.String()),
 		sim.A("desktop", ratioString(w.Habits.Desktop)), sim.A("watch", ratioString(w.Habits.Watch)),
-		sim.A("take-control", ratioString(w.Habits.TakeControl))}
+		sim.A("take-control", ratioString(w.Habits.TakeControl)),
+		sim.A("duplicate-delivery", ratioString(w.Habits.DuplicateDelivery))}
 	if w.KeyReuse.Numerator > 0 { // drawn last, so the other draws keep their places
 		w.KeyReuse = sim.Per(r.Below("key-reuse", 4), 20)
 		attrs = append(attrs, sim.A("key-reuse", ratioString(w.KeyReuse)))

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/orchsim/orchsim/model"
@@ -29,6 +30,10 @@ type User struct {
 	nextAt  time.Duration
 	waiting bool
 	stopped bool
+	// messages counts the prompts the server took (message ids).
+	messages int
+	// redelivery draws the duplicate deliveries, apart from rand.
+	redelivery *sim.Rand
 	// ImpatienceMin and ImpatienceMax bound how long the user lets a turn
 	// run before pressing stop (0: never).
 	ImpatienceMin, ImpatienceMax time.Duration
@@ -43,16 +48,20 @@ type Habits struct {
 	Watch sim.Ratio
 	// TakeControl: at a look at a watched tab, the user takes control.
 	TakeControl sim.Ratio
+	// DuplicateDelivery: a prompt the server took is delivered again
+	// later (a client retry, a duplicating transport; anomalyco/opencode#27928).
+	DuplicateDelivery sim.Ratio
 }
 
 // DefaultHabits are the habits of the fixed (non-swarm) mix.
-var DefaultHabits = Habits{Desktop: sim.Per(1, 2), Watch: sim.Per(1, 3), TakeControl: sim.Per(1, 4)}
+var DefaultHabits = Habits{Desktop: sim.Per(1, 2), Watch: sim.Per(1, 3), TakeControl: sim.Per(1, 4),
+	DuplicateDelivery: sim.Per(1, 20)}
 
 // NewUser returns the user of threadID; srv returns the live server
 // process (nil while it is down).
 func NewUser(env *model.Env, threadID, projectID string, srv func() *server.Server, h Habits) *User {
 	u := &User{env: env, rand: env.Rand("user/" + threadID), Thread: threadID, Project: projectID, srv: srv,
-		viewer: "viewer/" + threadID, habits: h}
+		viewer: "viewer/" + threadID, habits: h, redelivery: env.Rand("redelivery/" + threadID)}
 	u.Desktop = u.rand.Chance("desktop", h.Desktop)
 	return u
 }
@@ -113,12 +122,24 @@ func (u *User) prompt() {
 		return
 	}
 	s := u.srv()
-	if s == nil || !s.SendPrompt(u.Thread) {
+	msg := fmt.Sprintf("message:%s:%d", u.Thread, u.messages+1)
+	if s == nil || !s.SendMessage(u.Thread, msg) {
 		// Server down or a run still active: look again later.
 		u.promptAfter(u.rand.Duration("prompt-retry", 30*time.Second, 5*time.Minute))
 		return
 	}
+	u.messages++
 	u.env.Emit("user/"+u.Thread, "prompt", "", sim.A("thread", u.Thread))
+	// Drawn from a stream of its own, so a world with duplicates draws
+	// everything else as one without them.
+	if r := u.redelivery; r.Chance("duplicate-delivery", u.habits.DuplicateDelivery) {
+		u.env.After(r.Duration("duplicate-after", time.Minute, 2*time.Hour), func() {
+			if s := u.srv(); s != nil && !u.env.Healing {
+				u.env.Emit("fault", "message-redelivered", "", sim.A("thread", u.Thread), sim.A("message", msg))
+				s.SendMessage(u.Thread, msg)
+			}
+		})
+	}
 	if u.ImpatienceMax > 0 {
 		run := s.Store.Thread(u.Thread).ActiveRunID
 		u.env.After(u.rand.Duration("impatience", u.ImpatienceMin, u.ImpatienceMax), func() {

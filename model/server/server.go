@@ -43,8 +43,13 @@ type Server struct {
 	Browser     *browser.ServerBrowser
 	Orch        *orchestrator.Orchestrator
 	Incarnation int
-	hooks       Hooks
-	dead        bool
+	// messages counts the messages SendPrompt named.
+	messages int
+	// seen lists the thread and message of every run this process started
+	// (what the DedupeInMemory mutant checks).
+	seen  []string
+	hooks Hooks
+	dead  bool
 	// turns maps thread -> the entry its running turn is on (small; slice).
 	turns []turnRef
 	// pendingDetach lists threads whose capability changed during a turn.
@@ -98,6 +103,18 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 // and its next message queues behind a turn whose end will never come.
 const StartupReconcile model.Switch = "startup-reconcile"
 
+// DedupePromptByMessageID is the command receipt of a user message's
+// thread.turn.start (its commandId is the client's message id): a message
+// delivered twice, by a client retry or a duplicating transport, starts
+// one run. Off is anomalyco/opencode#27928: the server processes one
+// prompt submission twice, and the duplicate reply is stored in history.
+const DedupePromptByMessageID model.Switch = "dedupe-prompt-by-message-id"
+
+// DedupeInMemory is a wrong fix: the duplicate check remembers messages in
+// the server process only (an in-memory seen set instead of the durable
+// receipt), so a message redelivered after a restart runs again.
+const DedupeInMemory model.Mutant = "dedupe-in-memory"
+
 // ReconcileCompletesOrphans is a wrong fix of t3code#4584: the startup
 // pass settles a dead process's runs, but as completed (what #4584 saw
 // when a new message replaced the zombie turn), inventing a completion
@@ -105,6 +122,18 @@ const StartupReconcile model.Switch = "startup-reconcile"
 const ReconcileCompletesOrphans model.Mutant = "reconcile-completes-orphans"
 
 func init() {
+	model.RegisterSwitch(model.SwitchInfo{Name: DedupePromptByMessageID, Group: catalog.ProviderSession,
+		Reports:    []catalog.Report{"anomalyco/opencode#27928"},
+		Source:     "OrchestrationEngine command receipts for thread.turn.start (commandId from the client)",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"one-run-per-message"},
+		Reported:   "a user message delivered twice starts a second run once the thread is idle",
+		Fixed:      "a message that already started a run is acknowledged again and starts nothing",
+		Upstream:   "t3code OrchestrationEngine receipts (thread.turn.start)"})
+	model.RegisterMutant(model.MutantInfo{Name: DedupeInMemory, Group: catalog.ProviderSession,
+		Doc:        "the duplicate check remembers messages in the server process only, so one redelivered after a restart runs again",
+		Scenario:   "chaos",
+		Invariants: []string{"one-run-per-message"}})
 	model.RegisterMutant(model.MutantInfo{Name: ReconcileCompletesOrphans, Group: catalog.RestartContinuation,
 		Doc:        "the startup reconcile records a dead process's running runs as completed instead of cancelled",
 		Scenario:   "request-retry",
@@ -206,23 +235,70 @@ func (s *Server) turnOf(threadID string) (int, *turnRef) {
 // turn runs on the thread's instance. It reports false when the thread
 // already has an active run (the message would queue; users wait instead).
 func (s *Server) SendPrompt(threadID string) bool {
+	s.messages++
+	return s.SendMessage(threadID, fmt.Sprintf("message:%s:s%d.%d", threadID, s.Incarnation, s.messages))
+}
+
+// SendMessage is SendPrompt for the user message messageID (the client's
+// id, which a duplicate delivery repeats). With DedupePromptByMessageID a
+// message that already started a run is acknowledged again and starts
+// nothing (the command receipt of its thread.turn.start); without it, a
+// duplicate that arrives once the thread is idle starts a second run.
+func (s *Server) SendMessage(threadID, messageID string) bool {
 	t := s.Store.Thread(threadID)
-	if s.dead || t == nil || t.Archived || t.ActiveRunID != "" {
+	if s.dead || t == nil || t.Archived {
 		return false
 	}
-	s.startRun(threadID, "")
+	if s.env.Profile.Fixed(DedupePromptByMessageID) && s.answered(threadID, messageID) {
+		s.env.Emit(actor, "message.duplicate", "", sim.A("thread", threadID), sim.A("message", messageID))
+		return true
+	}
+	if t.ActiveRunID != "" {
+		return false
+	}
+	s.startRunFor(threadID, "", messageID)
 	return true
+}
+
+// answered reports whether a run of thread answers messageID (with the
+// DedupeInMemory mutant, a run this process started).
+func (s *Server) answered(threadID, messageID string) bool {
+	if s.env.Profile.Has(DedupeInMemory) {
+		for _, k := range s.seen {
+			if k == threadID+" "+messageID {
+				return true
+			}
+		}
+		return false
+	}
+	for _, r := range s.Store.Runs {
+		if r.ThreadID == threadID && r.MessageID == messageID {
+			return true
+		}
+	}
+	return false
 }
 
 // startRun starts a run of thread (a continuation when continuationOf is
 // set) and its provider turn.
 func (s *Server) startRun(threadID, continuationOf string) {
+	s.startRunFor(threadID, continuationOf, "")
+}
+
+// startRunFor is startRun for the user message messageID ("" for none).
+func (s *Server) startRunFor(threadID, continuationOf, messageID string) {
 	run := s.Store.StartRun(threadID)
-	run.ContinuationOf = continuationOf
+	run.ContinuationOf, run.MessageID = continuationOf, messageID
+	if messageID != "" {
+		s.seen = append(s.seen, threadID+" "+messageID)
+	}
 	s.env.Obligations.Open(RunSettles, run.ID+" of "+threadID, "run.start")
 	attrs := []sim.Attr{sim.A("thread", threadID), sim.A("run", run.ID), sim.A("instance", run.Instance)}
 	if continuationOf != "" {
 		attrs = append(attrs, sim.A("continuation-of", continuationOf))
+	}
+	if messageID != "" {
+		attrs = append(attrs, sim.A("message", messageID))
 	}
 	s.env.Emit(actor, "run.start", "", attrs...)
 	s.turns = append(s.turns, turnRef{threadID: threadID, runID: run.ID})

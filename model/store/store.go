@@ -54,6 +54,9 @@ type Run struct {
 	CancelledByRestart bool
 	// ContinuationOf is the source run of a restart continuation.
 	ContinuationOf string
+	// MessageID is the user message the run answers ("" for a
+	// continuation or a run the orchestrator started).
+	MessageID string
 	// ProviderThreadID is the provider thread the run drives ("" for the
 	// thread's own, as in the worlds).
 	ProviderThreadID string
