@@ -1,6 +1,7 @@
 package invariants
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -66,6 +67,8 @@ var (
 		Doc: "a pane of a Claude session remounted while the user's draft was in its composer"})
 	probeRestartFoundRunningRun = declareProbe(ProbeInfo{Name: "restart-found-running-run", Group: catalog.RestartContinuation,
 		Doc: "a server started over a run its dead predecessor left running (the startup reconcile settled it)"})
+	probeRestartWithRunningTask = declareProbe(ProbeInfo{Name: "restart-with-running-task", Group: catalog.RestartContinuation,
+		Doc: "a server started while a delegated task of its predecessor was still running"})
 	probeRestartContinuation = declareProbe(ProbeInfo{Name: "restart-continuation", Group: catalog.RestartContinuation,
 		Doc: "a restart continuation resumed a thread (\"Continue where you left off.\")"})
 	probeRetryCrossedCredentialReissue = declareProbe(ProbeInfo{Name: "retry-crossed-credential-reissue", Group: catalog.Orchestrator,
@@ -93,6 +96,7 @@ type ProbeCounter struct {
 	live      liveCredentials
 	waitStart map[string]time.Duration // task of a wait-mode delegate_task -> when it was accepted
 	keyTarget map[string]string        // thread, tool and clientRequestId -> the target its first call addressed
+	tasks     []string                 // delegated tasks accepted and not settled
 	lastCall  map[string]time.Duration // credential -> last MCP call or issue
 	claude    map[string]bool          // terminal session -> Claude
 	draft     map[string]bool          // terminal session -> a draft is in the composer
@@ -125,6 +129,9 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.waitChild(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
+		if p.starts > 0 && len(p.tasks) > 0 {
+			hit(probeRestartWithRunningTask)
+		}
 		p.starts++
 		p.openTabs = p.openTabs[:0]
 	case ev.Kind == "credential.revoke" && strings.HasPrefix(ev.Get("cause"), "prepare:"):
@@ -183,11 +190,15 @@ func (p *ProbeCounter) quietCredential(ev *sim.Event, hit func(string)) {
 // unbounded wait (t3code#11168) leaves its caller without a taskId.
 func (p *ProbeCounter) waitChild(ev *sim.Event, hit func(string)) {
 	switch {
-	case isToolEvent(ev) && ev.Kind == "delegate_task" && ev.Get("mode") == "wait" && ev.Outcome == "accepted":
+	case isToolEvent(ev) && ev.Kind == "delegate_task" && ev.Outcome == "accepted":
 		if task := resultField(ev.Get("result"), "task"); task != "" {
-			p.waitStart[task] = ev.At
+			p.tasks = append(p.tasks, task)
+			if ev.Get("mode") == "wait" {
+				p.waitStart[task] = ev.At
+			}
 		}
 	case ev.Kind == "task.settled":
+		p.tasks = slices.DeleteFunc(p.tasks, func(t string) bool { return t == ev.Get("task") })
 		if start, ok := p.waitStart[ev.Get("task")]; ok {
 			if ev.At-start >= nodeHeaderTimeout {
 				hit(probeWaitChildOutlivedClient)

@@ -86,7 +86,9 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 	if env.Profile.Fixed(StartupReconcile) {
 		s.reconcile("startup")
 	}
-	s.Orch.Recover()
+	if env.Profile.Fixed(RecoverDelegatedTasks) {
+		s.Orch.Recover()
+	}
 	if st.Settings.ContinueThreadsAfterServerUpdate {
 		env.After(ContinuationDelay, s.continueRestartedRuns)
 	}
@@ -102,6 +104,14 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 // running with no provider process behind it, the thread shows Working,
 // and its next message queues behind a turn whose end will never come.
 const StartupReconcile model.Switch = "startup-reconcile"
+
+// RecoverDelegatedTasks is the startup's delegated-task recovery (after
+// reconcile, before the effect worker; the startup order of @eac52f00):
+// a task whose child was still running when the server died is followed
+// again, so it settles and its parent hears of it. Off is t3code#7314: a
+// server killed while a subagent runs comes back with the child's task
+// "running" for good, no terminal event ever arriving.
+const RecoverDelegatedTasks model.Switch = "recover-delegated-tasks"
 
 // DedupePromptByMessageID is the command receipt of a user message's
 // thread.turn.start (its commandId is the client's message id): a message
@@ -122,6 +132,14 @@ const DedupeInMemory model.Mutant = "dedupe-in-memory"
 const ReconcileCompletesOrphans model.Mutant = "reconcile-completes-orphans"
 
 func init() {
+	model.RegisterSwitch(model.SwitchInfo{Name: RecoverDelegatedTasks, Group: catalog.RestartContinuation,
+		Reports:    []catalog.Report{"t3code#7314"},
+		Source:     "startup order: reconcile, delegated-task recovery, effect worker (trace @eac52f00; MODEL.md §8)",
+		Scenario:   "request-retry",
+		Invariants: []string{"delegated-task-settles"},
+		Reported:   "after a restart nothing follows the delegated tasks whose children were running: they stay running",
+		Fixed:      "startup re-arms every running delegated task, so its child's end settles it",
+		Upstream:   "t3code startup order @eac52f00 (delegated-task recovery)"})
 	model.RegisterSwitch(model.SwitchInfo{Name: DedupePromptByMessageID, Group: catalog.ProviderSession,
 		Reports:    []catalog.Report{"anomalyco/opencode#27928"},
 		Source:     "OrchestrationEngine command receipts for thread.turn.start (commandId from the client)",
