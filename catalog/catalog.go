@@ -144,6 +144,9 @@ type Switch struct {
 	// Upstream names where upstream merged the fix (a PR or commit); empty
 	// while it is not merged. The upstream profile turns on exactly these.
 	Upstream string `json:"upstream"`
+	// Script is the script replaying the report's steps (a path under
+	// scenarios/testdata; "" when there is none).
+	Script string `json:"script"`
 }
 
 // Invariant is a safety or liveness property checked over every run.

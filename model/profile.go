@@ -64,6 +64,9 @@ type SwitchInfo struct {
 	// commit); empty while it is not merged there. The upstream preset
 	// turns on exactly these.
 	Upstream string
+	// Script is the script that replays the report's own steps, a path
+	// under scenarios/testdata ("" while there is none).
+	Script string
 }
 
 // MutantInfo declares a mutant, registered from init by the package that
@@ -136,7 +139,8 @@ func init() {
 		Scenario:   "tab-ownership",
 		Invariants: []string{"thread-keeps-its-tabs", "thread-regains-its-tabs"},
 		Reported:   "tab owner key = environmentId NUL credential providerSessionId NUL threadId",
-		Fixed:      "tab owner key = environmentId NUL threadId (durable identity)"})
+		Fixed:      "tab owner key = environmentId NUL threadId (durable identity)",
+		Script:     "scenarios/testdata/tab_ownership/resume_after_idle_stop"})
 	RegisterMutant(MutantInfo{Name: IgnoreTabOwner, Group: catalog.PreviewTab,
 		Doc:        "any caller may act on any tab: no owner check, explicit tab ids looked up server-wide",
 		Scenario:   "tab-ownership",

@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -119,4 +121,20 @@ func TestMutants_KilledWhereDeclared(t *testing.T) {
 			assert.Contains(t, m.Invariants, inv, fmt.Sprintf("mutant %s: seed %d of %s violates %s", m.Name, seed, m.Scenario, inv))
 		})
 	}
+}
+
+// A switch's script exists and is a script (script.Discover finds it by its
+// "# language:" line), so docs/bugs.md's script column points somewhere.
+func TestCatalog_ScriptsExist(t *testing.T) {
+	n := 0
+	for _, s := range model.Switches() {
+		if s.Script == "" {
+			continue
+		}
+		n++
+		b, err := os.ReadFile(filepath.Join("..", s.Script))
+		require.NoError(t, err, "switch %s", s.Name)
+		assert.Regexp(t, `(?m)^# language: \w+$`, string(b), "switch %s: %s", s.Name, s.Script)
+	}
+	assert.Positive(t, n)
 }

@@ -89,7 +89,8 @@ func init() {
 		Scenario:   "request-retry",
 		Invariants: []string{"one-effect-per-request", "retry-returns-original"},
 		Reported:   "requestNamespace = the credential's random providerSessionId",
-		Fixed:      "thread callers: thread:<environmentId>:<threadId>; OAuth clients keep client:<sessionId>"})
+		Fixed:      "thread callers: thread:<environmentId>:<threadId>; OAuth clients keep client:<sessionId>",
+		Script:     "scenarios/testdata/request_retry/report_steps"})
 	model.RegisterMutant(model.MutantInfo{Name: OnlyDefaultWaitBounded, Group: catalog.Orchestrator,
 		Doc:        "delegate_task's default wait is bounded to 30 s, but an explicit timeoutMs may still hold the call up to 60 min",
 		Scenario:   "request-retry",
@@ -105,14 +106,16 @@ func init() {
 		Invariants: []string{"replay-lands-on-target"},
 		Reported:   "an accepted receipt is replayed to any command with its id, whatever thread or task it addresses",
 		Fixed:      "a receipt is replayed only to a command addressed to its own aggregate; another one gets OrchestrationCommandIdConflictError",
-		Upstream:   "t3code PR #5246"})
+		Upstream:   "t3code PR #5246",
+		Script:     "scenarios/testdata/request_retry/key_reuse"})
 	model.RegisterSwitch(model.SwitchInfo{Name: BoundedDelegateWait, Group: catalog.Orchestrator,
 		Reports:    []catalog.Report{"t3code#11168"},
 		Source:     "OrchestratorMcpService DEFAULT_WAIT_TIMEOUT_MS/MAX_WAIT_TIMEOUT_MS (V2 branch, PR #2829); fix attempt PR #11997; tool guidance PR #7427",
 		Scenario:   "request-retry",
 		Invariants: []string{"delegate-handle-before-client-timeout"},
 		Reported:   "a delegate_task wait holds the call open up to 10 min by default, 60 min at most, writing nothing meanwhile",
-		Fixed:      "a delegate_task wait returns its taskId and childThreadId within 30 s by default, 45 s at most; the child runs on"})
+		Fixed:      "a delegate_task wait returns its taskId and childThreadId within 30 s by default, 45 s at most; the child runs on",
+		Script:     "scenarios/testdata/request_retry/client_timeout"})
 	model.RegisterMutant(model.MutantInfo{Name: GlobalRequestNamespace, Group: catalog.Orchestrator,
 		Doc:        "one requestNamespace for every caller, so clientRequestIds collide across threads",
 		Scenario:   "request-retry",

@@ -68,7 +68,8 @@ func init() {
 		Invariants: []string{"no-reap-while-work-owed"},
 		Reported:   "the idle release looks at idle time only and reaps a session whose background task still runs",
 		Fixed:      "the idle release asks for pending background work and defers while there is some, up to 4 h",
-		Upstream:   "t3code PR #10689"})
+		Upstream:   "t3code PR #10689",
+		Script:     "scenarios/testdata/provider_session/background_reap"})
 	model.RegisterMutant(model.MutantInfo{Name: BackgroundClearedByNextTurn, Group: catalog.ProviderSession,
 		Doc:        "a turn that reports no background work clears an earlier turn's, so a task still running is reaped",
 		Scenario:   "tab-ownership",

@@ -163,7 +163,8 @@ func init() {
 		Invariants: []string{"no-run-outlives-its-process", "running-thread-settles"},
 		Reported:   "runs left running by a killed or crashed server stay running after the restart; only a graceful shutdown settles them",
 		Fixed:      "startup reconciles the store before the server takes a command: a dead process's running runs are cancelled with their subtrees",
-		Upstream:   "ProviderRuntimeRecoveryService.ts@0928e05e reconcile(startup)"})
+		Upstream:   "ProviderRuntimeRecoveryService.ts@0928e05e reconcile(startup)",
+		Script:     "scenarios/testdata/restart/zombie_run"})
 }
 
 // RunSettles is the liveness obligation of a running run: it gets a live

@@ -70,21 +70,24 @@ func init() {
 		Invariants: []string{"live-agent-survives-remount", "remount-attaches-promptly", "pty-attach-balanced"},
 		Reported:   "every pane mount wakes the session; readiness wait after any not-ready snapshot; kill on timeout whatever the disposition; attach chained behind the wake; unconditional detach",
 		Fixed:      "wake only if not started or exited; no wait for adopted+live; kill only spawned; attach first, detach only what attached, late attach releases itself",
-		Upstream:   "agent-code PR #597 (391bf113, 4739caac)"})
+		Upstream:   "agent-code PR #597 (391bf113, 4739caac)",
+		Script:     "scenarios/testdata/terminal/report_spotlight_draft.txt"})
 	model.RegisterSwitch(model.SwitchInfo{Name: KeepPTYSize, Group: catalog.TerminalSession,
 		Reports:    []catalog.Report{"Juliusolsson05/agent-code#596"},
 		Source:     "seed report 003_9aa3504d0982c1a7 (the 120x40 snap, left open upstream by PR #597)",
 		Scenario:   "terminal-remount",
 		Invariants: []string{"pty-size-kept"},
 		Reported:   "last detach resizes the PTY to the restore size captured at first attach (spawn default 120x40)",
-		Fixed:      "a restore size belongs to whoever set it: a detach never resizes the PTY of a session in terminal view mode (its leaf owns the size); the spawn default is restored only for the headless (feed) screen"})
+		Fixed:      "a restore size belongs to whoever set it: a detach never resizes the PTY of a session in terminal view mode (its leaf owns the size); the spawn default is restored only for the headless (feed) screen",
+		Script:     "scenarios/testdata/terminal/snap_120x40.txt"})
 	model.RegisterSwitch(model.SwitchInfo{Name: SpawnOwnsDeadline, Group: catalog.TerminalSession,
 		Reports:    []catalog.Report{"Juliusolsson05/agent-code#596"},
 		Source:     "seed report 003_9aa3504d0982c1a7 (MODEL.md C7: the cost PR #597 accepted; orchsim's own fix)",
 		Scenario:   "terminal-remount",
 		Invariants: []string{"wedged-spawn-replaced"},
 		Reported:   "a spawned backend that wedges before its composer and is adopted by a later wake is left started and not ready, with no Retry",
-		Fixed:      "main arms a 30 s deadline per spawned generation; a backend that painted neither composer nor prompt by then is killed and reported failed, so the pane offers Retry"})
+		Fixed:      "main arms a 30 s deadline per spawned generation; a backend that painted neither composer nor prompt by then is killed and reported failed, so the pane offers Retry",
+		Script:     "scenarios/testdata/terminal/wedged_adopted.txt"})
 	model.RegisterMutant(model.MutantInfo{Name: NeverKillOnTimeout, Group: catalog.TerminalSession,
 		Doc:        "a readiness timeout never kills, not even a spawned backend: a backend that never becomes ready is never replaced",
 		Scenario:   "terminal-remount",
