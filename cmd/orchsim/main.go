@@ -115,6 +115,20 @@ timeouts and faults, and checks invariants over what happened.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newListCmd(), newRunCmd(), newReplayCmd(), newFuzzCmd(), newShrinkCmd(), newExplainCmd(), newMutantsCmd(), newMergeCmd(), newBenchCmd(), newScriptCmd())
+	// cobra's completion command prints its help and exits 0 on an unknown
+	// shell; like every other command, an unknown argument is bad usage.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Args = cobra.ArbitraryArgs
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return usageErr("completion: unknown shell %q (want bash, fish, powershell or zsh)", args[0])
+				}
+				return cmd.Help()
+			}
+		}
+	}
 	strictFlags(root)
 	return root
 }

@@ -117,3 +117,12 @@ func TestReview_FlagsGivenTwice(t *testing.T) {
 		"--unfix", "stable-tab-owner", "--unfix", "keep-pty-size")
 	assert.Equal(t, exitViolation, code, errOut)
 }
+
+// cobra's completion command refuses an unknown shell like any bad argument.
+func TestReview_CompletionUnknownShell(t *testing.T) {
+	code, out, errOut := cli(t, "completion", "bogus")
+	assertUsage(t, code, out, errOut, `unknown shell "bogus"`)
+	code, out, _ = cli(t, "completion", "bash")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "bash completion")
+}
