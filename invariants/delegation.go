@@ -78,3 +78,47 @@ func resultField(result, name string) string {
 	}
 	return ""
 }
+
+// OneLiveChildPerRequest is written from the same contract (PR #7427: "the
+// child keeps running ... use task_status"): one piece of delegated work
+// has one live child. An agent that dispatches a task's work again while
+// that task still runs has two children doing it (coder/xum#2098; the
+// duplicate child of t3code#11168). It reads delegate_task's redispatch-of
+// attribute and the orchestrator's task.settled.
+const OneLiveChildPerRequest = "one-live-child-per-request"
+
+func init() {
+	register(Info{Name: OneLiveChildPerRequest, Group: catalog.Orchestrator,
+		Property: "a delegated task's work is never dispatched again while the task still runs",
+		Source:   "delegate_task tool description (PR #7427: the child keeps running; keep the taskId)",
+		Reports:  []catalog.Report{"coder/xum#2098", "t3code#11168"},
+		New:      func() sim.Checker { return &liveChild{running: map[string]time.Duration{}} }})
+}
+
+type liveChild struct {
+	running map[string]time.Duration // task -> accepted at
+}
+
+func (*liveChild) Name() string { return OneLiveChildPerRequest }
+
+func (l *liveChild) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case ev.Actor == "orchestrator" && ev.Kind == "task.settled":
+		delete(l.running, ev.Get("task"))
+	case isToolEvent(ev) && ev.Kind == "delegate_task" && ev.Outcome == "accepted":
+		task := resultField(ev.Get("result"), "task")
+		if of := ev.Get("redispatch-of"); of != "" {
+			if since, live := l.running[of]; live {
+				return violation(OneLiveChildPerRequest,
+					"thread %s dispatched task %s's work again at %s as %s while %s, accepted at %s, still runs: two live children for one request",
+					ev.Get("thread"), of, at(ev.At), task, of, at(since))
+			}
+		}
+		if task != "" {
+			if _, seen := l.running[task]; !seen {
+				l.running[task] = ev.At
+			}
+		}
+	}
+	return nil
+}

@@ -48,3 +48,17 @@ func TestDelegateHandleBeforeClientTimeout_NearMisses(t *testing.T) {
 		assert.Nil(t, check(t, DelegateHandleBeforeClientTimeout, h), name)
 	}
 }
+
+func TestOneLiveChildPerRequest(t *testing.T) {
+	accept := func(m float64, task string, kv ...string) sim.Event {
+		return ev(m, "agent/thread-a", "delegate_task", "accepted", append([]string{"thread=thread-a", "result=task=" + task}, kv...)...)
+	}
+	v := check(t, OneLiveChildPerRequest, []sim.Event{accept(0, "t1"), accept(1, "t2", "redispatch-of=t1")})
+	require.NotNil(t, v)
+	for _, want := range []string{"t1", "t2", "T+00:01:00.000", "T+00:00:00.000"} {
+		assert.Contains(t, v.Message, want)
+	}
+	settled := ev(0.5, "orchestrator", "task.settled", "completed", "task=t1")
+	assert.Nil(t, check(t, OneLiveChildPerRequest, []sim.Event{accept(0, "t1"), settled, accept(1, "t2", "redispatch-of=t1")}), "the first child ended")
+	assert.Nil(t, check(t, OneLiveChildPerRequest, []sim.Event{accept(0, "t1"), accept(1, "t2")}), "new work")
+}

@@ -65,6 +65,10 @@ type ToolCall struct {
 	// Retry marks a call the agent repeats because it never saw an answer
 	// (for the trace; the server treats it like any call).
 	Retry bool
+	// RedispatchOf names the task a new delegate_task repeats: the agent
+	// took that task's wait timeout for a dead child (for the trace; the
+	// server treats it like any call).
+	RedispatchOf string
 }
 
 // Outcomes other than the browser's reasons.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/model/browser"
 	"github.com/orchsim/orchsim/model/provider"
@@ -61,18 +62,49 @@ type Agent struct {
 	// a fresh one.
 	KeyReuse sim.Ratio
 
-	rounds   map[string]int
-	pending  []model.ToolCall // calls that never got an answer, retried next
-	inflight *model.ToolCall
-	callSeq  int
-	timeout  sim.Timer
-	tasks    []string // delegated task ids the agent was told about
+	rounds  map[string]int
+	pending []model.ToolCall // calls that never got an answer, retried next
+	// redispatch are new delegate_task calls for tasks the agent took
+	// for dead (WaitTimeoutKeepsHandle off), made after the retries.
+	redispatch []model.ToolCall
+	inflight   *model.ToolCall
+	callSeq    int
+	timeout    sim.Timer
+	tasks      []string // delegated task ids the agent was told about
 }
 
 // Repertoire selects the tools an agent uses.
 type Repertoire struct {
 	Preview      bool
 	Orchestrator bool
+}
+
+// WaitTimeoutKeepsHandle is PR #7427 ("stop treating a wait timeout as a
+// dead child"): delegate_task's description tells agents that timeoutMs
+// limits the parent's wait, the child keeps running, and the caller keeps
+// its taskId and uses task_status. Off is the guidance before it (and
+// coder/xum#2098): an agent takes the timeout for a failed child and
+// dispatches the same work again, a second live child for one request.
+const WaitTimeoutKeepsHandle model.Switch = "wait-timeout-keeps-handle"
+
+// HandleKeptOnlyWithTimeout is a wrong fix: the guidance reaches only
+// calls that set timeoutMs; a wait on the default budget that times out is
+// still taken for a dead child and dispatched again.
+const HandleKeptOnlyWithTimeout model.Mutant = "handle-kept-only-with-timeout"
+
+func init() {
+	model.RegisterMutant(model.MutantInfo{Name: HandleKeptOnlyWithTimeout, Group: catalog.Orchestrator,
+		Doc:        "only a wait with an explicit timeoutMs keeps its handle; one on the default budget is dispatched again",
+		Scenario:   "request-retry",
+		Invariants: []string{"one-live-child-per-request"}})
+	model.RegisterSwitch(model.SwitchInfo{Name: WaitTimeoutKeepsHandle, Group: catalog.Orchestrator,
+		Reports:    []catalog.Report{"coder/xum#2098", "t3code#11168"},
+		Source:     "delegate_task tool description and schema, PR #7427",
+		Scenario:   "request-retry",
+		Invariants: []string{"one-live-child-per-request"},
+		Reported:   "an agent whose delegate_task wait timed out dispatches the same work again under a new key",
+		Fixed:      "the agent keeps the taskId of a timed-out wait and lets the child run",
+		Upstream:   "t3code PR #7427"})
 }
 
 // Client-side MCP call budgets (MODEL.md Part 0): Claude's 65 min
@@ -170,6 +202,12 @@ func (a *Agent) step(turn int) {
 		call := a.pending[0]
 		a.pending = a.pending[1:]
 		call.Retry = true
+		a.send(turn, call)
+		return
+	}
+	if len(a.redispatch) > 0 {
+		call := a.redispatch[0]
+		a.redispatch = a.redispatch[1:]
 		a.send(turn, call)
 		return
 	}
@@ -283,6 +321,14 @@ func (a *Agent) orchestratorCall() model.ToolCall {
 }
 
 func (a *Agent) rememberOrchestrator(call model.ToolCall, r model.ToolResult) {
+	redispatch := !a.env.Profile.Fixed(WaitTimeoutKeepsHandle) ||
+		a.env.Profile.Has(HandleKeptOnlyWithTimeout) && call.Timeout == 0
+	if call.Tool == model.ToolDelegateTask && r.WaitTimedOut && r.TaskID != "" && redispatch {
+		// The old guidance: a wait that timed out reads as a failed child,
+		// so the agent dispatches the work again under a new key.
+		a.redispatch = append(a.redispatch, model.ToolCall{Tool: model.ToolDelegateTask,
+			ClientRequestID: a.key("delegate", "review"), Mode: call.Mode, Timeout: call.Timeout, RedispatchOf: r.TaskID})
+	}
 	if call.Tool == model.ToolDelegateTask && r.TaskID != "" {
 		for _, t := range a.tasks {
 			if t == r.TaskID {

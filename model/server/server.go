@@ -640,6 +640,9 @@ func (s *Server) callOrchestrator(scope mcp.Scope, call model.ToolCall, extra or
 	if call.Retry {
 		attrs = append(attrs, sim.A("retry", "true"))
 	}
+	if call.RedispatchOf != "" {
+		attrs = append(attrs, sim.A("redispatch-of", call.RedispatchOf))
+	}
 	refuse := func(code string) {
 		s.env.Emit("agent/"+scope.Thread.ThreadID, call.Tool, code, attrs...)
 		reply(model.ToolResult{Outcome: code})
