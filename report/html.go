@@ -199,6 +199,19 @@ func HTML(r *Run) []byte {
 		if trigger >= 0 {
 			fmt.Fprintf(&b, "<p class=\"trigger\">Triggered by: <code>%s</code></p>\n", esc(trace[trigger].Describe()))
 		}
+		if len(r.Known) > 0 {
+			b.WriteString("<p class=\"known\">Known bugs this invariant catches, off in this run:")
+			for i, k := range r.Known {
+				if i > 0 {
+					b.WriteString(";")
+				}
+				fmt.Fprintf(&b, " <code>%s</code>", esc(k.Switch))
+				for _, rep := range k.Reports {
+					fmt.Fprintf(&b, " <a href=\"%s\">%s</a>", esc(rep.URL()), esc(string(rep)))
+				}
+			}
+			b.WriteString("</p>\n")
+		}
 		b.WriteString("</section>\n")
 	}
 	b.WriteString("</header>\n<main>\n")

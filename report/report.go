@@ -13,9 +13,11 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/replay"
 	"github.com/orchsim/orchsim/scenarios"
@@ -48,14 +50,39 @@ type Run struct {
 	// Notes are extra lines a renderer prints as comments (Mermaid) or
 	// under the header (HTML), such as why shrinking stopped.
 	Notes []string
+	// Known are the switches off in the run whose declared invariants
+	// include the violated one: the known bugs that can explain it (the
+	// HTML report links their reports).
+	Known []KnownBug
+}
+
+// KnownBug is a switch that may explain a violation, with its reports.
+type KnownBug struct {
+	Switch  string
+	Reports []catalog.Report
+}
+
+// knownBugs returns the switches off in prof that declare invariant.
+func knownBugs(prof model.Profile, invariant string) []KnownBug {
+	var out []KnownBug
+	for _, s := range model.Switches() {
+		if !prof.Fixed(s.Name) && slices.Contains(s.Invariants, invariant) {
+			out = append(out, KnownBug{Switch: string(s.Name), Reports: s.Reports})
+		}
+	}
+	return out
 }
 
 // FromResult builds the Run of a scenarios result; replayCmd is the command
 // that reproduces it.
 func FromResult(res *scenarios.Result, replayCmd string) *Run {
-	return &Run{Scenario: res.Scenario, Seed: res.Seed, Profile: res.Profile.String(), Strategy: string(res.Strategy),
+	r := &Run{Scenario: res.Scenario, Seed: res.Seed, Profile: res.Profile.String(), Strategy: string(res.Strategy),
 		Off: res.Off, Horizon: res.Horizon, Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events,
 		Virtual: res.Virtual, Violation: res.Violation, Trace: res.Trace, Replay: replayCmd}
+	if res.Violation != nil {
+		r.Known = knownBugs(res.Profile, res.Violation.Invariant)
+	}
+	return r
 }
 
 // RunCommand is the `orchsim run` command line that reproduces a run made

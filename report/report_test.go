@@ -290,11 +290,16 @@ func TestHTML_SeedBugs(t *testing.T) {
 	}
 }
 
+// The page loads nothing: no script, style, image or font from outside.
+// Its only outside addresses are links to the public reports a known bug
+// cites, which load nothing until clicked.
 func TestHTML_IsSelfContained(t *testing.T) {
 	out := string(HTML(seedBug000(t)))
-	for _, banned := range []string{"http://", "https://", "src=", "<link", "@import", "url(http", "//cdn"} {
+	for _, banned := range []string{"http://", "src=", "<link", "@import", "url(http", "//cdn"} {
 		assert.NotContains(t, out, banned)
 	}
+	links := regexp.MustCompile(`<a href="https://github\.com/[^"]+">`).ReplaceAllString(out, "")
+	assert.NotContains(t, links, "https://", "only links to reports")
 }
 
 func TestHTML_EscapesEverything(t *testing.T) {
@@ -362,4 +367,18 @@ func TestCorpusIsWhereTheTestsLook(t *testing.T) {
 // name fail on #23021 whatever other bugs the reported profile gains.
 func tabOwnerBugAlone() model.Profile {
 	return model.MustSpec(model.Spec{Preset: model.PresetFixed, Unfix: []string{string(model.StableTabOwner)}})
+}
+
+// A violation's report names the known bugs off in the run that declare
+// its invariant, each linked to its report; a fixed switch is not named.
+func TestHTML_NamesTheKnownBugs(t *testing.T) {
+	cfg := scenarios.Config{Scenario: "tab-ownership", Seed: 5, Profile: tabOwnerBugAlone(), KeepTrace: true}
+	res, err := scenarios.Run(cfg)
+	require.NoError(t, err)
+	require.NotNil(t, res.Violation)
+	r := FromResult(&res, "orchsim run --scenario tab-ownership --seed 5")
+	require.Len(t, r.Known, 1)
+	assert.Equal(t, "stable-tab-owner", r.Known[0].Switch)
+	page := string(HTML(r))
+	assert.Contains(t, page, `<code>stable-tab-owner</code> <a href="https://github.com/pingdotgg/t3code/issues/23021">t3code#23021</a>`)
 }
