@@ -147,6 +147,9 @@ type Switch struct {
 	// Script is the script replaying the report's steps (a path under
 	// scenarios/testdata; "" when there is none).
 	Script string `json:"script"`
+	// Mechanism names the model mechanism the bug lives in ("package:
+	// what").
+	Mechanism string `json:"mechanism"`
 }
 
 // Invariant is a safety or liveness property checked over every run.

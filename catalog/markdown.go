@@ -18,7 +18,7 @@ func WriteMarkdown(w io.Writer, c Catalog) error {
 	b.WriteString("in, and a seed of its scenario finds it. \"Merged upstream\" is judged from the upstream sources read\n")
 	b.WriteString("for the models (pingdotgg/t3code files at the commits docs/fidelity.md names, Juliusolsson05/agent-code at\n")
 	b.WriteString("428aed2d): `--profile upstream` turns on exactly those fixes.\n\n")
-	b.WriteString("## Switches\n\n| group | switch | reports | found alone in | by | reported | fixed | merged upstream | script |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("## Switches\n\n| group | switch | reports | mechanism | found alone in | by | reported | fixed | merged upstream | script |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range c.Switches {
 		up := s.Upstream
 		if up == "" {
@@ -28,7 +28,7 @@ func WriteMarkdown(w io.Writer, c Catalog) error {
 		if s.Script != "" {
 			script = "`" + s.Script + "`"
 		}
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s | %s | %s |\n", s.Group, s.Name, links(s.Reports), s.Scenario,
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.Group, s.Name, links(s.Reports), cell(s.Mechanism), s.Scenario,
 			code(s.Invariants), cell(s.Reported), cell(s.Fixed), cell(up), script)
 	}
 	b.WriteString("\n## Mutants (wrong fixes the invariants must catch)\n\n| group | mutant | killed in | by | what it does |\n|---|---|---|---|---|\n")

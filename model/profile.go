@@ -67,6 +67,10 @@ type SwitchInfo struct {
 	// Script is the script that replays the report's own steps, a path
 	// under scenarios/testdata ("" while there is none).
 	Script string
+	// Mechanism names the model mechanism the bug lives in, as
+	// "package: what" (e.g. "model/mcp: credential expiry clock"), the
+	// package that owns it first. Required.
+	Mechanism string
 }
 
 // MutantInfo declares a mutant, registered from init by the package that
@@ -93,8 +97,8 @@ func RegisterSwitch(i SwitchInfo) {
 		panic("model: switch registered twice: " + string(i.Name))
 	}
 	if !i.Group.Valid() || len(i.Reports) == 0 || i.Scenario == "" || len(i.Invariants) == 0 ||
-		i.Reported == "" || i.Fixed == "" || i.Source == "" {
-		panic("model: switch " + string(i.Name) + " needs a group, reports, source, scenario, invariants and both behaviours")
+		i.Reported == "" || i.Fixed == "" || i.Source == "" || i.Mechanism == "" {
+		panic("model: switch " + string(i.Name) + " needs a group, reports, source, scenario, invariants, mechanism and both behaviours")
 	}
 	checkReports(string(i.Name), i.Reports)
 	switches = append(switches, i)
@@ -140,7 +144,8 @@ func init() {
 		Invariants: []string{"thread-keeps-its-tabs", "thread-regains-its-tabs"},
 		Reported:   "tab owner key = environmentId NUL credential providerSessionId NUL threadId",
 		Fixed:      "tab owner key = environmentId NUL threadId (durable identity)",
-		Script:     "scenarios/testdata/tab_ownership/resume_after_idle_stop"})
+		Script:     "scenarios/testdata/tab_ownership/resume_after_idle_stop",
+		Mechanism:  "model/browser: tab owner key"})
 	RegisterMutant(MutantInfo{Name: IgnoreTabOwner, Group: catalog.PreviewTab,
 		Doc:        "any caller may act on any tab: no owner check, explicit tab ids looked up server-wide",
 		Scenario:   "tab-ownership",

@@ -20,7 +20,7 @@ func Catalog() catalog.Catalog {
 	for _, s := range model.Switches() {
 		c.Switches = append(c.Switches, catalog.Switch{Name: string(s.Name), Group: s.Group, Reports: s.Reports,
 			Source: s.Source, Scenario: s.Scenario, Invariants: s.Invariants, Reported: s.Reported, Fixed: s.Fixed,
-			Upstream: s.Upstream, Script: s.Script})
+			Upstream: s.Upstream, Script: s.Script, Mechanism: s.Mechanism})
 	}
 	for _, i := range invariants.All() {
 		reports := i.Reports

@@ -104,7 +104,8 @@ func init() {
 		Invariants: []string{"one-live-child-per-request"},
 		Reported:   "an agent whose delegate_task wait timed out dispatches the same work again under a new key",
 		Fixed:      "the agent keeps the taskId of a timed-out wait and lets the child run",
-		Upstream:   "t3code PR #7427"})
+		Upstream:   "t3code PR #7427",
+		Mechanism:  "model/agent: what an agent does after a timed-out delegate_task wait"})
 }
 
 // Client-side MCP call budgets (MODEL.md Part 0): Claude's 65 min

@@ -54,7 +54,8 @@ func init() {
 		Reported:   "a credential dies 30 min after its last MCP request (resolve refreshes it, provider turns do not) or 8 h after issue",
 		Fixed:      "a credential dies 24 h after its session's last sign of life; every provider turn touches the thread's credentials",
 		Upstream:   "t3code PR #4659",
-		Script:     "scenarios/testdata/mcp_credential/idle_credential"})
+		Script:     "scenarios/testdata/mcp_credential/idle_credential",
+		Mechanism:  "model/mcp: credential expiry clock (idle era against liveness era)"})
 }
 
 // Caps is a set of MCP capabilities granted to a credential.

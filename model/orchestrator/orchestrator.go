@@ -90,7 +90,8 @@ func init() {
 		Invariants: []string{"one-effect-per-request", "retry-returns-original"},
 		Reported:   "requestNamespace = the credential's random providerSessionId",
 		Fixed:      "thread callers: thread:<environmentId>:<threadId>; OAuth clients keep client:<sessionId>",
-		Script:     "scenarios/testdata/request_retry/report_steps"})
+		Script:     "scenarios/testdata/request_retry/report_steps",
+		Mechanism:  "model/orchestrator: requestNamespace of command receipts"})
 	model.RegisterMutant(model.MutantInfo{Name: OnlyDefaultWaitBounded, Group: catalog.Orchestrator,
 		Doc:        "delegate_task's default wait is bounded to 30 s, but an explicit timeoutMs may still hold the call up to 60 min",
 		Scenario:   "request-retry",
@@ -107,7 +108,8 @@ func init() {
 		Reported:   "an accepted receipt is replayed to any command with its id, whatever thread or task it addresses",
 		Fixed:      "a receipt is replayed only to a command addressed to its own aggregate; another one gets OrchestrationCommandIdConflictError",
 		Upstream:   "t3code PR #5246",
-		Script:     "scenarios/testdata/request_retry/key_reuse"})
+		Script:     "scenarios/testdata/request_retry/key_reuse",
+		Mechanism:  "model/orchestrator: command receipts (aggregate check)"})
 	model.RegisterSwitch(model.SwitchInfo{Name: BoundedDelegateWait, Group: catalog.Orchestrator,
 		Reports:    []catalog.Report{"t3code#11168"},
 		Source:     "OrchestratorMcpService DEFAULT_WAIT_TIMEOUT_MS/MAX_WAIT_TIMEOUT_MS (V2 branch, PR #2829); fix attempt PR #11997; tool guidance PR #7427",
@@ -115,7 +117,8 @@ func init() {
 		Invariants: []string{"delegate-handle-before-client-timeout"},
 		Reported:   "a delegate_task wait holds the call open up to 10 min by default, 60 min at most, writing nothing meanwhile",
 		Fixed:      "a delegate_task wait returns its taskId and childThreadId within 30 s by default, 45 s at most; the child runs on",
-		Script:     "scenarios/testdata/request_retry/client_timeout"})
+		Script:     "scenarios/testdata/request_retry/client_timeout",
+		Mechanism:  "model/orchestrator: delegate_task wait budget against the client timeout"})
 	model.RegisterMutant(model.MutantInfo{Name: GlobalRequestNamespace, Group: catalog.Orchestrator,
 		Doc:        "one requestNamespace for every caller, so clientRequestIds collide across threads",
 		Scenario:   "request-retry",

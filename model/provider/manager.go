@@ -69,7 +69,8 @@ func init() {
 		Reported:   "the idle release looks at idle time only and reaps a session whose background task still runs",
 		Fixed:      "the idle release asks for pending background work and defers while there is some, up to 4 h",
 		Upstream:   "t3code PR #10689",
-		Script:     "scenarios/testdata/provider_session/background_reap"})
+		Script:     "scenarios/testdata/provider_session/background_reap",
+		Mechanism:  "model/provider: idle release and its background-work pin"})
 	model.RegisterMutant(model.MutantInfo{Name: BackgroundClearedByNextTurn, Group: catalog.ProviderSession,
 		Doc:        "a turn that reports no background work clears an earlier turn's, so a task still running is reaped",
 		Scenario:   "tab-ownership",

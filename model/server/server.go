@@ -139,7 +139,8 @@ func init() {
 		Invariants: []string{"delegated-task-settles"},
 		Reported:   "after a restart nothing follows the delegated tasks whose children were running: they stay running",
 		Fixed:      "startup re-arms every running delegated task, so its child's end settles it",
-		Upstream:   "t3code startup order @eac52f00 (delegated-task recovery)"})
+		Upstream:   "t3code startup order @eac52f00 (delegated-task recovery)",
+		Mechanism:  "model/server: startup recovery of delegated tasks"})
 	model.RegisterSwitch(model.SwitchInfo{Name: DedupePromptByMessageID, Group: catalog.ProviderSession,
 		Reports:    []catalog.Report{"anomalyco/opencode#27928"},
 		Source:     "OrchestrationEngine command receipts for thread.turn.start (commandId from the client)",
@@ -147,7 +148,8 @@ func init() {
 		Invariants: []string{"one-run-per-message"},
 		Reported:   "a user message delivered twice starts a second run once the thread is idle",
 		Fixed:      "a message that already started a run is acknowledged again and starts nothing",
-		Upstream:   "t3code OrchestrationEngine receipts (thread.turn.start)"})
+		Upstream:   "t3code OrchestrationEngine receipts (thread.turn.start)",
+		Mechanism:  "model/server: thread.turn.start command receipts (message delivery)"})
 	model.RegisterMutant(model.MutantInfo{Name: DedupeInMemory, Group: catalog.ProviderSession,
 		Doc:        "the duplicate check remembers messages in the server process only, so one redelivered after a restart runs again",
 		Scenario:   "chaos",
@@ -164,7 +166,8 @@ func init() {
 		Reported:   "runs left running by a killed or crashed server stay running after the restart; only a graceful shutdown settles them",
 		Fixed:      "startup reconciles the store before the server takes a command: a dead process's running runs are cancelled with their subtrees",
 		Upstream:   "ProviderRuntimeRecoveryService.ts@0928e05e reconcile(startup)",
-		Script:     "scenarios/testdata/restart/zombie_run"})
+		Script:     "scenarios/testdata/restart/zombie_run",
+		Mechanism:  "model/server: startup reconcile of the store against live processes"})
 }
 
 // RunSettles is the liveness obligation of a running run: it gets a live

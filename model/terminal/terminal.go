@@ -71,7 +71,8 @@ func init() {
 		Reported:   "every pane mount wakes the session; readiness wait after any not-ready snapshot; kill on timeout whatever the disposition; attach chained behind the wake; unconditional detach",
 		Fixed:      "wake only if not started or exited; no wait for adopted+live; kill only spawned; attach first, detach only what attached, late attach releases itself",
 		Upstream:   "agent-code PR #597 (391bf113, 4739caac)",
-		Script:     "scenarios/testdata/terminal/report_spotlight_draft.txt"})
+		Script:     "scenarios/testdata/terminal/report_spotlight_draft.txt",
+		Mechanism:  "model/terminal: pane mount wake, readiness wait and attach"})
 	model.RegisterSwitch(model.SwitchInfo{Name: KeepPTYSize, Group: catalog.TerminalSession,
 		Reports:    []catalog.Report{"Juliusolsson05/agent-code#596"},
 		Source:     "seed report 003_9aa3504d0982c1a7 (the 120x40 snap, left open upstream by PR #597)",
@@ -79,7 +80,8 @@ func init() {
 		Invariants: []string{"pty-size-kept"},
 		Reported:   "last detach resizes the PTY to the restore size captured at first attach (spawn default 120x40)",
 		Fixed:      "a restore size belongs to whoever set it: a detach never resizes the PTY of a session in terminal view mode (its leaf owns the size); the spawn default is restored only for the headless (feed) screen",
-		Script:     "scenarios/testdata/terminal/snap_120x40.txt"})
+		Script:     "scenarios/testdata/terminal/snap_120x40.txt",
+		Mechanism:  "model/terminal: restore size on last detach"})
 	model.RegisterSwitch(model.SwitchInfo{Name: SpawnOwnsDeadline, Group: catalog.TerminalSession,
 		Reports:    []catalog.Report{"Juliusolsson05/agent-code#596"},
 		Source:     "seed report 003_9aa3504d0982c1a7 (MODEL.md C7: the cost PR #597 accepted; orchsim's own fix)",
@@ -87,7 +89,8 @@ func init() {
 		Invariants: []string{"wedged-spawn-replaced"},
 		Reported:   "a spawned backend that wedges before its composer and is adopted by a later wake is left started and not ready, with no Retry",
 		Fixed:      "main arms a 30 s deadline per spawned generation; a backend that painted neither composer nor prompt by then is killed and reported failed, so the pane offers Retry",
-		Script:     "scenarios/testdata/terminal/wedged_adopted.txt"})
+		Script:     "scenarios/testdata/terminal/wedged_adopted.txt",
+		Mechanism:  "model/terminal: spawned backend readiness deadline"})
 	model.RegisterMutant(model.MutantInfo{Name: NeverKillOnTimeout, Group: catalog.TerminalSession,
 		Doc:        "a readiness timeout never kills, not even a spawned backend: a backend that never becomes ready is never replaced",
 		Scenario:   "terminal-remount",
