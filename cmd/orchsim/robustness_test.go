@@ -23,7 +23,7 @@ func TestStdout_AFailedWriteIsExit3Everywhere(t *testing.T) {
 	failing, _ := failingReplayFile(t)
 	a, b := mergeable(t, t.TempDir())
 	for name, args := range map[string][]string{
-		"fuzz":            {"fuzz", "--scenario", "all", "--seeds", "100", "--profile", "fixed"},
+		"fuzz":            {"fuzz", "--scenario", "all", "--seeds", "10", "--profile", "fixed"}, // few: a slow machine would add a progress line every 5 s
 		"explain":         {"explain", failing},
 		"mutants":         {"mutants", "--seeds", "100"},
 		"merge-summaries": {"merge-summaries", a, b},
