@@ -253,10 +253,10 @@ func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
 		reply(RecoverResult{OK: true, Disposition: Adopted, Snapshot: snap})
 		return
 	}
-	if !m.app.Profile().Fixed(AtomicSpawnClaim) {
+	if meta := m.app.Meta(id); meta != nil && meta.MCP && !m.app.Profile().Fixed(AtomicSpawnClaim) {
 		// Before the reservation (agent-code PR #353, acorn PR #37): the
 		// check above passed, but the claim is published only once provider
-		// construction (MCP registration, tmux sessionExists) has awaited,
+		// construction (session-scoped MCP registration) has awaited,
 		// so a request arriving in between passes the same check.
 		if m.construct == nil {
 			m.construct = m.env.Rand("main/construct")

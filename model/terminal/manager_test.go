@@ -27,10 +27,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, fixes ...string) *fixture {
 	t.Helper()
-	return newFixtureProfile(t, model.MustProfile(model.PresetReported,
-		// Upstream main has the spawn reservation (PR #353 / #548) the
-		// tests of recover pin, whichever fixes a test turns on.
-		append([]string{string(AtomicSpawnClaim)}, fixes...), nil))
+	return newFixtureProfile(t, model.MustProfile(model.PresetReported, fixes, nil))
 }
 
 func newFixtureProfile(t *testing.T, prof model.Profile) *fixture {
@@ -234,12 +231,13 @@ func TestReplayBuffer_CapKeepsTail(t *testing.T) {
 }
 
 // im-ian/acorn#37 (AtomicSpawnClaim off): two recovers inside provider
-// construction both pass the check and fork two backends; the first, whose
+// construction (a session with built-in MCP domains) both pass the check and fork two backends; the first, whose
 // entry was overwritten, settles cancelled. With the reservation (upstream
 // 2523e21d, "refuses to reuse an id while the first backend spawn is still
 // starting") the second joins and one provider starts.
 func TestRecover_UnreservedSpawnForksTwoBackends(t *testing.T) {
 	f := newFixtureProfile(t, model.MustSpec(model.Spec{Preset: model.PresetFixed, Unfix: []string{string(AtomicSpawnClaim)}}))
+	f.app.Meta("stable-session").MCP = true // construction awaits MCP registration
 	var a, b *RecoverResult
 	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project", Caller: "a"}, func(r RecoverResult) { a = &r })
 	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project", Caller: "b"}, func(r RecoverResult) { b = &r })
@@ -250,7 +248,8 @@ func TestRecover_UnreservedSpawnForksTwoBackends(t *testing.T) {
 	assert.Equal(t, CodeCancelled, a.Code, "the overwritten spawn")
 	assert.Equal(t, Spawned, b.Disposition)
 
-	f = newFixture(t)
+	f = newFixture(t, string(AtomicSpawnClaim))
+	f.app.Meta("stable-session").MCP = true
 	a, b = nil, nil
 	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project", Caller: "a"}, func(r RecoverResult) { a = &r })
 	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project", Caller: "b"}, func(r RecoverResult) { b = &r })

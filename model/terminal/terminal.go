@@ -69,7 +69,9 @@ const (
 	// that is what on models. In this app the two requests are the boot
 	// rehydrate and a terminal leaf's attach-first wake (the attach finds no
 	// entry yet); a StrictMode double mount is single-flighted by the
-	// renderer's wake and never reaches main twice.
+	// renderer's wake and never reaches main twice. The window exists only
+	// for a session whose construction awaits: one with built-in MCP
+	// domains (Meta.MCP, a swarm dimension).
 	AtomicSpawnClaim model.Switch = "atomic-spawn-claim"
 )
 
@@ -113,7 +115,7 @@ func init() {
 		Source:     "im-ian/acorn PR #37 (root-cause trace); agent-code src/main/sessionManager.ts@428aed2d recover() and spawnWithId, 2523e21d sessionManager.wake.test.ts",
 		Scenario:   "terminal-remount",
 		Invariants: []string{"one-agent-process-per-session"},
-		Reported:   "recover checks for an entry or claim, awaits provider construction (50 ms-1 s), then publishes its claim and inserts the entry without checking again: two requests in the window fork two backends for one session id",
+		Reported:   "recover checks for an entry or claim, awaits provider construction (session-scoped MCP registration, 50 ms-1 s), then publishes its claim and inserts the entry without checking again: two requests in the window fork two backends for one session id",
 		Fixed:      "the claim is published before any await; a concurrent compatible request joins it, an entry is adopted",
 		Upstream:   "agent-code PR #353 (2523e21d) and PR #548 (f0a7792b); acorn PR #37 (frontend guards)",
 		Script:     "scenarios/testdata/terminal/spawn_race.txt",
@@ -208,6 +210,12 @@ type Meta struct {
 	Mode   ViewMode
 	Tab    int
 	Resume bool
+	// MCP: the session has built-in MCP domains (builtInMcpDomains), so
+	// main registers its session-scoped MCP server while constructing the
+	// provider, before start(): the await an unreserved spawn
+	// (AtomicSpawnClaim off) checks across. Without it construction has
+	// nothing to await and the check and insert are one step.
+	MCP bool
 }
 
 // Failure texts the renderer shows (pane toast, processError).
