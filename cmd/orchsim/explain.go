@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-		"text/tabwriter"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
