@@ -94,3 +94,14 @@ func TestRecordRows_DeriveCoverageFromSwitchReports(t *testing.T) {
 	assert.Equal(t, []string{}, by["t3code#11805"], "no switch cites it")
 	assert.Len(t, rows, len(Record))
 }
+
+// The header names the columns: a table with a commit column and cells
+// carrying CPU time gives each strategy's seeds.
+func TestParseExploration_ReadsTheHeader(t *testing.T) {
+	in := "| target | found in | random | swarm | pct | commit | chaos: random | chaos: swarm | chaos: pct | chaos: commit |\n|---|\n" +
+		"| `mutant/x` | request-retry | >300 (900 ms) | >300 (950 ms) | >300 (890 ms) | 1 (3 ms) | - | - | - | - |\n"
+	m, err := ParseExploration(strings.NewReader(in))
+	require.NoError(t, err)
+	assert.Equal(t, Medians{FoundIn: "request-retry", Random: ">300", Swarm: ">300", PCT: ">300", Commit: "1"}, m["mutant/x"])
+	assert.Equal(t, ">300 / >300 / >300 / 1", m["mutant/x"].String())
+}

@@ -30,6 +30,11 @@ type Env struct {
 	// Healing is set for the heal phase after the horizon: fault injectors
 	// stop, actors and timers run on so that obligations can be kept.
 	Healing bool
+	// CommitFaults asks for faults at commit points (the commit strategy;
+	// AtCommitPoint); CommitBudget is how many more such faults the world
+	// allows in this run (the world sets it).
+	CommitFaults bool
+	CommitBudget int
 
 	taken map[string]bool
 }

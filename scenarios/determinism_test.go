@@ -75,7 +75,7 @@ func TestRun_UnknownScenario(t *testing.T) {
 func TestDeterminism_EveryStrategy(t *testing.T) {
 	prof := model.MustProfile(model.PresetReported, nil, nil)
 	for _, sc := range All() {
-		for _, st := range []Strategy{Random, PCT} {
+		for _, st := range []Strategy{Random, PCT, Commit} {
 			for seed := uint64(1); seed <= 30; seed++ {
 				a := mustRun(t, Config{Scenario: sc.Name, Seed: seed, Profile: prof, Strategy: st, RecordTape: true})
 				b := mustRun(t, Config{Scenario: sc.Name, Seed: seed, Profile: prof, Strategy: st})

@@ -105,13 +105,20 @@ const (
 	// events at the same virtual instant run in priority order instead of
 	// scheduling order (PCT-style), and the permutation replays.
 	PCT Strategy = "pct"
+	// Commit is Swarm plus faults placed at commit points (model.
+	// DeclareCommitPoint): where a durable write and its acknowledgement
+	// are separated, a crash or a lost reply lands exactly there, drawn
+	// from the seed like every other fault, so the run replays, shrinks
+	// and explains like any other. FoundationDB's BUGGIFY, placed by the
+	// lifecycle edges the models declare rather than by hand-picked lines.
+	Commit Strategy = "commit"
 )
 
 // DefaultStrategy is what run and fuzz use without --strategy.
 const DefaultStrategy = Swarm
 
 // Strategies lists every strategy.
-var Strategies = []Strategy{Random, Swarm, PCT}
+var Strategies = []Strategy{Random, Swarm, PCT, Commit}
 
 // ParseStrategy returns the strategy named s.
 func ParseStrategy(s string) (Strategy, error) {
@@ -120,7 +127,7 @@ func ParseStrategy(s string) (Strategy, error) {
 			return st, nil
 		}
 	}
-	return "", fmt.Errorf("unknown strategy %q (want random, swarm or pct)", s)
+	return "", fmt.Errorf("unknown strategy %q (want random, swarm, pct or commit)", s)
 }
 
 // Config selects one run.
@@ -235,7 +242,7 @@ func Run(cfg Config) (Result, error) {
 		k.SetTieBreak(func() uint64 { return r.Below("priority", 1<<16) })
 	}
 	env := &model.Env{Clock: k, Trace: tr, Source: src, Profile: cfg.Profile, EnvironmentID: EnvironmentID,
-		Swarm: strategy == Swarm, Off: cfg.Off, Obligations: sim.NewLedger(k)}
+		Swarm: strategy == Swarm || strategy == Commit, CommitFaults: strategy == Commit, Off: cfg.Off, Obligations: sim.NewLedger(k)}
 	res := Result{Scenario: sc.Name, Seed: cfg.Seed, Profile: cfg.Profile, Strategy: strategy, Off: cfg.Off, Horizon: horizon,
 		EventBudget: budget}
 	if !buildSafely(sc, env) {

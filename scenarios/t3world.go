@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/model/agent"
 	"github.com/orchsim/orchsim/model/browser"
@@ -12,6 +13,21 @@ import (
 	"github.com/orchsim/orchsim/model/store"
 	"github.com/orchsim/orchsim/sim"
 )
+
+// CommitToolReply is the T3 world's commit point between a server's answer
+// to an orchestrator tool call (its effect and receipt written) and the
+// reply leaving the process: a fault there is a crash that loses the
+// reply, so the caller's retry meets the next process and whatever the
+// first one made durable.
+const CommitToolReply = "tool.reply"
+
+// MaxCommitFaults bounds the faults the commit strategy places per run.
+const MaxCommitFaults = 2
+
+func init() {
+	model.DeclareCommitPoint(model.CommitPointInfo{Name: CommitToolReply, Group: catalog.Orchestrator,
+		Doc: "an orchestrator tool call is answered (effect and receipt written), the reply not yet sent: the server crashes and the reply is lost"})
+}
 
 // T3World is one environment around a restartable T3 server process: the
 // durable store, the agents and users of its threads, the network between
@@ -164,6 +180,9 @@ func (w *T3World) Start() {
 	if w.env.Swarm {
 		w.swarm()
 	}
+	if w.env.CommitFaults {
+		w.env.CommitBudget = MaxCommitFaults
+	}
 	w.applyOff()
 	var users []string
 	for _, t := range w.Store.Threads {
@@ -305,6 +324,13 @@ func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.Too
 			if call.Tool == model.ToolPreviewOpen && r.Outcome == browser.OK {
 				w.noteTab(r.TabID, threadID)
 			}
+			if model.IsOrchestratorTool(call.Tool) && w.env.AtCommitPoint(CommitToolReply, sim.A("thread", threadID), sim.A("tool", call.Tool)) {
+				// The server dies before the reply leaves it: the reply is
+				// lost with the process, and the caller retries (or not)
+				// against the next one.
+				w.env.After(0, func() { w.restartHow(false) })
+				return
+			}
 			if model.IsOrchestratorTool(call.Tool) && !w.env.Healing && w.net.Chance("response-loss", w.ResponseLoss) {
 				w.env.Emit("fault", "response-lost", "", sim.A("thread", threadID), sim.A("tool", call.Tool))
 				return
@@ -443,12 +469,20 @@ func (w *T3World) setAccess(projectID string, on bool) {
 // restart kills the server process (memory lost, store kept) and boots a
 // new one after a short outage.
 func (w *T3World) restart() {
+	if w.srv == nil {
+		return
+	}
+	w.restartHow(w.faults.Chance("graceful-restart", sim.Per(1, 2)))
+}
+
+// restartHow stops the server process (Shutdown if graceful, else Kill)
+// and boots the next one after an outage.
+func (w *T3World) restartHow(graceful bool) {
 	s := w.srv
 	if s == nil {
 		return
 	}
 	w.restarts++
-	graceful := w.faults.Chance("graceful-restart", sim.Per(1, 2))
 	how := "crash"
 	if graceful {
 		how = "graceful"

@@ -116,7 +116,7 @@ for writing, such as /dev/stdin, is bad usage).`,
 	fl.StringVar(&f.format, "format", "text", "timeline format: text, json or mermaid")
 	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML timeline to FILE")
 	fl.BoolVar(&f.noReturn, "no-return", false, noReturnUsage)
-	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm or pct")
+	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm, pct or commit")
 	return cmd
 }
 

@@ -80,6 +80,13 @@ const (
 	// clientRequestId alone: no namespace and no operation, so a key reused
 	// by another thread or another tool replays the wrong receipt.
 	ReceiptKeyedByClientRequestID model.Mutant = "receipt-keyed-by-client-request-id"
+	// ReceiptWriteBehind commits a command's effect at once and its receipt
+	// ReceiptWriteBehindDelay later (a write-behind cache in front of the
+	// receipt table): a crash in that window, with the reply lost, lets the
+	// retry run the command again. Upstream writes both in one transaction
+	// (OrchestrationEngine dispatchWithReceipt). It needs a coincidence: a
+	// crash within 50 ms of an orchestrator call's answer.
+	ReceiptWriteBehind model.Mutant = "receipt-write-behind"
 )
 
 func init() {
@@ -123,6 +130,10 @@ func init() {
 		Doc:        "one requestNamespace for every caller, so clientRequestIds collide across threads",
 		Scenario:   "request-retry",
 		Invariants: []string{"request-keys-scoped-per-thread"}})
+	model.RegisterMutant(model.MutantInfo{Name: ReceiptWriteBehind, Group: catalog.Orchestrator,
+		Doc:        "a command's receipt is written 50 ms after its effect; a crash in between (with the reply lost) lets the retry run it again",
+		Scenario:   "request-retry",
+		Invariants: []string{"one-effect-per-request"}, GateStrategy: "commit"})
 	model.RegisterMutant(model.MutantInfo{Name: ReceiptKeyedByClientRequestID, Group: catalog.Orchestrator,
 		Doc:        "command receipts keyed by the clientRequestId alone (no namespace, no operation)",
 		Scenario:   "request-retry",
@@ -651,6 +662,10 @@ func (o *Orchestrator) taskView(t *store.Task) store.Result {
 	return res
 }
 
+// ReceiptWriteBehindDelay is how long the receipt-write-behind mutant's
+// receipt trails its effect (a write-behind flush interval).
+const ReceiptWriteBehindDelay = 50 * time.Millisecond
+
 // dispatch is dispatchWithReceipt: replay an accepted receipt, refuse a
 // rejected one, else execute and store the receipt (no effect = dispatch
 // error).
@@ -673,8 +688,19 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 	if !ok {
 		return Answer{Outcome: ErrDispatch, CommandID: commandID}
 	}
-	o.st.Receipts = append(o.st.Receipts, &store.Receipt{CommandID: commandID, ThreadID: caller, Tool: c.Tool,
-		Key: c.ClientRequestID, Aggregate: aggregate, Status: store.ReceiptAccepted, Result: res})
+	rec := &store.Receipt{CommandID: commandID, ThreadID: caller, Tool: c.Tool,
+		Key: c.ClientRequestID, Aggregate: aggregate, Status: store.ReceiptAccepted, Result: res}
+	if o.env.Profile.Has(ReceiptWriteBehind) {
+		// The wrong fix: the effect is committed now, its receipt a moment
+		// later, and a process that dies in between never writes it.
+		o.env.After(ReceiptWriteBehindDelay, func() {
+			if !o.dead {
+				o.st.Receipts = append(o.st.Receipts, rec)
+			}
+		})
+	} else {
+		o.st.Receipts = append(o.st.Receipts, rec)
+	}
 	return Answer{Outcome: Accepted, CommandID: commandID, Result: res, Effect: effect}
 }
 
