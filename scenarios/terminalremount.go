@@ -36,6 +36,11 @@ type TerminalOptions struct {
 	// EagerTyping is the chance that the user types into a new or retried
 	// agent's pane as soon as it attaches (terminal.User.Eager).
 	EagerTyping sim.Ratio
+	// MCPChance is the probability that a session of the workspace has
+	// built-in MCP domains (its spawn awaits their registration; see
+	// terminal.AtomicSpawnClaim). Drawn from its own stream, so the other
+	// draws keep their places; swarm turns it on in a third of its worlds.
+	MCPChance sim.Ratio
 }
 
 // DefaultTerminalOptions is the mix the registered scenario runs.
@@ -76,11 +81,16 @@ func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
 	if tabs > sessions {
 		tabs = sessions
 	}
+	var mcp *sim.Rand
+	if opts.MCPChance.Numerator > 0 {
+		mcp = env.Rand("world-mcp")
+	}
 	for i := 0; i < sessions; i++ {
 		kind := terminal.Kinds[world.Pick("kind", opts.KindWeights...)]
 		mode := []terminal.ViewMode{terminal.Feed, terminal.Terminal}[world.Pick("mode", 1, 3)]
 		app.AddSession(terminal.Meta{ID: fmt.Sprintf("s%d", i+1), Kind: kind, Cwd: fmt.Sprintf("/work/proj-%d", i%2),
-			Mode: mode, Tab: i % tabs, Resume: world.Chance("resume", sim.Per(1, 2))})
+			Mode: mode, Tab: i % tabs, Resume: world.Chance("resume", sim.Per(1, 2)),
+			MCP: mcp != nil && mcp.Chance("mcp", opts.MCPChance)})
 	}
 	app.Boot()
 	u := terminal.NewUser(app)
@@ -144,6 +154,12 @@ func swarmTerminal(env *model.Env, opts TerminalOptions) TerminalOptions {
 		sim.A("kinds", fmt.Sprint(weights)), sim.A("user-gap-max", opts.UserGapMax.String())}
 	if opts.DebugWeight > 0 {
 		attrs = append(attrs, sim.A("debug-weight", fmt.Sprint(opts.DebugWeight)))
+	}
+	// Dimensions added later draw from their own streams and show in the
+	// banner only when on, so the worlds and traces of other seeds stay.
+	if d := env.Rand("swarm-terminal-mcp"); opts.MCPChance.Numerator == 0 && d.Chance("enable-mcp", sim.Per(1, 3)) {
+		opts.MCPChance = sim.Per(1+d.Below("mcp", 3), 4)
+		attrs = append(attrs, sim.A("mcp", show(opts.MCPChance)))
 	}
 	env.Emit("world", "terminal swarm", "", attrs...)
 	return opts
