@@ -90,6 +90,7 @@ the last line).`,
 			}
 			saveErr := saveOutputsTo(stdStreams{out: out, err: cmd.ErrOrStderr()}, htmlOutput(htmlPath, &res, replayCmd))
 			status := statusLines{out: out, err: cmd.ErrOrStderr(), mermaid: format == "mermaid"}
+			brokenNotes(status, &res)
 			if note != "" {
 				status.note(note)
 			}
