@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -125,4 +126,44 @@ func SortGroups(gs []TriageGroup) {
 		}
 		return strings.Join(a.Switches, "+") < strings.Join(b.Switches, "+")
 	})
+}
+
+// GroupsMarkdown renders the failures grouped by root cause as a Markdown
+// table (merge-summaries --markdown), new groups first, each known one
+// linking the reports it reproduces.
+func GroupsMarkdown(groups []TriageGroup) string {
+	if len(groups) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	news := 0
+	for _, g := range groups {
+		if g.New {
+			news++
+		}
+	}
+	fmt.Fprintf(&b, "\n### Groups by root cause: %d, %d new\n\n", len(groups), news)
+	b.WriteString("| group | invariant | fixed by | reproduces | failures | first seed |\n| --- | --- | --- | --- | ---: | --- |\n")
+	for _, g := range groups {
+		status := "known"
+		if g.New {
+			status = "**new**"
+		}
+		fixes, reports := "(no known fix)", "-"
+		if len(g.Switches) > 0 {
+			var sw, rs []string
+			for _, s := range g.Switches {
+				sw = append(sw, "`"+s+"`")
+			}
+			for i, r := range g.Reports {
+				if i < len(g.ReportURLs) && g.ReportURLs[i] != "" {
+					r = "[" + r + "](" + g.ReportURLs[i] + ")"
+				}
+				rs = append(rs, r)
+			}
+			fixes, reports = strings.Join(sw, " + "), strings.Join(rs, ", ")
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %d | %s/%d |\n", status, g.Invariant, fixes, reports, g.Failures, g.FirstScenario, g.FirstSeed)
+	}
+	return b.String()
 }

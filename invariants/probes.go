@@ -61,8 +61,12 @@ var (
 		Doc: "a user message reached the server a second time after it had started a run"})
 	probeIdleReleaseDeferredByPin = declareProbe(ProbeInfo{Name: "idle-release-deferred-by-pin", Group: catalog.ProviderSession,
 		Doc: "an idle release was deferred for pending background work"})
+	probeIdleReleaseDeferredForChild = declareProbe(ProbeInfo{Name: "idle-timer-fired-with-child-owed", Group: catalog.ProviderSession,
+		Doc: "a session's idle timer fired while a thread attached to it was owed a running delegated child's result (the release was deferred)"})
 	probeIdleReleaseWithOpenTab = declareProbe(ProbeInfo{Name: "idle-release-with-open-tab", Group: catalog.ProviderSession,
 		Doc: "a provider session idled out while its thread had an open agent tab"})
+	probeInputBeforeComposer = declareProbe(ProbeInfo{Name: "input-before-composer", Group: catalog.TerminalSession,
+		Doc: "keystrokes reached main for a backend that had not painted its composer (held, or misplaced)"})
 	probeRemountWithClaudeDraft = declareProbe(ProbeInfo{Name: "remount-with-claude-draft", Group: catalog.TerminalSession,
 		Doc: "a pane of a Claude session remounted while the user's draft was in its composer"})
 	probeRestartFoundRunningRun = declareProbe(ProbeInfo{Name: "restart-found-running-run", Group: catalog.RestartContinuation,
@@ -140,6 +144,8 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		hit(probeDelegateWaitTimedOut)
 	case ev.Kind == "control.take" && ev.Outcome == "ok":
 		hit(probeHumanTookAgentTab)
+	case ev.Kind == "idle-release-deferred" && ev.Outcome == "delegated child":
+		hit(probeIdleReleaseDeferredForChild)
 	case ev.Kind == "idle-release-deferred":
 		hit(probeIdleReleaseDeferredByPin)
 	case ev.Kind == "session.release" && ev.Get("reason") == "idle_timeout":
@@ -297,6 +303,9 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		p.draft[session] = ev.Get("key") == "text"
 	case ev.Actor == "user" && (ev.Kind == "send" || ev.Kind == "submit") && session != "":
 		p.draft[session] = false
+	case ev.Actor == "main" && ev.Kind == "pty.write" && ev.Outcome == "held",
+		strings.HasPrefix(ev.Actor, "agent/") && ev.Kind == "input.misplaced":
+		hit(probeInputBeforeComposer)
 	case strings.HasPrefix(ev.Actor, "pane/") && ev.Kind == "pane.mount":
 		if p.claude[session] && p.draft[session] {
 			hit(probeRemountWithClaudeDraft)

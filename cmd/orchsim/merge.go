@@ -264,7 +264,7 @@ func mergedMarkdown(m *fuzz.Merged) []byte {
 			fmt.Fprintf(&b, "| %s | `%s` | %d | %d | %d |\n", r.Scenario, r.Invariant, r.Failures, r.FirstSeed, r.Stories)
 		}
 	}
-	b.WriteString(groupsMarkdown(m.Groups))
+	b.WriteString(fuzz.GroupsMarkdown(m.Groups))
 	for _, st := range m.Stories {
 		fmt.Fprintf(&b, "\n### %s / `%s` (seed %d, %d failing seeds)\n\n", st.Scenario, st.Invariant, st.Seed, st.Count)
 		if st.ReplayFile != "" {
@@ -277,45 +277,6 @@ func mergedMarkdown(m *fuzz.Merged) []byte {
 		b.WriteString("```\n\n</details>\n")
 	}
 	return []byte(b.String())
-}
-
-// groupsMarkdown renders the failures grouped by root cause, new groups
-// first, each known one linking the reports it reproduces.
-func groupsMarkdown(groups []fuzz.TriageGroup) string {
-	if len(groups) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	news := 0
-	for _, g := range groups {
-		if g.New {
-			news++
-		}
-	}
-	fmt.Fprintf(&b, "\n### Groups by root cause: %d, %d new\n\n", len(groups), news)
-	b.WriteString("| group | invariant | fixed by | reproduces | failures | first seed |\n| --- | --- | --- | --- | ---: | --- |\n")
-	for _, g := range groups {
-		status := "known"
-		if g.New {
-			status = "**new**"
-		}
-		fixes, reports := "(no known fix)", "-"
-		if len(g.Switches) > 0 {
-			var sw, rs []string
-			for _, s := range g.Switches {
-				sw = append(sw, "`"+s+"`")
-			}
-			for i, r := range g.Reports {
-				if i < len(g.ReportURLs) && g.ReportURLs[i] != "" {
-					r = "[" + r + "](" + g.ReportURLs[i] + ")"
-				}
-				rs = append(rs, r)
-			}
-			fixes, reports = strings.Join(sw, " + "), strings.Join(rs, ", ")
-		}
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %d | %s/%d |\n", status, g.Invariant, fixes, reports, g.Failures, g.FirstScenario, g.FirstSeed)
-	}
-	return b.String()
 }
 
 // appendFile appends data to path, creating it.
