@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -11,6 +10,7 @@ import (
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/scenarios"
 	"github.com/orchsim/orchsim/sim"
+	"github.com/orchsim/orchsim/triage"
 )
 
 func newExplainCmd() *cobra.Command {
@@ -79,49 +79,30 @@ violation was edited or removed) is refused the same way.`,
 				fmt.Fprintln(w, "it does not fail: nothing to explain")
 				return nil
 			}
+			verdicts, err := triage.Explain(cfg, what)
+			if err != nil {
+				return usageErr("%v", err)
+			}
 			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "SWITCH\tADDED ALONE\tREMOVED FROM FIXED\tVERDICT")
 			var sufficient, necessary []string
-			for _, s := range model.Switches() {
-				name := string(s.Name)
-				aloneFails, aloneWhat, err := fails(append(slices.Clone(baseFixes), name), model.PresetReported)
-				if err != nil {
-					return usageErr("%v", err)
-				}
-				// The fixed preset minus this switch.
-				var others []string
-				for _, o := range model.Switches() {
-					if o.Name != s.Name {
-						others = append(others, string(o.Name))
-					}
-				}
-				withoutFails, withoutWhat, err := fails(others, model.PresetReported)
-				if err != nil {
-					return usageErr("%v", err)
-				}
-				// Judged against this failure: a fix is sufficient when,
-				// added alone, this invariant no longer fails (another bug
-				// may then end the run), and necessary when, removed from
-				// fixed, this invariant fails again (another bug's failure
-				// says nothing about this one).
-				isSufficient := !aloneFails || aloneWhat != what
-				isNecessary := withoutFails && withoutWhat == what
+			for _, v := range verdicts {
 				verdict := "irrelevant"
 				switch {
-				case isSufficient && isNecessary:
+				case v.Sufficient && v.Necessary:
 					verdict = "necessary and sufficient"
-				case isSufficient:
+				case v.Sufficient:
 					verdict = "sufficient"
-				case isNecessary:
+				case v.Necessary:
 					verdict = "necessary"
 				}
-				if isSufficient {
-					sufficient = append(sufficient, name)
+				if v.Sufficient {
+					sufficient = append(sufficient, v.Switch)
 				}
-				if isNecessary {
-					necessary = append(necessary, name)
+				if v.Necessary {
+					necessary = append(necessary, v.Switch)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, aloneWhat, withoutWhat, verdict)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Switch, v.Alone, v.Without, verdict)
 			}
 			tw.Flush()
 			fmt.Fprintf(w, "sufficient: %v\nnecessary: %v\n", orNone(sufficient), orNone(necessary))
