@@ -46,6 +46,10 @@ type T3World struct {
 	ImpatienceMin, ImpatienceMax time.Duration
 	// Habits are the users' optional behaviours.
 	Habits agent.Habits
+	// NestedDelegation is the chance that a delegated child delegates a
+	// task of its own (orchestrator.Orchestrator.Nested); swarm redraws it,
+	// from a stream of its own, when it is set.
+	NestedDelegation sim.Ratio
 }
 
 type tabSeen struct{ tab, thread string }
@@ -128,6 +132,14 @@ func (w *T3World) swarm() {
 		attrs = append(attrs, sim.A("key-reuse", ratioString(w.KeyReuse)))
 	}
 	w.env.Emit("world", "swarm", "", attrs...)
+	if w.NestedDelegation.Numerator > 0 {
+		// Its own stream and its own banner, so the draws and the banner
+		// of a world without nesting stay as they were.
+		w.NestedDelegation = sim.Per(w.env.Rand("swarm/nested").Below("nested-delegation", 3), 4)
+		if w.NestedDelegation.Numerator > 0 {
+			w.env.Emit("world", "nested-delegation", "", sim.A("chance", ratioString(w.NestedDelegation)))
+		}
+	}
 }
 
 // applyOff zeroes the fault kinds the shrinker switched off.
@@ -223,6 +235,7 @@ func (w *T3World) boot() {
 			return w.rand.Duration("open-latency", 300*time.Millisecond, 8*time.Second)
 		},
 	})
+	w.srv.Orch.Nested = w.NestedDelegation
 }
 
 // Server returns the live server process, or nil while it is down.
