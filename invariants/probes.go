@@ -61,6 +61,8 @@ var (
 		Doc: "a user message reached the server a second time after it had started a run"})
 	probeIdleReleaseDeferredByPin = declareProbe(ProbeInfo{Name: "idle-release-deferred-by-pin", Group: catalog.ProviderSession,
 		Doc: "an idle release was deferred for pending background work"})
+	probeIdleReleaseDeferredForChild = declareProbe(ProbeInfo{Name: "idle-timer-fired-with-child-owed", Group: catalog.ProviderSession,
+		Doc: "a session's idle timer fired while a thread attached to it was owed a running delegated child's result (the release was deferred)"})
 	probeIdleReleaseWithOpenTab = declareProbe(ProbeInfo{Name: "idle-release-with-open-tab", Group: catalog.ProviderSession,
 		Doc: "a provider session idled out while its thread had an open agent tab"})
 	probeRemountWithClaudeDraft = declareProbe(ProbeInfo{Name: "remount-with-claude-draft", Group: catalog.TerminalSession,
@@ -142,6 +144,8 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		hit(probeDelegateWaitTimedOut)
 	case ev.Kind == "control.take" && ev.Outcome == "ok":
 		hit(probeHumanTookAgentTab)
+	case ev.Kind == "idle-release-deferred" && ev.Outcome == "delegated child":
+		hit(probeIdleReleaseDeferredForChild)
 	case ev.Kind == "idle-release-deferred":
 		hit(probeIdleReleaseDeferredByPin)
 	case ev.Kind == "session.release" && ev.Get("reason") == "idle_timeout":

@@ -60,7 +60,42 @@ const BackgroundWorkPinsSession model.Switch = "background-work-pins-session"
 // task still running from before is reaped after all.
 const BackgroundClearedByNextTurn model.Mutant = "background-cleared-by-next-turn"
 
+// DelegatedChildPinsSession defers the idle release of a session while a
+// thread attached to it is owed a delegated child's result (a delegate_task
+// whose child is still running): the parent is waiting, not idle, and the
+// child's completion wakes it (PR #4499, "wake settled parents when
+// delegated children finish"). MODEL.md's note on releaseIfStillIdle says
+// why a pin is needed: a parent blocked on an app-owned delegated child is
+// not "pending background work", so hasPendingBackgroundWork answers false
+// for it. Off is t3code#15173 (known only from a secondary source; fully
+// evidenced analogue dotdevdotdev/agentwire-dev#852): a Claude parent that
+// delegated a child and ended its turn shows no provider traffic for 30
+// min and is released while the child still works for it. The pin has no
+// cap: the child's task settles (completes, fails or is cancelled) or the
+// thread detaches. The report's second half, a later stop of the released
+// session failing, is not modelled: no actor stops a released session.
+const DelegatedChildPinsSession model.Switch = "delegated-child-pins-session"
+
+// ChildPinFirstThreadOnly is a wrong fix: the child pin asks only about the
+// thread that opened the session (a V1 binding's single threadId), so on a
+// codex session shared by several threads another thread's owed child does
+// not pin it.
+const ChildPinFirstThreadOnly model.Mutant = "child-pin-first-thread-only"
+
 func init() {
+	model.RegisterSwitch(model.SwitchInfo{Name: DelegatedChildPinsSession, Group: catalog.ProviderSession,
+		Reports:    []catalog.Report{"t3code#15173"},
+		Source:     "ProviderSessionManager releaseIfStillIdle (MODEL.md: a parent waiting on a delegated child is not pending background work); completion wake PR #4499",
+		Scenario:   "chaos",
+		Invariants: []string{"no-idle-release-while-child-owed"},
+		Reported:   "the idle release ends a parent's session 30 min after its turn while its delegated child still runs",
+		Fixed:      "the idle release defers while a thread attached to the session is owed a running delegated child's result",
+		Upstream:   "",
+		Mechanism:  "model/provider: idle release and its delegated-child pin"})
+	model.RegisterMutant(model.MutantInfo{Name: ChildPinFirstThreadOnly, Group: catalog.ProviderSession,
+		Doc:        "the delegated-child pin asks only about the session's first thread, so a shared session's other threads' children do not pin it",
+		Scenario:   "chaos",
+		Invariants: []string{"no-idle-release-while-child-owed"}})
 	model.RegisterSwitch(model.SwitchInfo{Name: BackgroundWorkPinsSession, Group: catalog.ProviderSession,
 		Reports:    []catalog.Report{"t3code#4198", "t3code#10600"},
 		Source:     "ProviderSessionManager hasPendingBackgroundWork and DEFAULT_MAX_IDLE_PIN_MS (4 h); fix PR #10689",
@@ -240,6 +275,10 @@ type Manager struct {
 	// ProbeBackground, if set, is the runtime's hasPendingBackgroundWork,
 	// answered asynchronously; nil answers at once from SetBackgroundWork.
 	ProbeBackground func(e *Entry, answer func(pending bool))
+	// OwesChild, if set, reports whether threadID is owed a delegated
+	// child's result (a task of it still running); see
+	// DelegatedChildPinsSession.
+	OwesChild func(threadID string) bool
 	// WorkspaceMissing, if set, reports that a thread's cwd is not a
 	// directory: opening for it fails ProviderWorkspaceMissingError.
 	WorkspaceMissing func(threadID string) bool
@@ -557,6 +596,18 @@ func (m *Manager) releaseIfStillIdle(e *Entry) {
 func (m *Manager) afterProbe(e *Entry, gen int, pending bool) {
 	if m.dead || e.released || e.busy > 0 || e.pendingGen != gen || e.idleGen != gen {
 		return
+	}
+	if m.env.Profile.Fixed(DelegatedChildPinsSession) && m.OwesChild != nil {
+		for i, t := range e.attached {
+			if i > 0 && m.env.Profile.Has(ChildPinFirstThreadOnly) {
+				break
+			}
+			if m.OwesChild(t) {
+				m.env.Emit(actor, "idle-release-deferred", "delegated child", sim.A("providerSessionId", e.ID), sim.A("thread", t))
+				e.idleTimer.Reset(m.IdleTimeout)
+				return
+			}
+		}
 	}
 	now := m.env.Now()
 	if pending {

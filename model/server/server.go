@@ -73,6 +73,14 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 	s.PSM = provider.NewManager(env, s.Registry, s.Slots, incarnation)
 	s.PSM.CapsFor = s.capsFor
 	s.PSM.OnRelease = s.onRelease
+	s.PSM.OwesChild = func(threadID string) bool {
+		for _, t := range st.Tasks {
+			if t.ParentThread == threadID && t.Status == store.TaskRunning {
+				return true
+			}
+		}
+		return false
+	}
 	s.PSM.OpenFailure = sim.Per(1, 50)
 	s.PSM.Store = st
 	s.Browser = browser.NewServerBrowser(env, incarnation)
