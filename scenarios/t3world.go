@@ -50,6 +50,11 @@ type T3World struct {
 	// task of its own (orchestrator.Orchestrator.Nested); swarm redraws it,
 	// from a stream of its own, when it is set.
 	NestedDelegation sim.Ratio
+
+	// hosts are the client preview hosts (previewhosts.go), hrand their
+	// stream.
+	hosts []*browser.DesktopHost
+	hrand *sim.Rand
 	// RuntimeRestarts: now and then a user changes an idle thread's runtime
 	// options (model, runtime mode), which restarts its live provider
 	// session in place (server.ChangeRuntimeOptions; the situation of
@@ -206,6 +211,7 @@ func (w *T3World) Start() {
 			sim.A("browser-access", fmt.Sprint(w.Store.Project(t.ProjectID).BrowserAccess)))
 	}
 	w.boot()
+	w.startHosts()
 	for _, u := range w.Users {
 		u.Start()
 	}
@@ -278,6 +284,9 @@ func (w *T3World) boot() {
 		},
 	})
 	w.srv.Orch.Nested = w.NestedDelegation
+	for _, h := range w.hosts {
+		h.Attach(w.srv.Broker)
+	}
 }
 
 // Server returns the live server process, or nil while it is down.
