@@ -63,6 +63,10 @@ var (
 		Doc: "an idle release was deferred for pending background work"})
 	probeIdleReleaseDeferredForChild = declareProbe(ProbeInfo{Name: "idle-timer-fired-with-child-owed", Group: catalog.ProviderSession,
 		Doc: "a session's idle timer fired while a thread attached to it was owed a running delegated child's result (the release was deferred)"})
+	probeNativeResumed = declareProbe(ProbeInfo{Name: "native-conversation-resumed", Group: catalog.ProviderSession,
+		Doc: "a provider session opened after an idle release or a restart resumed the thread's persisted native conversation"})
+	probeFirstNativeTurnCut = declareProbe(ProbeInfo{Name: "first-native-turn-cut", Group: catalog.ProviderSession,
+		Doc: "a provider process died during the first turn of a new native conversation, before the turn was written"})
 	probeIdleReleaseWithOpenTab = declareProbe(ProbeInfo{Name: "idle-release-with-open-tab", Group: catalog.ProviderSession,
 		Doc: "a provider session idled out while its thread had an open agent tab"})
 	probeInputBeforeComposer = declareProbe(ProbeInfo{Name: "input-before-composer", Group: catalog.TerminalSession,
@@ -114,6 +118,7 @@ type ProbeCounter struct {
 	lastCall  map[string]time.Duration // credential -> last MCP call or issue
 	claude    map[string]bool          // terminal session -> Claude
 	draft     map[string]bool          // terminal session -> a draft is in the composer
+	nested    nestedTasks              // tasks delegated by delegated children (cancel.go)
 	suspended map[string]bool          // preview host client -> suspended (half-open)
 	replaced  map[string]bool          // incarnations released by an in-place restart
 }
@@ -143,6 +148,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.live.observe(ev)
 	p.quietCredential(ev, hit)
 	p.waitChild(ev, hit)
+	p.nested.observe(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		if p.starts > 0 && len(p.tasks) > 0 {
@@ -160,6 +166,10 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		hit(probeCleanupAfterInPlaceRestart)
 	case ev.Kind == "control.take" && ev.Outcome == "ok":
 		hit(probeHumanTookAgentTab)
+	case ev.Actor == "psm" && ev.Kind == "native.resume" && ev.Outcome == "resumed":
+		hit(probeNativeResumed)
+	case ev.Actor == "fault" && ev.Kind == "provider-crash" && ev.Outcome == "first-turn-crash":
+		hit(probeFirstNativeTurnCut)
 	case ev.Kind == "idle-release-deferred" && ev.Outcome == "delegated child":
 		hit(probeIdleReleaseDeferredForChild)
 	case ev.Kind == "idle-release-deferred":
