@@ -107,7 +107,7 @@ func writeRecord(b *strings.Builder, c Catalog, exp map[string]Medians) {
 	fmt.Fprintf(b, "Every report of the team's record (../shared/seeds, BUGS.md's entries and its appendix), with the switches that\n"+
 		"model it (derived from each switch's reports) or why it is left out. Covered: %d of %d seed reports, %d of %d entries,\n"+
 		"%d of %d appendix lines. Median seeds are to the first failure with the switch off alone, in its scenario, per\n"+
-		"strategy (random / swarm / pct, from docs/exploration.md; 300 is the cap); cost is the files and lines its commits took.\n\n",
+		"strategy (random / swarm / pct / commit, from docs/exploration.md; >300 is the cap, - not measured); cost is the files and lines its commits took.\n\n",
 		covered[Seed], total[Seed], covered[Entry], total[Entry], covered[Appendix], total[Appendix])
 	b.WriteString("| record | report | what happens | switch | mechanism | found alone in | by | median seeds | script | cost or why left out |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
