@@ -16,7 +16,9 @@ import (
 // invariant thread-keeps-its-tabs switched off, the resumed thread never
 // regains its tab, and the heal phase says so.
 func TestLiveness_TabOwnershipWithoutTheSafetyInvariant(t *testing.T) {
-	prof := model.MustProfile(model.PresetReported, nil, nil)
+	// Pinned to report 000's bug alone (fixed~stable-tab-owner), so bugs
+	// added to reported later cannot end the runs first.
+	prof := model.MustSpec(model.Spec{Preset: model.PresetFixed, Unfix: []string{string(model.StableTabOwner)}})
 	found := 0
 	for seed := uint64(1); seed <= 60; seed++ {
 		res := mustRun(t, Config{Scenario: TabOwnership, Seed: seed, Profile: prof,

@@ -448,7 +448,9 @@ func (m *Manager) revokeBeforeIssue(threadID string, caps mcp.Caps, incarnation 
 		m.reg.RevokeThread(threadID, "prepare:"+incarnation)
 		return
 	}
-	m.env.Emit(actor, "prepare.deny-path", "", sim.A("thread", threadID), sim.A("for", incarnation))
+	if n := m.reg.ThreadCredentials(threadID); n > 0 {
+		m.env.Emit(actor, "prepare.deny-path", "kept "+fmt.Sprint(n), sim.A("thread", threadID), sim.A("for", incarnation))
+	}
 }
 
 func (m *Manager) unreserve(threadID, credID string) {
