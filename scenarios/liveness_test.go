@@ -16,8 +16,8 @@ import (
 // invariant thread-keeps-its-tabs switched off, the resumed thread never
 // regains its tab, and the heal phase says so.
 func TestLiveness_TabOwnershipWithoutTheSafetyInvariant(t *testing.T) {
-	// Pinned to report 000's bug alone (fixed~stable-tab-owner), so bugs
-	// added to reported later cannot end the runs first.
+	// The seed report's bug alone, so the bugs added to reported later do
+	// not end its runs first.
 	prof := model.MustSpec(model.Spec{Preset: model.PresetFixed, Unfix: []string{string(model.StableTabOwner)}})
 	found := 0
 	// 120 seeds: under reported every other bug is on too, and the densest
