@@ -101,6 +101,7 @@ type ProbeCounter struct {
 	claude    map[string]bool          // terminal session -> Claude
 	draft     map[string]bool          // terminal session -> a draft is in the composer
 	nested    nestedTasks              // tasks delegated by delegated children (cancel.go)
+	batches   batchReuse               // create_threads answers per request (payload.go)
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
@@ -129,6 +130,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.quietCredential(ev, hit)
 	p.waitChild(ev, hit)
 	p.nested.observe(ev, hit)
+	p.batches.observe(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		if p.starts > 0 && len(p.tasks) > 0 {

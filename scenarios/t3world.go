@@ -50,6 +50,11 @@ type T3World struct {
 	// task of its own (orchestrator.Orchestrator.Nested); swarm redraws it,
 	// from a stream of its own, when it is set.
 	NestedDelegation sim.Ratio
+	// ReplanRetry is the agents' chance of retrying a create_threads with
+	// one entry more under the same clientRequestId
+	// (agent.Agent.ReplanRetry); swarm redraws it, from a stream of its
+	// own, when it is set.
+	ReplanRetry sim.Ratio
 }
 
 type tabSeen struct{ tab, thread string }
@@ -140,6 +145,12 @@ func (w *T3World) swarm() {
 			w.env.Emit("world", "nested-delegation", "", sim.A("chance", ratioString(w.NestedDelegation)))
 		}
 	}
+	if w.ReplanRetry.Numerator > 0 {
+		w.ReplanRetry = sim.Per(w.env.Rand("swarm/replan").Below("replan-retry", 3), 4)
+		if w.ReplanRetry.Numerator > 0 {
+			w.env.Emit("world", "replan-retry", "", sim.A("chance", ratioString(w.ReplanRetry)))
+		}
+	}
 }
 
 // applyOff zeroes the fault kinds the shrinker switched off.
@@ -179,6 +190,7 @@ func (w *T3World) Start() {
 		a.Repertoire = w.Repertoire
 		a.Instance = t.Instance
 		a.KeyReuse = w.KeyReuse
+		a.ReplanRetry = w.ReplanRetry
 		self := t.ID
 		a.Peers = func() []string {
 			var out []string

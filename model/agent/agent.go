@@ -62,6 +62,13 @@ type Agent struct {
 	// a fresh one.
 	KeyReuse sim.Ratio
 
+	// ReplanRetry is the chance that a create_threads retried for want of
+	// an answer asks for one entry more than the lost call (the agent
+	// re-planned the batch) under the same clientRequestId; drawn from
+	// replan/<thread>, a stream of its own.
+	ReplanRetry sim.Ratio
+	replan      *sim.Rand
+
 	rounds  map[string]int
 	pending []model.ToolCall // calls that never got an answer, retried next
 	// redispatch are new delegate_task calls for tasks the agent took
@@ -132,7 +139,7 @@ func CallTimeout(instance string) time.Duration {
 // New returns the agent of threadID, using the preview tools.
 func New(env *model.Env, net Net, threadID string) *Agent {
 	return &Agent{env: env, rand: env.Rand("agent/" + threadID), net: net, Thread: threadID,
-		Repertoire: Repertoire{Preview: true}, rounds: map[string]int{}}
+		Repertoire: Repertoire{Preview: true}, rounds: map[string]int{}, replan: env.Rand("replan/" + threadID)}
 }
 
 // Pending returns the calls the agent will retry because it never saw
@@ -203,6 +210,9 @@ func (a *Agent) step(turn int) {
 		call := a.pending[0]
 		a.pending = a.pending[1:]
 		call.Retry = true
+		if call.Tool == model.ToolCreateThreads && call.Count < 20 && a.replan.Chance("replan-batch", a.ReplanRetry) {
+			call.Count++
+		}
 		a.send(turn, call)
 		return
 	}

@@ -412,6 +412,11 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			reply(Answer{Outcome: ErrInvalidRequest})
 			return
 		}
+		payload := batchPayload(n, specs)
+		if first0 := cmd("create-thread", k, "0"); o.batchConflict(first0, payload) {
+			reply(Answer{Outcome: ErrCommandIDConflict, CommandID: first0})
+			return
+		}
 		var res store.Result
 		outcome := Replayed
 		effect := ""
@@ -442,8 +447,13 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 				reply(a)
 				return
 			}
+			if a.Outcome == Replayed && o.entryConflict(id, entryPayload(spec)) {
+				reply(Answer{Outcome: ErrCommandIDConflict, CommandID: id, Result: res})
+				return
+			}
 			if a.Outcome == Accepted {
 				outcome, effect = Accepted, EffectThreads
+				o.stamp(id, payload, entryPayload(spec))
 			}
 			res.ThreadIDs = append(res.ThreadIDs, a.Result.ThreadIDs...)
 			if o.CancelAfter != nil && o.CancelAfter(id) {

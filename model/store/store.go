@@ -285,7 +285,11 @@ type Receipt struct {
 	Status    string
 	// Result is the tool result the command produced, replayed verbatim.
 	Result Result
-	Error  string
+	// Payload is the normalized payload of the request the command belongs
+	// to (create_threads: the whole batch), EntryPayload the command's own
+	// part of it (one entry); "" where the model does not fingerprint.
+	Payload, EntryPayload string
+	Error                 string
 }
 
 // Result is the durable part of a tool result.
