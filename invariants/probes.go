@@ -102,6 +102,7 @@ type ProbeCounter struct {
 	draft     map[string]bool          // terminal session -> a draft is in the composer
 	nested    nestedTasks              // tasks delegated by delegated children (cancel.go)
 	batches   batchReuse               // create_threads answers per request (payload.go)
+	schedules scheduleRestarts         // scheduled fires and restarts (schedule.go)
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
@@ -131,6 +132,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.waitChild(ev, hit)
 	p.nested.observe(ev, hit)
 	p.batches.observe(ev, hit)
+	p.schedules.observe(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		if p.starts > 0 && len(p.tasks) > 0 {

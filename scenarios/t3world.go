@@ -55,6 +55,11 @@ type T3World struct {
 	// (agent.Agent.ReplanRetry); swarm redraws it, from a stream of its
 	// own, when it is set.
 	ReplanRetry sim.Ratio
+	// Scheduling turns on the schedule_task scheduler
+	// (orchestrator.Orchestrator.Scheduling) and the users who disable and
+	// re-enable scheduled tasks; swarm redraws it, from a stream of its
+	// own, when it is set.
+	Scheduling bool
 }
 
 type tabSeen struct{ tab, thread string }
@@ -145,6 +150,12 @@ func (w *T3World) swarm() {
 			w.env.Emit("world", "nested-delegation", "", sim.A("chance", ratioString(w.NestedDelegation)))
 		}
 	}
+	if w.Scheduling {
+		w.Scheduling = w.env.Rand("swarm/scheduler").Chance("scheduler", sim.Per(1, 2))
+		if w.Scheduling {
+			w.env.Emit("world", "scheduler", "", sim.A("toggle-gap", "30m0s..6h0m0s"))
+		}
+	}
 	if w.ReplanRetry.Numerator > 0 {
 		w.ReplanRetry = sim.Per(w.env.Rand("swarm/replan").Below("replan-retry", 3), 4)
 		if w.ReplanRetry.Numerator > 0 {
@@ -213,6 +224,9 @@ func (w *T3World) Start() {
 	for _, u := range w.Users {
 		u.Start()
 	}
+	if w.Scheduling {
+		w.toggleSchedules()
+	}
 	if w.Faults.GapMax > 0 {
 		w.env.After(w.faults.Duration("fault-gap", w.Faults.GapMin, w.Faults.GapMax), w.fault)
 	}
@@ -248,6 +262,34 @@ func (w *T3World) boot() {
 		},
 	})
 	w.srv.Orch.Nested = w.NestedDelegation
+	w.srv.Orch.Scheduling = w.Scheduling
+}
+
+// toggleSchedules is the users' habit of pausing and resuming scheduled
+// tasks (ScheduledTaskService.setEnabled), every 30 min to 6 h, drawn
+// from user/schedules, a stream of its own.
+func (w *T3World) toggleSchedules() {
+	r := w.env.Rand("user/schedules")
+	var loop func()
+	loop = func() {
+		if w.env.Healing {
+			return
+		}
+		if s := w.srv; s != nil {
+			var timed []*store.Schedule
+			for _, sc := range w.Store.Schedules {
+				if sc.Timed {
+					timed = append(timed, sc)
+				}
+			}
+			if len(timed) > 0 {
+				sc := timed[r.IntN("which-schedule", len(timed))]
+				s.Orch.SetEnabled(sc.ID, !sc.Enabled)
+			}
+		}
+		w.env.After(r.Duration("toggle-gap", 30*time.Minute, 6*time.Hour), loop)
+	}
+	w.env.After(r.Duration("toggle-gap", 30*time.Minute, 6*time.Hour), loop)
 }
 
 // Server returns the live server process, or nil while it is down.

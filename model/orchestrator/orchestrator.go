@@ -306,13 +306,21 @@ type Orchestrator struct {
 	// never. The world sets it; the draws come from orchestrator/nested.
 	Nested sim.Ratio
 	nested *sim.Rand
+	// Scheduling turns the scheduler on: schedule_task rows get a daily
+	// slot that fires (scheduler.go); off (the default), rows only exist.
+	// The world sets it; the draws come from orchestrator/scheduler.
+	Scheduling bool
+	sched      *sim.Rand
+	armed      map[string]int // schedule -> generation of its slot timer
+	started    time.Duration
 }
 
 const actor = "orchestrator"
 
 // New returns the orchestrator of a server process over st.
 func New(env *model.Env, st *store.Store) *Orchestrator {
-	o := &Orchestrator{env: env, rand: env.Rand(actor), nested: env.Rand(actor + "/nested"), st: st}
+	o := &Orchestrator{env: env, rand: env.Rand(actor), nested: env.Rand(actor + "/nested"), st: st,
+		sched: env.Rand(actor + "/scheduler"), armed: map[string]int{}, started: env.Now()}
 	o.ChildDuration = func() time.Duration { return o.rand.Duration("child-duration", 30*time.Second, 90*time.Minute) }
 	o.ChildFails = func() bool { return o.rand.Chance("child-fails", sim.Per(1, 10)) }
 	return o
@@ -501,6 +509,7 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 		reply(o.dispatch(id, caller, EffectSchedule, c, func() (store.Result, bool) {
 			s := &store.Schedule{ID: "scheduled-task:" + id, ThreadID: caller, CommandID: id}
 			o.st.Schedules = append(o.st.Schedules, s)
+			o.newSchedule(s)
 			return store.Result{ScheduleID: s.ID}, true
 		}))
 	case model.ToolThreadSend:

@@ -92,6 +92,7 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 	if st.Settings.ContinueThreadsAfterServerUpdate {
 		env.After(ContinuationDelay, s.continueRestartedRuns)
 	}
+	s.Orch.StartScheduler()
 	return s
 }
 
