@@ -22,6 +22,8 @@ const (
 	PTYSizeKept              = "pty-size-kept"
 	NoInputLost              = "no-input-lost"
 	WedgedSpawnReplaced      = "wedged-spawn-replaced"
+	InputLandsInComposer     = "input-lands-in-composer"
+	OneAgentPerSession       = "one-agent-process-per-session"
 )
 
 // Bounds of the terminal invariants.
@@ -65,15 +67,25 @@ func init() {
 		Reports:  []catalog.Report{"Juliusolsson05/agent-code#596"},
 		New:      func() sim.Checker { return &sizeKept{} }})
 	register(Info{Name: NoInputLost, Group: catalog.TerminalSession,
-		Property: "keystrokes typed into a pane before it attached are delivered in order, or reported dropped past the 256-chunk cap",
+		Property: "keystrokes typed into a pane before it attached are delivered in order, or reported dropped past the 256-chunk cap, or visibly rejected by main",
 		Source:   "003_9aa3504d0982c1a7 secondary effects; MODEL.md C7 P5",
 		Reports:  []catalog.Report{"Juliusolsson05/agent-code#596"},
 		New:      func() sim.Checker { return &inputLost{} }})
+	register(Info{Name: InputLandsInComposer, Group: catalog.TerminalSession,
+		Property: "keystrokes main writes to an agent's PTY reach a TUI that has painted its composer, in the order typed; input sent before that is held and delivered after it, or visibly rejected, never dropped",
+		Source:   "claude-code#22936 (\"input-ready\" is a separate event from \"process started\"); agent-orchestrator#3023; agent-code AgentTerminalLeaf.tsx (input goes to the TUI the pane shows)",
+		Reports:  []catalog.Report{"Untrivial-ai/agent-orchestrator#3023"},
+		New:      func() sim.Checker { return &composerInput{painted: map[string]time.Duration{}, last: map[string]int{}} }})
 	register(Info{Name: WedgedSpawnReplaced, Group: catalog.TerminalSession,
 		Kind:     Liveness,
 		Property: "a spawned backend that never paints its composer or a prompt is stopped within 31 s of being live and shown in a pane",
 		Source:   "MODEL.md C7 P2 and accepted cost; issue 4 beyond upstream",
 		New:      func() sim.Checker { return &wedgedReplaced{} }})
+	register(Info{Name: OneAgentPerSession, Group: catalog.TerminalSession,
+		Property: "at most one agent process runs per session id: a backend is spawned only when every earlier backend of that session has stopped, exited or been cancelled (adopt or join before spawn)",
+		Source:   "agent-code src/main/sessionManager.ts@428aed2d recover() (\"renderer state disappears on reload... The persisted local SessionId is the only ownership key\") and spawnWithId (\"reserve before any provider/tmux await\"); docs/superpowers/plans/2026-07-16-session-recovery-reconciliation.md core invariants 1-4",
+		Reports:  []catalog.Report{"im-ian/acorn#37", "stablyai/orca#11006"},
+		New:      func() sim.Checker { return &oneAgent{} }})
 }
 
 // The liveness checkers also judge the end of a run.
@@ -82,6 +94,7 @@ var (
 	_ sim.Finisher = (*attachBalance)(nil)
 	_ sim.Finisher = (*inputLost)(nil)
 	_ sim.Finisher = (*wedgedReplaced)(nil)
+	_ sim.Finisher = (*composerInput)(nil)
 )
 
 func isAgent(ev *sim.Event) bool { return strings.HasPrefix(ev.Actor, "agent/") }
@@ -430,8 +443,11 @@ func (l *inputLost) Observe(ev *sim.Event) *sim.Violation {
 		if !t.held() {
 			return nil
 		}
+		if ev.Outcome == "held" {
+			return nil // main holds it for the composer; judged when delivered or rejected
+		}
 		from, to := parseSeq(ev.Get("seq"))
-		if from != t.next || ev.Outcome != "delivered" {
+		if from != t.next || ev.Outcome != "delivered" && ev.Outcome != "rejected" {
 			return violation(NoInputLost,
 				"pane %s of session %s held keystrokes %d-%d typed before attach (from %s); main's write of %s at %s was %s",
 				t.pane, t.session, t.next, t.queuedTo, at(t.firstAt), ev.Get("seq"), at(ev.At),
@@ -561,6 +577,134 @@ func (w *wedgedReplaced) Finish(end time.Duration) *sim.Violation {
 		if s.shown >= 0 && end > s.deadline() || s.shown < 0 && end > s.live+WedgeReplaceBy {
 			return w.fail(s, end, true)
 		}
+	}
+	return nil
+}
+
+// --- input-lands-in-composer ---
+
+// heldInput is a write main holds for a backend's composer.
+type heldInput struct {
+	pane, session, backend, seq string
+	at                          time.Duration
+}
+
+type composerInput struct {
+	painted map[string]time.Duration // backend -> when its composer painted
+	last    map[string]int           // pane -> last seq delivered
+	held    []heldInput
+}
+
+func (*composerInput) Name() string { return InputLandsInComposer }
+
+func (c *composerInput) unhold(pane, seq string) {
+	for i, h := range c.held {
+		if h.pane == pane && h.seq == seq {
+			c.held = append(c.held[:i], c.held[i+1:]...)
+			return
+		}
+	}
+}
+
+func (c *composerInput) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case isAgent(ev) && ev.Kind == "screen" && ev.Outcome == "composer":
+		if _, ok := c.painted[ev.Get("backend")]; !ok {
+			c.painted[ev.Get("backend")] = ev.At
+		}
+	case ev.Actor == "main" && ev.Kind == "pty.write" && ev.Get("backend") != "":
+		pane, seq, backend := ev.Get("pane"), ev.Get("seq"), ev.Get("backend")
+		switch ev.Outcome {
+		case "held":
+			c.held = append(c.held, heldInput{pane: pane, session: ev.Get("session"), backend: backend, seq: seq, at: ev.At})
+			return nil
+		case "rejected":
+			c.unhold(pane, seq)
+			return nil
+		case "delivered":
+		default:
+			return nil
+		}
+		c.unhold(pane, seq)
+		if _, ok := c.painted[backend]; !ok {
+			return violation(InputLandsInComposer,
+				"pane %s wrote keystrokes %s to session %s at %s, but backend %s had not painted its composer: the keys landed in the output area",
+				pane, seq, ev.Get("session"), at(ev.At), backend)
+		}
+		from, to := parseSeq(seq)
+		if last, ok := c.last[pane]; ok && from <= last {
+			return violation(InputLandsInComposer,
+				"pane %s's keystrokes %s reached backend %s of session %s at %s after keystroke %d: out of the order typed",
+				pane, seq, backend, ev.Get("session"), at(ev.At), last)
+		}
+		c.last[pane] = to
+	}
+	return nil
+}
+
+func (c *composerInput) Finish(end time.Duration) *sim.Violation {
+	for _, h := range c.held {
+		if end-h.at > InputHeldMax {
+			return violation(InputLandsInComposer,
+				"main held keystrokes %s of pane %s for backend %s of session %s from %s and had neither delivered nor rejected them when the run ended at %s",
+				h.seq, h.pane, h.backend, h.session, at(h.at), at(end))
+		}
+	}
+	return nil
+}
+
+// --- one-agent-process-per-session ---
+
+type agentProc struct {
+	session, backend, caller string
+	at                       time.Duration
+}
+
+type oneAgent struct {
+	callers []agentProc // requests seen for backends not yet spawned
+	running []agentProc
+}
+
+func (*oneAgent) Name() string { return OneAgentPerSession }
+
+func (o *oneAgent) end(backend string) {
+	for i, r := range o.running {
+		if r.backend == backend {
+			o.running = append(o.running[:i], o.running[i+1:]...)
+			return
+		}
+	}
+}
+
+func (o *oneAgent) Observe(ev *sim.Event) *sim.Violation {
+	if ev.Actor != "main" {
+		return nil
+	}
+	switch {
+	case ev.Kind == "spawn" && ev.Outcome == "starting":
+		p := agentProc{session: ev.Get("session"), backend: ev.Get("backend"), caller: "?", at: ev.At}
+		for i, c := range o.callers {
+			if c.backend == p.backend {
+				p.caller = c.caller
+				o.callers = append(o.callers[:i], o.callers[i+1:]...)
+				break
+			}
+		}
+		for _, r := range o.running {
+			if r.session == p.session {
+				return violation(OneAgentPerSession,
+					"session %s has two agent processes: backend %s spawned at %s for %s while backend %s, spawned at %s for %s, was still running (not stopped, exited or cancelled); the registry can name only one",
+					p.session, p.backend, at(p.at), p.caller, r.backend, at(r.at), r.caller)
+			}
+		}
+		o.running = append(o.running, p)
+	case ev.Get("caller") != "" && ev.Get("backend") != "":
+		if len(o.callers) == 16 {
+			o.callers = o.callers[1:]
+		}
+		o.callers = append(o.callers, agentProc{backend: ev.Get("backend"), caller: ev.Get("caller")})
+	case ev.Kind == "start" && ev.Outcome != "live", ev.Kind == "kill" && ev.Outcome == "killed", ev.Kind == "exit":
+		o.end(ev.Get("backend"))
 	}
 	return nil
 }
