@@ -142,6 +142,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.nested.observe(ev, hit)
 	p.batches.observe(ev, hit)
 	p.schedules.observe(ev, hit)
+	toolCallRedelivered(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		if p.starts > 0 && len(p.tasks) > 0 {

@@ -60,6 +60,12 @@ type T3World struct {
 	// re-enable scheduled tasks; swarm redraws it, from a stream of its
 	// own, when it is set.
 	Scheduling bool
+	// CallRedelivery is the chance that the transport delivers a tools/call
+	// without clientRequestId a second time, 1-30 s later, with the same
+	// tool-call id (hermes-agent#57767); the client keeps the first answer.
+	// Drawn from net/redelivery, a stream of its own; swarm redraws it,
+	// from swarm/call-redelivery, when it is set.
+	CallRedelivery sim.Ratio
 	// RuntimeRestarts: now and then a user changes an idle thread's runtime
 	// options (model, runtime mode), which restarts its live provider
 	// session in place (server.ChangeRuntimeOptions; the situation of
@@ -156,6 +162,12 @@ func (w *T3World) swarm() {
 		w.NestedDelegation = sim.Per(w.env.Rand("swarm/nested").Below("nested-delegation", 3), 4)
 		if w.NestedDelegation.Numerator > 0 {
 			w.env.Emit("world", "nested-delegation", "", sim.A("chance", ratioString(w.NestedDelegation)))
+		}
+	}
+	if w.CallRedelivery.Numerator > 0 {
+		w.CallRedelivery = sim.Per(w.env.Rand("swarm/call-redelivery").Below("call-redelivery", 3), 10)
+		if w.CallRedelivery.Numerator > 0 {
+			w.env.Emit("world", "call-redelivery", "", sim.A("chance", ratioString(w.CallRedelivery)))
 		}
 	}
 	if w.Scheduling {
@@ -367,6 +379,18 @@ func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.Too
 			w.env.Emit("agent/"+threadID, call.Tool, model.OutcomeServerDown, sim.A("thread", threadID), sim.A("cred", cred.CredID))
 			w.env.After(w.latency(), func() { reply(model.ToolResult{Outcome: model.OutcomeServerDown}) })
 			return
+		}
+		if call.ClientRequestID == "" && call.CallID != "" && model.IsOrchestratorTool(call.Tool) && !w.env.Healing &&
+			w.env.Rand("net/redelivery").Chance("redeliver", w.CallRedelivery) {
+			dup := call
+			dup.Redelivered = true
+			w.env.After(w.env.Rand("net/redelivery").Duration("redeliver-after", time.Second, 30*time.Second), func() {
+				if s := w.srv; s != nil {
+					w.env.Emit("fault", "tool-call-redelivered", "", sim.A("thread", threadID), sim.A("tool", call.Tool),
+						sim.A("tool-call", call.CallID))
+					s.CallTool(threadID, cred.Token, cred.CredID, dup, func(model.ToolResult) {})
+				}
+			})
 		}
 		s.CallTool(threadID, cred.Token, cred.CredID, call, func(r model.ToolResult) {
 			if call.Tool == model.ToolPreviewOpen && r.Outcome == browser.OK {

@@ -242,6 +242,7 @@ func orDash(s string) string {
 func (a *Agent) send(turn int, call model.ToolCall) {
 	a.callSeq++
 	seq := a.callSeq
+	call.CallID = fmt.Sprintf("toolu_%s_%d", a.Thread, seq)
 	c := call
 	a.inflight = &c
 	if d := CallTimeout(a.Instance); d > 0 && model.IsOrchestratorTool(call.Tool) {

@@ -359,6 +359,7 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 	key := c.ClientRequestID
 	if key == "" {
 		key = o.fresh() // without clientRequestId a call is never idempotent
+		key = o.keylessKey(c, key)
 	}
 	k := Enc(key)
 	cmd := func(op string, rest ...string) string {

@@ -674,6 +674,9 @@ func (s *Server) callOrchestrator(scope mcp.Scope, call model.ToolCall, extra or
 	if call.RedispatchOf != "" {
 		attrs = append(attrs, sim.A("redispatch-of", call.RedispatchOf))
 	}
+	if call.Redelivered {
+		attrs = append(attrs, sim.A("redelivered", "true"), sim.A("tool-call", call.CallID))
+	}
 	refuse := func(code string) {
 		s.env.Emit("agent/"+scope.Thread.ThreadID, call.Tool, code, attrs...)
 		reply(model.ToolResult{Outcome: code})
