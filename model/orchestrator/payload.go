@@ -40,6 +40,7 @@ func init() {
 		Reported:   "a create_threads that reuses a clientRequestId with more entries replays the first call's threads and creates the extra ones, answered as a success",
 		Fixed:      "create_threads receipts carry the batch's normalized payload; a reuse of the key with another payload fails with OrchestrationCommandIdConflictError and creates nothing",
 		Upstream:   "",
+		Script:     "scenarios/testdata/request_retry/batch_reuse",
 		Mechanism:  "model/orchestrator: command receipts (request payload of create_threads)"})
 	model.RegisterMutant(model.MutantInfo{Name: PayloadCheckedPerEntry, Group: catalog.Orchestrator,
 		Doc:        "each create_threads entry is compared with its own receipt, so an entry the first call did not have is created",
