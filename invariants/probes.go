@@ -67,6 +67,10 @@ var (
 		Doc: "a pane of a Claude session remounted while the user's draft was in its composer"})
 	probeRestartFoundRunningRun = declareProbe(ProbeInfo{Name: "restart-found-running-run", Group: catalog.RestartContinuation,
 		Doc: "a server started over a run its dead predecessor left running (the startup reconcile settled it)"})
+	probeRestartLostIngestion = declareProbe(ProbeInfo{Name: "restart-behind-ingestion-backlog", Group: catalog.RestartContinuation,
+		Doc: "a server process died while a provider's turn completion still waited in its ingestion queue (t3code#6560)"})
+	probeRestartWhileStopping = declareProbe(ProbeInfo{Name: "restart-while-session-stopping", Group: catalog.RestartContinuation,
+		Doc: "a server process died between a session's runtime stop and its stopped projection, with a queued turn (t3code#4561)"})
 	probeRestartWithRunningTask = declareProbe(ProbeInfo{Name: "restart-with-running-task", Group: catalog.RestartContinuation,
 		Doc: "a server started while a delegated task of its predecessor was still running"})
 	probeRestartContinuation = declareProbe(ProbeInfo{Name: "restart-continuation", Group: catalog.RestartContinuation,
@@ -100,6 +104,7 @@ type ProbeCounter struct {
 	lastCall  map[string]time.Duration // credential -> last MCP call or issue
 	claude    map[string]bool          // terminal session -> Claude
 	draft     map[string]bool          // terminal session -> a draft is in the composer
+	stopping  []string                 // threads whose session runtime stopped and is not yet projected stopped
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
@@ -132,6 +137,10 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		if p.starts > 0 && len(p.tasks) > 0 {
 			hit(probeRestartWithRunningTask)
 		}
+		if len(p.stopping) > 0 {
+			hit(probeRestartWhileStopping)
+			p.stopping = p.stopping[:0]
+		}
 		p.starts++
 		p.openTabs = p.openTabs[:0]
 	case ev.Kind == "credential.revoke" && strings.HasPrefix(ev.Get("cause"), "prepare:"):
@@ -149,6 +158,12 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 				break
 			}
 		}
+	case ev.Actor == "server" && ev.Kind == "ingest.lost" && ev.Get("completions") != "":
+		hit(probeRestartLostIngestion)
+	case ev.Actor == "server" && ev.Kind == "session.runtime" && ev.Outcome == "stopped":
+		p.stopping = append(p.stopping, ev.Get("thread"))
+	case ev.Actor == "server" && ev.Kind == "session.projected":
+		p.stopping = slices.DeleteFunc(p.stopping, func(t string) bool { return t == ev.Get("thread") })
 	case ev.Actor == "server" && ev.Kind == "message.duplicate":
 		hit(probeMessageDeliveredTwice)
 	case ev.Actor == "server" && ev.Kind == "reconcile" && ev.Get("trigger") == "startup":

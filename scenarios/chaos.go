@@ -36,6 +36,8 @@ func init() {
 			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,
 				Crash: 25, CapabilityChange: 20, StaleCall: 20, ServerRestart: 15, ProviderSwitch: 10}
 			w.MaxRestarts = 3
+			w.Habits.Steer = sim.Per(1, 10)   // swarm redraws it (t3code#4561)
+			w.Storms, w.Steering = true, true // t3code#6560, t3code#4561
 			w.Start()
 			// Over a day the desktop app's user comes and goes: an action
 			// every few seconds to five minutes rather than every 40 s.

@@ -46,6 +46,13 @@ type T3World struct {
 	ImpatienceMin, ImpatienceMax time.Duration
 	// Habits are the users' optional behaviours.
 	Habits agent.Habits
+	// Storms turns on storms of tool-call events that put the server's
+	// ingestion behind (t3code#6560), and Steering the users' steering
+	// habit (t3code#4561); swarm draws their rates, each from a stream of
+	// its own.
+	Storms, Steering bool
+	storm            *sim.Rand
+	stormsPerDay     uint64
 }
 
 type tabSeen struct{ tab, thread string }
@@ -123,6 +130,9 @@ func (w *T3World) swarm() {
 		sim.A("desktop", ratioString(w.Habits.Desktop)), sim.A("watch", ratioString(w.Habits.Watch)),
 		sim.A("take-control", ratioString(w.Habits.TakeControl)),
 		sim.A("duplicate-delivery", ratioString(w.Habits.DuplicateDelivery))}
+	if w.Steering { // its own stream: the other draws keep their places
+		w.Habits.Steer = sim.Per(w.env.Rand("steer").Below("steer-rate", 3), 10)
+	}
 	if w.KeyReuse.Numerator > 0 { // drawn last, so the other draws keep their places
 		w.KeyReuse = sim.Per(r.Below("key-reuse", 4), 20)
 		attrs = append(attrs, sim.A("key-reuse", ratioString(w.KeyReuse)))
@@ -180,6 +190,9 @@ func (w *T3World) Start() {
 		w.Agents = append(w.Agents, a)
 		u := agent.NewUser(w.env, t.ID, t.ProjectID, w.Server, w.Habits)
 		u.ImpatienceMin, u.ImpatienceMax = w.ImpatienceMin, w.ImpatienceMax
+		if w.Steering {
+			u.Quit = func() { w.quit("after-stop", w.env.Rand("steer")) }
+		}
 		w.Users = append(w.Users, u)
 		w.env.Emit("world", "thread", "", sim.A("thread", t.ID), sim.A("project", t.ProjectID),
 			sim.A("instance", t.Instance), sim.A("desktop", fmt.Sprint(u.Desktop)),
@@ -192,6 +205,61 @@ func (w *T3World) Start() {
 	if w.Faults.GapMax > 0 {
 		w.env.After(w.faults.Duration("fault-gap", w.Faults.GapMin, w.Faults.GapMax), w.fault)
 	}
+	if w.Storms && w.env.Enabled("storms") {
+		w.storm = w.env.Rand("storm")
+		// 0 to 3 storms a day on average (a zero draw: none).
+		if w.stormsPerDay = w.storm.Below("storms-per-day", 4); w.stormsPerDay > 0 {
+			w.env.After(w.stormGap(), w.stormNow)
+		}
+	}
+}
+
+func (w *T3World) stormGap() time.Duration {
+	mean := 24 * time.Hour / time.Duration(w.stormsPerDay)
+	return w.storm.Duration("storm-gap", mean/4, mean*7/4)
+}
+
+// stormNow floods the server's ingestion with one thread's tool-call
+// updates (5,000 to 100,000 events, about 2 to 33 min of work); the app
+// turns sluggish, and half the time its user quits it before ingestion
+// catches up.
+func (w *T3World) stormNow() {
+	if w.env.Healing {
+		return
+	}
+	defer w.env.After(w.stormGap(), w.stormNow)
+	s := w.srv
+	if s == nil {
+		return
+	}
+	t := w.Store.Threads[w.storm.IntN("storm-thread", len(w.Store.Threads))]
+	events := 5000 + w.storm.IntN("storm-events", 95001)
+	s.IngestStorm(t.ID, events)
+	if w.storm.Chance("quit-during-storm", sim.Per(1, 2)) {
+		backlog := time.Duration(events) * server.IngestEventCost
+		w.env.After(w.storm.Duration("quit-after", time.Minute, backlog), func() {
+			if w.srv == s && !w.env.Healing {
+				w.quit("sluggish", w.storm)
+			}
+		})
+	}
+}
+
+// quit is the user quitting the desktop app: its server shuts down
+// gracefully and the app relaunches it seconds later (not a fault: no
+// MaxRestarts bound).
+func (w *T3World) quit(why string, r *sim.Rand) {
+	s := w.srv
+	if s == nil {
+		return
+	}
+	w.env.Emit("user", "app.quit", why, sim.A("incarnation", fmt.Sprint(s.Incarnation)))
+	w.srv = nil
+	s.Shutdown()
+	for _, u := range w.Users {
+		u.Forget()
+	}
+	w.env.After(r.Duration("relaunch-after", 2*time.Second, 20*time.Second), w.boot)
 }
 
 func (w *T3World) boot() {
