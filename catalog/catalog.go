@@ -120,6 +120,9 @@ type Catalog struct {
 	// invariants (model-panic, event-budget-exceeded).
 	Harness  []Harness `json:"harness"`
 	Profiles []Profile `json:"profiles"`
+	// Record is the public record (Record) with the switches that cover
+	// each report.
+	Record []RecordRow `json:"record"`
 }
 
 // Switch is one behaviour a report describes and a fix changes: off under

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,4 +37,60 @@ func TestGroupOrder(t *testing.T) {
 	assert.Equal(t, len(Groups), Group("nope").Rank(), "unknown groups sort last")
 	assert.False(t, Group("nope").Valid())
 	assert.True(t, TerminalSession.Valid())
+}
+
+func TestParseExploration(t *testing.T) {
+	in := "# title\n\n| target | found in | random | swarm | pct | chaos: random | swarm | pct |\n|---|---|---|---|---|---|---|---|\n" +
+		"| `switch/a` | request-retry | 1 | 2 | 3 | 4 | 5 | 6 |\n| `mutant/b` | chaos | 300 | 17 | 9 |\n"
+	m, err := ParseExploration(strings.NewReader(in))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]Medians{
+		"switch/a": {FoundIn: "request-retry", Random: "1", Swarm: "2", PCT: "3"},
+		"mutant/b": {FoundIn: "chaos", Random: "300", Swarm: "17", PCT: "9"},
+	}, m)
+	assert.Equal(t, "1 / 2 / 3", m["switch/a"].String())
+	for name, bad := range map[string]string{
+		"short row": "| `switch/a` | s | 1 |\n",
+		"twice":     "| `switch/a` | s | 1 | 2 | 3 |\n| `switch/a` | s | 1 | 2 | 3 |\n",
+		"unclosed":  "| `switch/a | s | 1 | 2 | 3 |\n",
+	} {
+		_, err := ParseExploration(strings.NewReader(bad))
+		assert.ErrorContains(t, err, "line", name)
+	}
+}
+
+func TestRecord_IsWellFormed(t *testing.T) {
+	seen := map[Report]bool{}
+	places := map[string]bool{}
+	count := map[Place]int{}
+	for _, e := range Record {
+		_, err := ParseReport(string(e.Report))
+		require.NoError(t, err)
+		assert.False(t, seen[e.Report], "%s listed twice", e.Report)
+		seen[e.Report] = true
+		key := fmt.Sprintf("%s %d", e.Place, e.N)
+		assert.False(t, places[key], "%s listed twice", key)
+		places[key] = true
+		count[e.Place]++
+		assert.NotEmpty(t, e.Summary, e.Report)
+	}
+	// ../shared/BUGS.md: 25 entries and 13 appendix lines; three seed reports.
+	assert.Equal(t, map[Place]int{Seed: 3, Entry: 25, Appendix: 13}, count)
+}
+
+func TestRecordRows_DeriveCoverageFromSwitchReports(t *testing.T) {
+	rows := RecordRows([]Switch{
+		{Name: "a", Reports: []Report{"t3code#4198", "t3code#10600"}},
+		{Name: "b", Reports: []Report{"t3code#11168"}},
+		{Name: "c", Reports: []Report{"coder/xum#2098", "t3code#11168"}},
+	})
+	by := map[Report][]string{}
+	for _, r := range rows {
+		by[r.Report] = r.Switches
+	}
+	assert.Equal(t, []string{"a"}, by["t3code#4198"])
+	assert.Equal(t, []string{"b", "c"}, by["t3code#11168"])
+	assert.Equal(t, []string{"c"}, by["coder/xum#2098"])
+	assert.Equal(t, []string{}, by["t3code#11805"], "no switch cites it")
+	assert.Len(t, rows, len(Record))
 }

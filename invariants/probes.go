@@ -61,8 +61,12 @@ var (
 		Doc: "a user message reached the server a second time after it had started a run"})
 	probeIdleReleaseDeferredByPin = declareProbe(ProbeInfo{Name: "idle-release-deferred-by-pin", Group: catalog.ProviderSession,
 		Doc: "an idle release was deferred for pending background work"})
+	probeIdleReleaseDeferredForChild = declareProbe(ProbeInfo{Name: "idle-timer-fired-with-child-owed", Group: catalog.ProviderSession,
+		Doc: "a session's idle timer fired while a thread attached to it was owed a running delegated child's result (the release was deferred)"})
 	probeIdleReleaseWithOpenTab = declareProbe(ProbeInfo{Name: "idle-release-with-open-tab", Group: catalog.ProviderSession,
 		Doc: "a provider session idled out while its thread had an open agent tab"})
+	probeInputBeforeComposer = declareProbe(ProbeInfo{Name: "input-before-composer", Group: catalog.TerminalSession,
+		Doc: "keystrokes reached main for a backend that had not painted its composer (held, or misplaced)"})
 	probeRemountWithClaudeDraft = declareProbe(ProbeInfo{Name: "remount-with-claude-draft", Group: catalog.TerminalSession,
 		Doc: "a pane of a Claude session remounted while the user's draft was in its composer"})
 	probeRestartFoundRunningRun = declareProbe(ProbeInfo{Name: "restart-found-running-run", Group: catalog.RestartContinuation,
@@ -81,6 +85,8 @@ var (
 		Doc: "an agent retried a call after a server restart"})
 	probeStaleCredentialRefused = declareProbe(ProbeInfo{Name: "stale-credential-refused", Group: catalog.MCPCredential,
 		Doc: "a call with a revoked or expired credential was refused (401)"})
+	probeCleanupAfterInPlaceRestart = declareProbe(ProbeInfo{Name: "cleanup-after-in-place-restart", Group: catalog.MCPCredential,
+		Doc: "the credential clean-up of a provider runtime replaced in place (runtime options changed) ran while its session lived on under a new credential"})
 	probeQuietLiveCredential = declareProbe(ProbeInfo{Name: "live-session-quiet-past-idle-timeout", Group: catalog.MCPCredential,
 		Doc: "a live provider session's agent called an MCP tool after 30 min (the idle era's timeout) without one on that credential"})
 	probeTabActedAfterRotation = declareProbe(ProbeInfo{Name: "tab-acted-after-rotation", Group: catalog.PreviewTab,
@@ -105,13 +111,14 @@ type ProbeCounter struct {
 	claude    map[string]bool          // terminal session -> Claude
 	draft     map[string]bool          // terminal session -> a draft is in the composer
 	stopping  []string                 // threads whose session runtime stopped and is not yet projected stopped
+	replaced  map[string]bool          // incarnations released by an in-place restart
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
 		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
-		claude: map[string]bool{}, draft: map[string]bool{}}
+		claude: map[string]bool{}, draft: map[string]bool{}, replaced: map[string]bool{}}
 }
 
 // Name implements sim.Checker.
@@ -147,8 +154,14 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		hit(probeCapabilityChangeReissuedCredential)
 	case ev.Kind == "delegate_task.wait" && ev.Outcome == "waitTimedOut":
 		hit(probeDelegateWaitTimedOut)
+	case ev.Kind == "session.release" && ev.Get("reason") == "runtime_restart":
+		p.replaced[ev.Get("incarnation")] = true
+	case ev.Kind == "credential.cleanup" && p.replaced[ev.Get("incarnation")]:
+		hit(probeCleanupAfterInPlaceRestart)
 	case ev.Kind == "control.take" && ev.Outcome == "ok":
 		hit(probeHumanTookAgentTab)
+	case ev.Kind == "idle-release-deferred" && ev.Outcome == "delegated child":
+		hit(probeIdleReleaseDeferredForChild)
 	case ev.Kind == "idle-release-deferred":
 		hit(probeIdleReleaseDeferredByPin)
 	case ev.Kind == "session.release" && ev.Get("reason") == "idle_timeout":
@@ -312,6 +325,9 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		p.draft[session] = ev.Get("key") == "text"
 	case ev.Actor == "user" && (ev.Kind == "send" || ev.Kind == "submit") && session != "":
 		p.draft[session] = false
+	case ev.Actor == "main" && ev.Kind == "pty.write" && ev.Outcome == "held",
+		strings.HasPrefix(ev.Actor, "agent/") && ev.Kind == "input.misplaced":
+		hit(probeInputBeforeComposer)
 	case strings.HasPrefix(ev.Actor, "pane/") && ev.Kind == "pane.mount":
 		if p.claude[session] && p.draft[session] {
 			hit(probeRemountWithClaudeDraft)

@@ -112,3 +112,104 @@ func (r *runPerMessage) Observe(ev *sim.Event) *sim.Violation {
 		"message %s of thread %s started run %s at %s, and again run %s at %s: one prompt was answered twice",
 		ev.Get("message"), ev.Get("thread"), f.run, at(f.at), ev.Get("run"), at(ev.At))
 }
+
+// NoIdleReleaseWhileChildOwed is written from the delegation contract of
+// Orchestrator V2: a delegated child's completion is owed to its parent
+// thread, which the child's end wakes (PR #4499, "wake settled parents
+// when delegated children finish"); the parent is waiting, not idle, and
+// the idle release exists to reclaim idle runtimes. It reads the manager's
+// session.opened/attach/detach/release events (which threads a session
+// serves), the server's delegate_task events (result task=...) and the
+// orchestrator's task.settled.
+const NoIdleReleaseWhileChildOwed = "no-idle-release-while-child-owed"
+
+func init() {
+	register(Info{Name: NoIdleReleaseWhileChildOwed, Group: catalog.ProviderSession,
+		Property: "an idle release never ends a provider session while a thread attached to it has a delegated child still running (its result is owed to that thread)",
+		Source:   "delegate_task completion delivery to the parent (PR #4499); MODEL.md releaseIfStillIdle note (a parent waiting on a delegated child is not background work)",
+		Reports:  []catalog.Report{"t3code#15173", "dotdevdotdev/agentwire-dev#852"},
+		New:      func() sim.Checker { return &childOwed{settled: map[string]bool{}} }})
+}
+
+// owedChild is a delegated task whose child was still running.
+type owedChild struct {
+	parent, task string
+	since        time.Duration
+}
+
+// served is one thread attached to a live session.
+type served struct {
+	session, thread string
+}
+
+type childOwed struct {
+	// Slices, a few entries each: the checker ranges over no map.
+	children []owedChild
+	attached []served
+	settled  map[string]bool // task ids that settled (a later replay of their receipt owes nothing)
+}
+
+func (*childOwed) Name() string { return NoIdleReleaseWhileChildOwed }
+
+func (c *childOwed) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case ev.Kind == "server.start":
+		c.attached = c.attached[:0] // sessions die with their process; tasks are durable
+	case ev.Actor == "psm" && (ev.Kind == "session.opened" || ev.Kind == "session.attach"):
+		c.attached = append(c.attached, served{ev.Get("providerSessionId"), ev.Get("thread")})
+	case ev.Actor == "psm" && ev.Kind == "session.detach":
+		c.drop(ev.Get("providerSessionId"), ev.Get("thread"))
+	case isToolEvent(ev) && ev.Kind == "delegate_task" && (ev.Outcome == "accepted" || ev.Outcome == "replayed"):
+		task := resultField(ev.Get("result"), "task")
+		if task == "" || c.settled[task] {
+			return nil
+		}
+		for _, o := range c.children {
+			if o.task == task {
+				return nil
+			}
+		}
+		c.children = append(c.children, owedChild{parent: ev.Get("thread"), task: task, since: ev.At})
+	case ev.Actor == "orchestrator" && ev.Kind == "task.settled":
+		c.settled[ev.Get("task")] = true
+		for i, o := range c.children {
+			if o.task == ev.Get("task") {
+				c.children = append(c.children[:i], c.children[i+1:]...)
+				break
+			}
+		}
+	case ev.Actor == "psm" && ev.Kind == "session.release":
+		session := ev.Get("providerSessionId")
+		var threads []string
+		for i := 0; i < len(c.attached); {
+			if c.attached[i].session == session {
+				threads = append(threads, c.attached[i].thread)
+				c.attached = append(c.attached[:i], c.attached[i+1:]...)
+				continue
+			}
+			i++
+		}
+		if ev.Get("reason") != "idle_timeout" {
+			return nil
+		}
+		for _, t := range threads {
+			for _, o := range c.children {
+				if o.parent == t {
+					return violation(NoIdleReleaseWhileChildOwed,
+						"provider session %s was released for idleness at %s while its thread %s was owed the result of delegated task %s, accepted at %s and still running: the parent is waiting, not idle, and the child's report-back has no live session",
+						session, at(ev.At), t, o.task, at(o.since))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (c *childOwed) drop(session, thread string) {
+	for i, s := range c.attached {
+		if s.session == session && s.thread == thread {
+			c.attached = append(c.attached[:i], c.attached[i+1:]...)
+			return
+		}
+	}
+}

@@ -57,3 +57,58 @@ func TestOneRunPerMessage(t *testing.T) {
 	assert.Nil(t, check(t, OneRunPerMessage, []sim.Event{start(1, "run:1", "message:thread-a:1"),
 		ev(40, "server", "run.start", "", "thread=thread-a", "run=run:2", "continuation-of=run:1")}), "a continuation answers no message")
 }
+
+// t3code#15173's story: thread-a delegates a child at T+00:05 and ends its
+// turn; its session is released for idleness at T+00:36 while the child
+// still runs (it settles at T+01:10).
+func TestNoIdleReleaseWhileChildOwed(t *testing.T) {
+	h := []sim.Event{
+		ev(1, "psm", "session.opened", "ready", "providerSessionId=psess:thread-a", "thread=thread-a"),
+		ev(5, "agent/thread-a", "delegate_task", "accepted", "thread=thread-a", "result=task=node:delegated-task:k1 child=thread:delegated-task:k1"),
+		ev(36, "psm", "session.release", "stopped", "providerSessionId=psess:thread-a", "reason=idle_timeout"),
+		ev(70, "orchestrator", "task.settled", "completed", "task=node:delegated-task:k1", "parent=thread-a"),
+	}
+	v := check(t, NoIdleReleaseWhileChildOwed, h)
+	require.NotNil(t, v)
+	for _, want := range []string{"psess:thread-a", "thread-a", "node:delegated-task:k1", "T+00:36:00.000", "T+00:05:00.000"} {
+		assert.Contains(t, v.Message, want)
+	}
+	// A shared (codex) session: the second thread's child pins it too.
+	h = []sim.Event{
+		ev(1, "psm", "session.opened", "ready", "providerSessionId=psess:codex", "thread=thread-a"),
+		ev(2, "psm", "session.attach", "", "providerSessionId=psess:codex", "thread=thread-b"),
+		ev(5, "agent/thread-b", "delegate_task", "accepted", "thread=thread-b", "result=task=node:t2"),
+		ev(36, "psm", "session.release", "stopped", "providerSessionId=psess:codex", "reason=idle_timeout"),
+	}
+	require.NotNil(t, check(t, NoIdleReleaseWhileChildOwed, h))
+}
+
+// The fix and the near misses: the child settled first, the release was
+// not for idleness, the thread had detached, another thread's child, a
+// refused call, and the fixed story (the release deferred until after the
+// child settled).
+func TestNoIdleReleaseWhileChildOwed_NearMisses(t *testing.T) {
+	open := ev(1, "psm", "session.opened", "ready", "providerSessionId=psess:thread-a", "thread=thread-a")
+	child := ev(5, "agent/thread-a", "delegate_task", "accepted", "thread=thread-a", "result=task=node:t1")
+	settled := func(m float64) sim.Event {
+		return ev(m, "orchestrator", "task.settled", "completed", "task=node:t1", "parent=thread-a")
+	}
+	release := func(m float64, reason string) sim.Event {
+		return ev(m, "psm", "session.release", "stopped", "providerSessionId=psess:thread-a", "reason="+reason)
+	}
+	for name, h := range map[string][]sim.Event{
+		"settled first": {open, child, settled(20), release(50, "idle_timeout")},
+		"crash":         {open, child, release(36, "runtime_error")},
+		"shutdown":      {open, child, release(36, "server_shutdown")},
+		"detached": {open, child, ev(10, "psm", "session.detach", "", "providerSessionId=psess:thread-a", "thread=thread-a", "terminal=false"),
+			release(36, "idle_timeout")},
+		"other thread": {open, ev(5, "agent/thread-b", "delegate_task", "accepted", "thread=thread-b", "result=task=node:t9"), release(36, "idle_timeout")},
+		"replayed after settling": {open, child, settled(20),
+			ev(25, "agent/thread-a", "delegate_task", "replayed", "thread=thread-a", "result=task=node:t1"), release(60, "idle_timeout")},
+		"refused": {open, ev(5, "agent/thread-a", "delegate_task", "parent_not_active", "thread=thread-a"), release(36, "idle_timeout")},
+		"fixed": {open, child, ev(36, "psm", "idle-release-deferred", "delegated child", "providerSessionId=psess:thread-a", "thread=thread-a"),
+			settled(70), release(100, "idle_timeout")},
+	} {
+		assert.Nil(t, check(t, NoIdleReleaseWhileChildOwed, h), name)
+	}
+}

@@ -22,6 +22,7 @@ const (
 	PTYSizeKept              = "pty-size-kept"
 	NoInputLost              = "no-input-lost"
 	WedgedSpawnReplaced      = "wedged-spawn-replaced"
+	InputLandsInComposer     = "input-lands-in-composer"
 )
 
 // Bounds of the terminal invariants.
@@ -65,10 +66,15 @@ func init() {
 		Reports:  []catalog.Report{"Juliusolsson05/agent-code#596"},
 		New:      func() sim.Checker { return &sizeKept{} }})
 	register(Info{Name: NoInputLost, Group: catalog.TerminalSession,
-		Property: "keystrokes typed into a pane before it attached are delivered in order, or reported dropped past the 256-chunk cap",
+		Property: "keystrokes typed into a pane before it attached are delivered in order, or reported dropped past the 256-chunk cap, or visibly rejected by main",
 		Source:   "003_9aa3504d0982c1a7 secondary effects; MODEL.md C7 P5",
 		Reports:  []catalog.Report{"Juliusolsson05/agent-code#596"},
 		New:      func() sim.Checker { return &inputLost{} }})
+	register(Info{Name: InputLandsInComposer, Group: catalog.TerminalSession,
+		Property: "keystrokes main writes to an agent's PTY reach a TUI that has painted its composer, in the order typed; input sent before that is held and delivered after it, or visibly rejected, never dropped",
+		Source:   "claude-code#22936 (\"input-ready\" is a separate event from \"process started\"); agent-orchestrator#3023; agent-code AgentTerminalLeaf.tsx (input goes to the TUI the pane shows)",
+		Reports:  []catalog.Report{"Untrivial-ai/agent-orchestrator#3023"},
+		New:      func() sim.Checker { return &composerInput{painted: map[string]time.Duration{}, last: map[string]int{}} }})
 	register(Info{Name: WedgedSpawnReplaced, Group: catalog.TerminalSession,
 		Kind:     Liveness,
 		Property: "a spawned backend that never paints its composer or a prompt is stopped within 31 s of being live and shown in a pane",
@@ -82,6 +88,7 @@ var (
 	_ sim.Finisher = (*attachBalance)(nil)
 	_ sim.Finisher = (*inputLost)(nil)
 	_ sim.Finisher = (*wedgedReplaced)(nil)
+	_ sim.Finisher = (*composerInput)(nil)
 )
 
 func isAgent(ev *sim.Event) bool { return strings.HasPrefix(ev.Actor, "agent/") }
@@ -430,8 +437,11 @@ func (l *inputLost) Observe(ev *sim.Event) *sim.Violation {
 		if !t.held() {
 			return nil
 		}
+		if ev.Outcome == "held" {
+			return nil // main holds it for the composer; judged when delivered or rejected
+		}
 		from, to := parseSeq(ev.Get("seq"))
-		if from != t.next || ev.Outcome != "delivered" {
+		if from != t.next || ev.Outcome != "delivered" && ev.Outcome != "rejected" {
 			return violation(NoInputLost,
 				"pane %s of session %s held keystrokes %d-%d typed before attach (from %s); main's write of %s at %s was %s",
 				t.pane, t.session, t.next, t.queuedTo, at(t.firstAt), ev.Get("seq"), at(ev.At),
@@ -560,6 +570,78 @@ func (w *wedgedReplaced) Finish(end time.Duration) *sim.Violation {
 	for _, s := range w.watch {
 		if s.shown >= 0 && end > s.deadline() || s.shown < 0 && end > s.live+WedgeReplaceBy {
 			return w.fail(s, end, true)
+		}
+	}
+	return nil
+}
+
+// --- input-lands-in-composer ---
+
+// heldInput is a write main holds for a backend's composer.
+type heldInput struct {
+	pane, session, backend, seq string
+	at                          time.Duration
+}
+
+type composerInput struct {
+	painted map[string]time.Duration // backend -> when its composer painted
+	last    map[string]int           // pane -> last seq delivered
+	held    []heldInput
+}
+
+func (*composerInput) Name() string { return InputLandsInComposer }
+
+func (c *composerInput) unhold(pane, seq string) {
+	for i, h := range c.held {
+		if h.pane == pane && h.seq == seq {
+			c.held = append(c.held[:i], c.held[i+1:]...)
+			return
+		}
+	}
+}
+
+func (c *composerInput) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case isAgent(ev) && ev.Kind == "screen" && ev.Outcome == "composer":
+		if _, ok := c.painted[ev.Get("backend")]; !ok {
+			c.painted[ev.Get("backend")] = ev.At
+		}
+	case ev.Actor == "main" && ev.Kind == "pty.write" && ev.Get("backend") != "":
+		pane, seq, backend := ev.Get("pane"), ev.Get("seq"), ev.Get("backend")
+		switch ev.Outcome {
+		case "held":
+			c.held = append(c.held, heldInput{pane: pane, session: ev.Get("session"), backend: backend, seq: seq, at: ev.At})
+			return nil
+		case "rejected":
+			c.unhold(pane, seq)
+			return nil
+		case "delivered":
+		default:
+			return nil
+		}
+		c.unhold(pane, seq)
+		if _, ok := c.painted[backend]; !ok {
+			return violation(InputLandsInComposer,
+				"pane %s wrote keystrokes %s to session %s at %s, but backend %s had not painted its composer: the keys landed in the output area",
+				pane, seq, ev.Get("session"), at(ev.At), backend)
+		}
+		from, to := parseSeq(seq)
+		if last, ok := c.last[pane]; ok && from <= last {
+			return violation(InputLandsInComposer,
+				"pane %s's keystrokes %s reached backend %s of session %s at %s after keystroke %d: out of the order typed",
+				pane, seq, backend, ev.Get("session"), at(ev.At), last)
+		}
+		c.last[pane] = to
+	}
+	return nil
+}
+
+func (c *composerInput) Finish(end time.Duration) *sim.Violation {
+	for _, h := range c.held {
+		if end-h.at > InputHeldMax {
+			return violation(InputLandsInComposer,
+				"main held keystrokes %s of pane %s for backend %s of session %s from %s and had neither delivered nor rejected them when the run ended at %s",
+				h.seq, h.pane, h.backend, h.session, at(h.at), at(end))
 		}
 	}
 	return nil

@@ -211,3 +211,52 @@ func TestWedgedSpawnReplaced_Unshown(t *testing.T) {
 	h = append(h, tev(640, "user", "type", "queued", "session=s3"))
 	requireMessage(t, check(t, WedgedSpawnReplaced, h), WedgedSpawnReplaced, "pane p9 showed it from T+00:10:00.000", "T+00:10:31.000")
 }
+
+// agent-orchestrator#3023: the user types into a freshly spawned agent
+// before its TUI paints the composer; main writes the keys at once and they
+// land in the output area. With the fix main holds them and delivers them
+// once the composer has painted, or rejects them when the backend stops.
+func TestInputLandsInComposer(t *testing.T) {
+	live := tev(1, "main", "start", "live", "session=s1", "backend=s1#1")
+	paint := tev(4, "agent/s1", "screen", "composer", "session=s1", "backend=s1#1")
+	write := func(sec float64, outcome, seq string, kv ...string) sim.Event {
+		return tev(sec, "main", "pty.write", outcome, append([]string{"session=s1", "pane=p1", "seq=" + seq, "backend=s1#1"}, kv...)...)
+	}
+	t.Run("story: written before the composer painted", func(t *testing.T) {
+		v := check(t, InputLandsInComposer, []sim.Event{live, write(2, "delivered", "1-3"), paint})
+		requireMessage(t, v, InputLandsInComposer, "pane p1 wrote keystrokes 1-3", "backend s1#1 had not painted its composer", "T+00:00:02.000")
+	})
+	t.Run("fix: held, then delivered after the paint", func(t *testing.T) {
+		assert.Nil(t, checkEnd(t, InputLandsInComposer, []sim.Event{live, write(2, "held", "1-3"), paint,
+			write(4, "delivered", "1-3", "held-since=T+00:00:02.000"), write(5, "delivered", "4")}, time.Minute))
+	})
+	t.Run("fix: held, then rejected when the backend stops", func(t *testing.T) {
+		assert.Nil(t, checkEnd(t, InputLandsInComposer, []sim.Event{live, write(2, "held", "1-3"),
+			tev(31, "main", "kill", "killed", "session=s1", "backend=s1#1", "cause=spawn-deadline"),
+			write(31, "rejected", "1-3", "why=killed")}, time.Hour))
+	})
+	t.Run("held and never settled", func(t *testing.T) {
+		v := checkEnd(t, InputLandsInComposer, []sim.Event{live, write(2, "held", "1-3")}, time.Hour)
+		requireMessage(t, v, InputLandsInComposer, "held keystrokes 1-3", "neither delivered nor rejected")
+	})
+	t.Run("out of order", func(t *testing.T) {
+		v := check(t, InputLandsInComposer, []sim.Event{live, paint, write(5, "delivered", "4-6"), write(6, "delivered", "2-3")})
+		requireMessage(t, v, InputLandsInComposer, "out of the order typed")
+	})
+	t.Run("near miss: another backend painted", func(t *testing.T) {
+		other := tev(4, "agent/s2", "screen", "composer", "session=s2", "backend=s2#1")
+		v := check(t, InputLandsInComposer, []sim.Event{live, other, write(5, "delivered", "1")})
+		requireMessage(t, v, InputLandsInComposer, "backend s1#1")
+	})
+	t.Run("near miss: the old generation painted, the new one not yet", func(t *testing.T) {
+		v := check(t, InputLandsInComposer, []sim.Event{live, paint,
+			tev(9, "main", "exit", "1", "session=s1", "backend=s1#1"),
+			tev(12, "main", "start", "live", "session=s1", "backend=s1#2"),
+			tev(13, "main", "pty.write", "delivered", "session=s1", "pane=p1", "seq=1", "backend=s1#2")})
+		requireMessage(t, v, InputLandsInComposer, "backend s1#2 had not painted")
+	})
+	t.Run("near miss: a write with no entry is not a delivery", func(t *testing.T) {
+		assert.Nil(t, check(t, InputLandsInComposer, []sim.Event{
+			tev(2, "main", "pty.write", "no-entry", "session=s1", "pane=p1", "seq=1")}))
+	})
+}

@@ -57,5 +57,6 @@ func Catalog() catalog.Catalog {
 		{Name: model.PresetFixed, Doc: "every fix on (--unfix NAME turns one off again)"},
 		{Name: model.PresetUpstream, Doc: "the fixes upstream merged on, the rest as reported: which reports are still live upstream"},
 	}
+	c.Record = catalog.RecordRows(c.Switches)
 	return c
 }

@@ -38,6 +38,11 @@ func TestCatalog_DeclarationsAreConsistent(t *testing.T) {
 		sc, err := Lookup(s.Scenario)
 		require.NoError(t, err, "switch %s", s.Name)
 		require.NotEmpty(t, s.Reports, "switch %s cites no report", s.Name)
+		inRecord := false
+		for _, r := range s.Reports {
+			inRecord = inRecord || slices.ContainsFunc(catalog.Record, func(e catalog.RecordEntry) bool { return e.Report == r })
+		}
+		assert.True(t, inRecord, "switch %s cites no report of catalog.Record (add the report there)", s.Name)
 		for _, inv := range s.Invariants {
 			assert.True(t, judges(sc, inv), "switch %s: %s does not judge scenario %s", s.Name, inv, s.Scenario)
 		}
@@ -56,6 +61,10 @@ func TestCatalog_DeclarationsAreConsistent(t *testing.T) {
 	}
 	for _, s := range c.Scenarios {
 		assert.NotEmpty(t, s.Invariants, "scenario %s", s.Name)
+	}
+	// A report a switch models is not also left out.
+	for _, r := range c.Record {
+		assert.False(t, len(r.Switches) > 0 && r.LeftOut != "", "%s is modelled by %v and left out", r.Report, r.Switches)
 	}
 	// Every table is in list order.
 	for name, keys := range map[string][][2]string{

@@ -35,6 +35,7 @@ func init() {
 			w.ImpatienceMin, w.ImpatienceMax = 20*time.Minute, 90*time.Minute
 			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,
 				Crash: 25, CapabilityChange: 20, StaleCall: 20, ServerRestart: 15, ProviderSwitch: 10}
+			w.RuntimeRestarts = true
 			w.MaxRestarts = 3
 			w.Habits.Steer = sim.Per(1, 10)   // swarm redraws it (t3code#4561)
 			w.Storms, w.Steering = true, true // t3code#6560, t3code#4561

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -14,7 +15,7 @@ import (
 )
 
 func newListCmd() *cobra.Command {
-	var format string
+	var format, exploration string
 	cmd := &cobra.Command{
 		Use:   "list [--format text|json|markdown]",
 		Short: "List scenarios, invariants, obligations, probes, switches and mutants",
@@ -23,10 +24,14 @@ func newListCmd() *cobra.Command {
 restart-continuation, terminal-session, other), then by name. --format json prints
 one object with the arrays switches, invariants, obligations, mutants, probes,
 scenarios, harness and profiles (fields documented in package catalog);
---format markdown prints docs/bugs.md.`,
+--format markdown prints docs/bugs.md (with --exploration docs/exploration.md, the
+measured median seeds of each switch).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c := scenarios.Catalog()
+			if exploration != "" && format != "markdown" {
+				return usageErr("--exploration needs --format markdown")
+			}
 			switch format {
 			case "text":
 				return listWritten(printCatalog(cmd.OutOrStdout(), c))
@@ -35,12 +40,24 @@ scenarios, harness and profiles (fields documented in package catalog);
 				enc.SetIndent("", "  ")
 				return listWritten(enc.Encode(c))
 			case "markdown":
-				return listWritten(catalog.WriteMarkdown(cmd.OutOrStdout(), c))
+				var exp map[string]catalog.Medians
+				if exploration != "" {
+					f, err := os.Open(exploration)
+					if err != nil {
+						return usageErr("--exploration: %v", err)
+					}
+					defer f.Close()
+					if exp, err = catalog.ParseExploration(f); err != nil {
+						return usageErr("--exploration %s: %v", exploration, err)
+					}
+				}
+				return listWritten(catalog.WriteMarkdown(cmd.OutOrStdout(), c, exp))
 			}
 			return usageErr("unknown --format %q (want text, json or markdown)", format)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, json or markdown")
+	cmd.Flags().StringVar(&exploration, "exploration", "", "with --format markdown: fill the median-seeds column from this exploration table (docs/exploration.md)")
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -95,7 +96,7 @@ var update = flag.Bool("update", false, "rewrite docs/bugs.md from the declarati
 // docs/bugs.md is the markdown catalog of this build; regenerate it with
 // `go test ./cmd/orchsim -run TestDocs -update` and review the diff.
 func TestDocs_BugsTableIsCurrent(t *testing.T) {
-	code, out, errOut := cli(t, "list", "--format", "markdown")
+	code, out, errOut := cli(t, "list", "--format", "markdown", "--exploration", "../../docs/exploration.md")
 	require.Equal(t, exitOK, code, errOut)
 	const path = "../../docs/bugs.md"
 	if *update {
@@ -117,4 +118,26 @@ func TestDocs_ExplorationTableListsEveryTarget(t *testing.T) {
 	for _, tg := range scenarios.Targets() {
 		assert.Contains(t, string(b), "| `"+tg.Name+"` | "+tg.Scenario+" |", "re-run the benchmark the page names")
 	}
+}
+
+// --exploration fills docs/bugs.md's median-seeds column; it means nothing
+// without --format markdown, and an unreadable or malformed table is bad
+// usage, not a silently empty column.
+func TestList_ExplorationIsChecked(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.md")
+	require.NoError(t, os.WriteFile(bad, []byte("| `switch/a` | s | 1 |\n"), 0o644))
+	for name, args := range map[string][]string{
+		"not markdown": {"list", "--exploration", "../../docs/exploration.md"},
+		"missing":      {"list", "--format", "markdown", "--exploration", filepath.Join(dir, "nope.md")},
+		"malformed":    {"list", "--format", "markdown", "--exploration", bad},
+	} {
+		code, out, errOut := cli(t, args...)
+		assert.Equal(t, exitUsage, code, name)
+		assert.Empty(t, out, name)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), "%s: %q", name, errOut)
+	}
+	code, out, _ := cli(t, "list", "--format", "markdown", "--exploration", "../../docs/exploration.md")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "| `stable-tab-owner` | model/browser: tab owner key | tab-ownership | `thread-keeps-its-tabs`, `thread-regains-its-tabs` | 1 / 1 / 1 |")
 }

@@ -39,6 +39,9 @@ const (
 	ReasonRuntimeError   = "runtime_error"
 	ReasonManualShutdown = "manual_shutdown"
 	ReasonServerShutdown = "server_shutdown"
+	// ReasonRuntimeRestart releases the old runtime of a session restarted
+	// in place (RestartInPlace); the entry lives on.
+	ReasonRuntimeRestart = "runtime_restart"
 )
 
 // ReuseIgnoresCapabilities is a mutant of prepareMcpSession: a credential
@@ -60,7 +63,67 @@ const BackgroundWorkPinsSession model.Switch = "background-work-pins-session"
 // task still running from before is reaped after all.
 const BackgroundClearedByNextTurn model.Mutant = "background-cleared-by-next-turn"
 
+// RevokeBySessionGeneration is the fix of swarajbachu/zuse#463 (PR #463,
+// "Fix MCP session replacement auth race": "Cleanup now verifies token
+// ownership before revocation"), as it applies to T3 Code's in-place
+// restart (RestartInPlace): the old runtime's credential clean-up revokes
+// only the credentials its own generation recorded, the pair (session,
+// generation). Off is the reported clean-up, which looks the session's
+// credentials up by its ProviderSessionId alone when the old runtime
+// finishes closing: by then the session records the replacement's fresh
+// credential, so the old handle revokes it and clears its slot, and every
+// later MCP call of the new process is 401. T3 Code's releaseEntry is
+// immune (a released entry records nothing new, and a replacement entry
+// is "held elsewhere"); the in-place restart keeps one entry, so neither
+// defence sees the replacement. In T3 terms the cleanup key is the
+// orchestration session, not the thread (the revoke-by-thread mutant).
+const RevokeBySessionGeneration model.Switch = "revoke-by-session-generation"
+
+// DelegatedChildPinsSession defers the idle release of a session while a
+// thread attached to it is owed a delegated child's result (a delegate_task
+// whose child is still running): the parent is waiting, not idle, and the
+// child's completion wakes it (PR #4499, "wake settled parents when
+// delegated children finish"). MODEL.md's note on releaseIfStillIdle says
+// why a pin is needed: a parent blocked on an app-owned delegated child is
+// not "pending background work", so hasPendingBackgroundWork answers false
+// for it. Off is t3code#15173 (known only from a secondary source; fully
+// evidenced analogue dotdevdotdev/agentwire-dev#852): a Claude parent that
+// delegated a child and ended its turn shows no provider traffic for 30
+// min and is released while the child still works for it. The pin has no
+// cap: the child's task settles (completes, fails or is cancelled) or the
+// thread detaches. The report's second half, a later stop of the released
+// session failing, is not modelled: no actor stops a released session.
+const DelegatedChildPinsSession model.Switch = "delegated-child-pins-session"
+
+// ChildPinFirstThreadOnly is a wrong fix: the child pin asks only about the
+// thread that opened the session (a V1 binding's single threadId), so on a
+// codex session shared by several threads another thread's owed child does
+// not pin it.
+const ChildPinFirstThreadOnly model.Mutant = "child-pin-first-thread-only"
+
 func init() {
+	model.RegisterSwitch(model.SwitchInfo{Name: RevokeBySessionGeneration, Group: catalog.MCPCredential,
+		Reports:    []catalog.Report{"swarajbachu/zuse#463"},
+		Source:     "swarajbachu/zuse PR #463 (mcp-gateway cleanup revoked by session id alone); T3 restart path: t3code PR #7083 review (startSession without stopSession)",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"stale-cleanup-spares-replacement"},
+		Reported:   "an in-place restart's old runtime, once closed, revokes every credential its session records by then, the replacement's included",
+		Fixed:      "the old runtime's clean-up revokes only the credentials its own generation recorded (session + generation)",
+		Upstream:   "t3code ProviderSessionManager.ts@00df9e65 releaseEntry (clean-up revokes the recorded credential id only)",
+		Mechanism:  "model/provider: in-place runtime restart and its old generation's credential clean-up"})
+	model.RegisterSwitch(model.SwitchInfo{Name: DelegatedChildPinsSession, Group: catalog.ProviderSession,
+		Reports:    []catalog.Report{"t3code#15173"},
+		Source:     "ProviderSessionManager releaseIfStillIdle (MODEL.md: a parent waiting on a delegated child is not pending background work); completion wake PR #4499",
+		Scenario:   "chaos",
+		Invariants: []string{"no-idle-release-while-child-owed"},
+		Reported:   "the idle release ends a parent's session 30 min after its turn while its delegated child still runs",
+		Fixed:      "the idle release defers while a thread attached to the session is owed a running delegated child's result",
+		Upstream:   "",
+		Mechanism:  "model/provider: idle release and its delegated-child pin"})
+	model.RegisterMutant(model.MutantInfo{Name: ChildPinFirstThreadOnly, Group: catalog.ProviderSession,
+		Doc:        "the delegated-child pin asks only about the session's first thread, so a shared session's other threads' children do not pin it",
+		Scenario:   "chaos",
+		Invariants: []string{"no-idle-release-while-child-owed"}})
 	model.RegisterSwitch(model.SwitchInfo{Name: BackgroundWorkPinsSession, Group: catalog.ProviderSession,
 		Reports:    []catalog.Report{"t3code#4198", "t3code#10600"},
 		Source:     "ProviderSessionManager hasPendingBackgroundWork and DEFAULT_MAX_IDLE_PIN_MS (4 h); fix PR #10689",
@@ -240,6 +303,10 @@ type Manager struct {
 	// ProbeBackground, if set, is the runtime's hasPendingBackgroundWork,
 	// answered asynchronously; nil answers at once from SetBackgroundWork.
 	ProbeBackground func(e *Entry, answer func(pending bool))
+	// OwesChild, if set, reports whether threadID is owed a delegated
+	// child's result (a task of it still running); see
+	// DelegatedChildPinsSession.
+	OwesChild func(threadID string) bool
 	// WorkspaceMissing, if set, reports that a thread's cwd is not a
 	// directory: opening for it fails ProviderWorkspaceMissingError.
 	WorkspaceMissing func(threadID string) bool
@@ -558,6 +625,18 @@ func (m *Manager) afterProbe(e *Entry, gen int, pending bool) {
 	if m.dead || e.released || e.busy > 0 || e.pendingGen != gen || e.idleGen != gen {
 		return
 	}
+	if m.env.Profile.Fixed(DelegatedChildPinsSession) && m.OwesChild != nil {
+		for i, t := range e.attached {
+			if i > 0 && m.env.Profile.Has(ChildPinFirstThreadOnly) {
+				break
+			}
+			if m.OwesChild(t) {
+				m.env.Emit(actor, "idle-release-deferred", "delegated child", sim.A("providerSessionId", e.ID), sim.A("thread", t))
+				e.idleTimer.Reset(m.IdleTimeout)
+				return
+			}
+		}
+	}
 	now := m.env.Now()
 	if pending {
 		since := now
@@ -774,21 +853,86 @@ func (m *Manager) settleRuntimeRequests(e *Entry, reason string) {
 	}
 }
 
-func (m *Manager) cleanupCredentials(e *Entry) {
-	for _, c := range e.creds {
+func (m *Manager) cleanupCredentials(e *Entry) { m.cleanupGeneration(e, e.Incarnation, e.creds) }
+
+// cleanupGeneration is the credential clean-up of the runtime generation
+// inc of e, over the (thread, credential) pairs creds.
+func (m *Manager) cleanupGeneration(e *Entry, inc string, creds []ThreadCred) {
+	for _, c := range creds {
 		if why := m.heldElsewhere(e, c); why != "" {
-			m.env.Emit(actor, "credential.cleanup", "held elsewhere ("+why+")", sim.A("incarnation", e.Incarnation),
+			m.env.Emit(actor, "credential.cleanup", "held elsewhere ("+why+")", sim.A("incarnation", inc),
 				sim.A("thread", c.ThreadID), sim.A("cred", c.CredID))
 			continue
 		}
-		m.env.Emit(actor, "credential.cleanup", "clear", sim.A("incarnation", e.Incarnation),
+		m.env.Emit(actor, "credential.cleanup", "clear", sim.A("incarnation", inc),
 			sim.A("thread", c.ThreadID), sim.A("cred", c.CredID))
 		if m.env.Profile.Has(model.RevokeByThread) {
-			m.clearMcpSession(c.ThreadID, "", "cleanup:"+e.Incarnation)
+			m.clearMcpSession(c.ThreadID, "", "cleanup:"+inc)
 			continue
 		}
-		m.clearMcpSession(c.ThreadID, c.CredID, "cleanup:"+e.Incarnation)
+		m.clearMcpSession(c.ThreadID, c.CredID, "cleanup:"+inc)
 	}
+}
+
+// RestartInPlace restarts e's provider runtime in place because the
+// thread's runtime options changed (model, runtime mode, cwd): upstream
+// ProviderService.startSession for a thread whose session is live, without
+// stopSession (t3code PR #7083's review: "Session restarts (runtime mode,
+// cwd, model) call startSession without stopSession"). The entry keeps its
+// ProviderSessionId and its attached threads; the new runtime is a new
+// incarnation (generation) whose start issues every attached thread a
+// fresh credential (issueActiveMcpCredential, which revokes the thread's
+// existing ones first), injected into the new process. The old runtime is
+// released (reason runtime_restart) and its scope closes like a release's
+// (20 ms-3 s, 30 s when it hangs); its credential clean-up runs then, over
+// what RevokeBySessionGeneration says it owns. It reports false, doing
+// nothing, for a released or busy entry (a turn is running: the options
+// apply to the next one).
+func (m *Manager) RestartInPlace(e *Entry, why string) bool {
+	if e.released || e.busy > 0 {
+		return false
+	}
+	old := e.Incarnation
+	owned := append([]ThreadCred(nil), e.creds...)
+	m.env.Emit(actor, "session.release", "stopped", sim.A("providerSessionId", e.ID), sim.A("incarnation", old),
+		sim.A("reason", ReasonRuntimeRestart), sim.A("why", why))
+	m.closes++
+	m.opened++
+	e.Incarnation = fmt.Sprintf("%s#%d.%d", e.ID, m.process, m.opened)
+	m.env.Emit(actor, "session.open", "", sim.A("providerSessionId", e.ID), sim.A("incarnation", e.Incarnation),
+		sim.A("thread", e.attached[0]), sim.A("instance", e.Instance), sim.A("restart-of", old))
+	e.creds = nil
+	for i, t := range e.attached {
+		caps := m.CapsFor(t, e.Instance)
+		m.reg.RevokeThread(t, "prepare:"+e.Incarnation)
+		c := m.reg.Issue(t, e.Instance, caps, e.Incarnation)
+		m.slots.Set(mcp.Slot{ThreadID: t, CredID: c.ID, Token: c.Token, InstanceID: e.Instance, Caps: caps, Endpoint: c.Endpoint})
+		e.creds = append(e.creds, ThreadCred{ThreadID: t, CredID: c.ID, Token: c.Token})
+		kind, outcome := "session.attach", ""
+		if i == 0 {
+			kind, outcome = "session.opened", "ready"
+		}
+		m.env.Emit(actor, kind, outcome, sim.A("providerSessionId", e.ID), sim.A("incarnation", e.Incarnation),
+			sim.A("thread", t), sim.A("cred", c.ID))
+	}
+	m.Activity(e)
+	closing := m.rand.Duration("scope-close", 20*time.Millisecond, 3*time.Second)
+	if m.rand.Chance("scope-close-hang", sim.Per(1, 10)) {
+		closing = ReleaseScopeCloseTimeout
+	}
+	m.env.After(closing, func() {
+		if m.dead {
+			return
+		}
+		if m.env.Profile.Fixed(RevokeBySessionGeneration) {
+			m.cleanupGeneration(e, old, owned)
+			return
+		}
+		// By session id alone: whatever the session records when the old
+		// runtime finishes closing, the replacement's credentials included.
+		m.cleanupGeneration(e, old, e.creds)
+	})
+	return true
 }
 
 func (m *Manager) heldElsewhere(e *Entry, c ThreadCred) string {

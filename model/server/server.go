@@ -84,6 +84,14 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 	s.PSM = provider.NewManager(env, s.Registry, s.Slots, incarnation)
 	s.PSM.CapsFor = s.capsFor
 	s.PSM.OnRelease = s.onRelease
+	s.PSM.OwesChild = func(threadID string) bool {
+		for _, t := range st.Tasks {
+			if t.ParentThread == threadID && t.Status == store.TaskRunning {
+				return true
+			}
+		}
+		return false
+	}
 	s.PSM.OpenFailure = sim.Per(1, 50)
 	s.PSM.Store = st
 	s.Browser = browser.NewServerBrowser(env, incarnation)
@@ -519,6 +527,25 @@ func (s *Server) applyPendingDetach(threadID string) {
 			return
 		}
 	}
+}
+
+// ChangeRuntimeOptions is the user changing an idle thread's runtime
+// options (model, runtime mode): its live provider session restarts in
+// place (provider.Manager.RestartInPlace). It reports whether a session
+// restarted.
+func (s *Server) ChangeRuntimeOptions(threadID string) bool {
+	if s.dead {
+		return false
+	}
+	if _, ref := s.turnOf(threadID); ref != nil {
+		return false
+	}
+	e := s.PSM.EntryForThread(threadID)
+	if e == nil || e.Busy() {
+		return false
+	}
+	s.env.Emit("user", "thread.runtime-options", "", sim.A("thread", threadID), sim.A("providerSessionId", e.ID))
+	return s.PSM.RestartInPlace(e, "runtime options of "+threadID+" changed")
 }
 
 // SwitchProvider moves an idle thread to another provider instance (the

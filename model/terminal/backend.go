@@ -66,6 +66,16 @@ type Backend struct {
 	stepping  bool
 	steps     int
 	liveAt    time.Duration
+	// held are the writes main holds until the composer paints
+	// (HoldInputUntilComposer).
+	held []heldWrite
+}
+
+// heldWrite is one pane write main holds for a backend.
+type heldWrite struct {
+	pane   string
+	chunks []Chunk
+	at     time.Duration
 }
 
 func newBackend(m *Manager, meta *Meta, gen int) *Backend {
@@ -108,6 +118,9 @@ func (b *Backend) started() {
 	default:
 		b.m.setInputReadiness(b, false, "provider-not-ready")
 	}
+	if b.m.app.Profile().Has(HoldUntilStarted) {
+		b.m.flushHeld(b)
+	}
 	paint := b.rand.Duration("paint", 500*time.Millisecond, 6*time.Second)
 	b.m.env.After(paint, b.paint)
 	if b.rand.Chance("crash", b.m.cfg.CrashChance) {
@@ -129,6 +142,7 @@ func (b *Backend) paint() {
 	}
 	b.composer = true
 	b.emit("screen", "composer")
+	b.m.flushHeld(b)
 	if b.replaying {
 		b.m.env.After(b.rand.Duration("replay", 0, 2*time.Second)+ClaudeReplayQuiesce, func() {
 			if b.state != live {
@@ -184,6 +198,13 @@ func (b *Backend) publish() {
 // Input applies chunks written to the PTY to the TUI.
 func (b *Backend) input(chunks []Chunk) {
 	if b.state != live {
+		return
+	}
+	if !b.composer {
+		// A TUI that has not painted its composer takes no input: the keys
+		// echo into the output area and are gone
+		// (agent-orchestrator#3023).
+		b.emit("input.misplaced", "", sim.A("seq", seqRange(chunks)), sim.A("why", "composer-unpainted"))
 		return
 	}
 	submit := false

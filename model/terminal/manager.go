@@ -283,11 +283,13 @@ func (m *Manager) settle(c *claim, fails bool) {
 		}
 		b.state = stopped
 		m.emit("start", CodeCancelled, sim.A("session", id), sim.A("backend", b.ID))
+		m.rejectHeld(b, "cancelled")
 		res = RecoverResult{Code: CodeCancelled, Retryable: true, Message: MsgCancelled}
 	case fails:
 		delete(m.entries, id)
 		b.state = stopped
 		m.emit("start", CodeStartFailed, sim.A("session", id), sim.A("backend", b.ID))
+		m.rejectHeld(b, "start-failed")
 		res = RecoverResult{Code: CodeStartFailed, Retryable: true, Message: MsgStartFailed}
 	default:
 		m.emit("start", Live, sim.A("session", id), sim.A("backend", b.ID))
@@ -360,6 +362,7 @@ func (m *Manager) kill(session, cause, wake string) {
 	m.emit("kill", "killed", attrs...)
 	wasLive := b.state == live
 	b.state = stopped
+	m.rejectHeld(b, "killed")
 	if wasLive {
 		m.notifyExit(b, 143, cause)
 	}
@@ -372,6 +375,7 @@ func (m *Manager) exited(b *Backend, code int, cause string) {
 	}
 	b.state = stopped
 	m.emit("exit", fmt.Sprint(code), sim.A("session", b.Session), sim.A("backend", b.ID), sim.A("cause", cause))
+	m.rejectHeld(b, "exited")
 	m.notifyExit(b, code, cause)
 }
 
@@ -492,20 +496,70 @@ func (m *Manager) resizePTY(b *Backend, s Size, cause, pane string) {
 	}
 }
 
-// Write writes input chunks from a pane to the PTY.
+// Write writes input chunks from a pane to the PTY. Under
+// HoldInputUntilComposer a backend that has not painted its composer
+// (starting, or live and still booting) holds them until it does.
 func (m *Manager) Write(session, pane string, chunks []Chunk) {
 	if len(chunks) == 0 {
 		return
 	}
 	seq := seqRange(chunks)
 	b := m.entries[session]
+	if b != nil && b.state != stopped && m.holdsInput(b) {
+		b.held = append(b.held, heldWrite{pane: pane, chunks: chunks, at: m.env.Now()})
+		m.emit("pty.write", "held", sim.A("session", session), sim.A("pane", pane), sim.A("seq", seq), sim.A("backend", b.ID),
+			sim.A("why", map[bool]string{true: "composer-unpainted", false: "starting"}[b.state == live]))
+		return
+	}
 	if b == nil || !b.Live() {
 		m.emit("pty.write", "no-entry", sim.A("session", session), sim.A("pane", pane), sim.A("seq", seq))
 		return
 	}
+	m.deliver(b, pane, chunks, "")
+}
+
+// holdsInput reports whether a write to b waits: under the fix until its
+// composer paints, under HoldUntilStarted only until start() resolves.
+func (m *Manager) holdsInput(b *Backend) bool {
+	p := m.app.Profile()
+	switch {
+	case !p.Fixed(HoldInputUntilComposer):
+		return false
+	case p.Has(HoldUntilStarted):
+		return b.state == starting
+	}
+	return !b.composer || len(b.held) > 0
+}
+
+func (m *Manager) deliver(b *Backend, pane string, chunks []Chunk, heldSince string) {
 	b.input(chunks)
-	m.emit("pty.write", "delivered", sim.A("session", session), sim.A("pane", pane), sim.A("seq", seq),
-		sim.A("draft", fmt.Sprint(b.draft)), sim.A("prompt", b2s(b.prompt)))
+	attrs := []sim.Attr{sim.A("session", b.Session), sim.A("pane", pane), sim.A("seq", seqRange(chunks)), sim.A("backend", b.ID),
+		sim.A("draft", fmt.Sprint(b.draft)), sim.A("prompt", b2s(b.prompt))}
+	if heldSince != "" {
+		attrs = append(attrs, sim.A("held-since", heldSince))
+	}
+	m.emit("pty.write", "delivered", attrs...)
+}
+
+// flushHeld delivers b's held writes in order (its composer has painted,
+// or under HoldUntilStarted its process has started).
+func (m *Manager) flushHeld(b *Backend) {
+	held := b.held
+	b.held = nil
+	for _, h := range held {
+		m.deliver(b, h.pane, h.chunks, sim.FormatT(h.at))
+	}
+}
+
+// rejectHeld rejects b's held writes when it stops before delivering them:
+// the pane's input visibly fails instead of vanishing.
+func (m *Manager) rejectHeld(b *Backend, why string) {
+	held := b.held
+	b.held = nil
+	for _, h := range held {
+		m.emit("pty.write", "rejected", sim.A("session", b.Session), sim.A("pane", h.pane), sim.A("seq", seqRange(h.chunks)),
+			sim.A("backend", b.ID), sim.A("why", why), sim.A("held-since", sim.FormatT(h.at)))
+	}
 }
 
 // DeliverPrompt is deliverPromptToAgent for a feed-mode Send.

@@ -54,6 +54,20 @@ const (
 	// has reached an interactive screen is never touched by it, so a healthy
 	// adopted agent holding a draft or a permission prompt survives.
 	SpawnOwnsDeadline model.Switch = "spawn-owns-deadline"
+	// HoldInputUntilComposer is the fix of Untrivial-ai/agent-orchestrator#3023
+	// (and anthropics/claude-code#22936): "input-ready" is its own event,
+	// not "process started". agent-code's AgentTerminalLeaf writes every
+	// keystroke to the PTY as soon as its attach has landed
+	// (AgentTerminalLeaf.tsx@428aed2d: term.onData -> sendInput once
+	// attachedBackfillDone, and the pending queue flushed at attach), and
+	// SessionManager.write hands it to the provider whatever its screen
+	// shows, so keys typed into a freshly spawned agent before its TUI has
+	// painted the composer land in the output area and are lost. With the
+	// fix main holds the writes of a backend that has not painted its
+	// composer (starting or booting) and delivers them in order when it
+	// does; a backend that stops first has them visibly rejected. Upstream
+	// has not merged such a gate.
+	HoldInputUntilComposer model.Switch = "hold-input-until-composer"
 )
 
 // NeverKillOnTimeout is the mutant of report 003: a readiness timeout never
@@ -61,6 +75,12 @@ const (
 // on, never fires), so a spawned backend that never becomes ready is never
 // replaced.
 const NeverKillOnTimeout model.Mutant = "never-kill-on-timeout"
+
+// HoldUntilStarted is the plausible wrong fix of HoldInputUntilComposer:
+// main holds input only until the process has started (start() resolved),
+// the "process started" signal claude-code#22936 shows is not readiness, so
+// keys still reach a TUI that has not painted its composer.
+const HoldUntilStarted model.Mutant = "hold-until-started"
 
 func init() {
 	model.RegisterSwitch(model.SwitchInfo{Name: GuardedWake, Group: catalog.TerminalSession,
@@ -91,6 +111,19 @@ func init() {
 		Fixed:      "main arms a 30 s deadline per spawned generation; a backend that painted neither composer nor prompt by then is killed and reported failed, so the pane offers Retry",
 		Script:     "scenarios/testdata/terminal/wedged_adopted.txt",
 		Mechanism:  "model/terminal: spawned backend readiness deadline"})
+	model.RegisterSwitch(model.SwitchInfo{Name: HoldInputUntilComposer, Group: catalog.TerminalSession,
+		Reports:    []catalog.Report{"Untrivial-ai/agent-orchestrator#3023", "anthropics/claude-code#22936"},
+		Source:     "agent-code src/renderer/src/workspace/tile-tree/AgentTerminalLeaf.tsx and src/main/sessionManager.ts write()@428aed2d; agent-orchestrator#3023",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"input-lands-in-composer"},
+		Reported:   "main writes keystrokes to the PTY as soon as they arrive: keys typed before the TUI paints its composer land in the output area and are lost",
+		Fixed:      "main holds the writes of a backend that has not painted its composer and delivers them in order when it does; a backend that stops first has them rejected, visibly",
+		Script:     "scenarios/testdata/terminal/type_before_composer.txt",
+		Mechanism:  "model/terminal: main's PTY write path before the composer paints"})
+	model.RegisterMutant(model.MutantInfo{Name: HoldUntilStarted, Group: catalog.TerminalSession,
+		Doc:        "main holds input only until start() resolves (process started), not until the composer paints",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"input-lands-in-composer"}})
 	model.RegisterMutant(model.MutantInfo{Name: NeverKillOnTimeout, Group: catalog.TerminalSession,
 		Doc:        "a readiness timeout never kills, not even a spawned backend: a backend that never becomes ready is never replaced",
 		Scenario:   "terminal-remount",
