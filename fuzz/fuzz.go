@@ -22,6 +22,7 @@ import (
 	"github.com/orchsim/orchsim/scenarios"
 	"github.com/orchsim/orchsim/shrink"
 	"github.com/orchsim/orchsim/sim"
+	"github.com/orchsim/orchsim/triage"
 )
 
 // Campaign describes a fuzz campaign.
@@ -105,6 +106,10 @@ type Group struct {
 	// not its story's first (empty otherwise: the story's own).
 	Actions  int
 	Timeline []string
+	// Key is the group's triage key: its invariant and the minimal set of
+	// fix switches that makes its first seed's (shrunk) run pass
+	// (triage.MinimalFixes; no switch: a new bug).
+	Key triage.Key
 }
 
 // Summary is what a campaign found.
@@ -123,6 +128,9 @@ type Summary struct {
 	Seeds []string
 	// Determinism is the determinism check's result (Campaign.CheckPercent).
 	Determinism *Determinism
+	// TriageRuns counts the runs triage.MinimalFixes made to key the
+	// signature groups.
+	TriageRuns int
 }
 
 // ShardCount returns how many of n seeds a shard runs.
@@ -365,17 +373,22 @@ func (c *Campaign) stories(ctx context.Context, sum *Summary, start time.Time) e
 				return err
 			}
 		}
+		key, runs, err := c.triageKey(cfg, f.Invariant)
+		if err != nil {
+			return err
+		}
+		sum.TriageRuns += runs
 		fp := StoryFingerprint(res.Trace)
 		id := f.Scenario + "\x00" + f.Invariant + "\x00" + fp
 		if st := byStory[id]; st != nil {
 			st.Count += g.count
 			st.Groups = append(st.Groups, Group{Signature: f.Signature, Seed: f.Seed, Count: g.count,
-				Actions: shrink.Actions(res.Trace), Timeline: timeline(res.Trace)})
+				Actions: shrink.Actions(res.Trace), Timeline: timeline(res.Trace), Key: key})
 			continue
 		}
 		st := &Story{Scenario: f.Scenario, Invariant: f.Invariant, Seed: f.Seed, Count: g.count, Fingerprint: fp,
 			Actions: shrink.Actions(res.Trace), Timeline: timeline(res.Trace),
-			Groups: []Group{{Signature: f.Signature, Seed: f.Seed, Count: g.count}}}
+			Groups: []Group{{Signature: f.Signature, Seed: f.Seed, Count: g.count, Key: key}}}
 		st.Replay = ReplayFile(cfg, &res)
 		if c.Corpus != "" {
 			st.ReplayFile = filepath.Join(c.Corpus, fmt.Sprintf("%s-%s-seed%d.json", f.Scenario, f.Invariant, f.Seed))
@@ -387,6 +400,17 @@ func (c *Campaign) stories(ctx context.Context, sum *Summary, start time.Time) e
 		sum.Stories = append(sum.Stories, st)
 	}
 	return nil
+}
+
+// triageKey keys a signature group by its first seed's run cfg (shrunk,
+// when it was): triage.MinimalFixes, once per signature group, so a
+// campaign of many failing seeds costs as many keys as it has groups. A
+// harness error is new.
+func (c *Campaign) triageKey(cfg scenarios.Config, inv string) (triage.Key, int, error) {
+	if inv == "harness-error" {
+		return triage.Key{Invariant: inv, Switches: []string{}}, 0, nil
+	}
+	return triage.MinimalFixes(cfg, inv)
 }
 
 // timeline describes a trace, one line per event.

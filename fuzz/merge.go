@@ -155,7 +155,7 @@ func ShardsOf(s *Merged) ([]int, int, error) {
 // it against the summary's directory first, if it wants).
 func Merge(paths []string, summaries []*Merged) (*Merged, error) {
 	m := &Merged{Report: Report{Invariants: []ReportRow{}, Probes: []ReportProbe{}, Stories: []ReportStory{},
-		FailedSeeds: []FailedSeed{}}, ShardsMerged: []int{}, ShardsMissing: []int{}, Sources: paths}
+		FailedSeeds: []FailedSeed{}, Groups: []TriageGroup{}}, ShardsMerged: []int{}, ShardsMissing: []int{}, Sources: paths}
 	if len(summaries) == 0 || len(paths) != len(summaries) {
 		return nil, errors.New("merge needs at least one summary, and a path for each")
 	}
@@ -247,6 +247,7 @@ func Merge(paths []string, summaries []*Merged) (*Merged, error) {
 		}
 	}
 	m.Stories = groups.Stories()
+	m.Groups = TriageGroups(m.Stories)
 	for _, k := range rowOrder {
 		r := rows[k]
 		r.Stories = 0
@@ -297,7 +298,7 @@ func (groups Groups) Add(st ReportStory) {
 		gs = []ReportGroup{{Signature: "story " + st.Invariant + " " + st.Fingerprint, Seed: st.Seed, Count: st.Count}}
 	}
 	for j, g := range gs {
-		t := toldGroup{group: ReportGroup{Signature: g.Signature, Seed: g.Seed, Count: g.Count}, story: st}
+		t := toldGroup{group: ReportGroup{Signature: g.Signature, Seed: g.Seed, Count: g.Count, Switches: g.Switches}, story: st}
 		t.story.Groups = nil
 		if j > 0 {
 			// Its seed shrank to the same story as gs[0]'s: told by its own timeline, with no replay file.

@@ -43,6 +43,9 @@ type Report struct {
 	// Determinism is the determinism check's result (fuzz
 	// --check-determinism; absent without it).
 	Determinism *Determinism `json:"determinism,omitempty"`
+	// Groups are the failures grouped by root cause (TriageGroups): one
+	// per (invariant, minimal set of fix switches), new ones first.
+	Groups []TriageGroup `json:"groups"`
 }
 
 // ReportRow is one (scenario, invariant) row of a report's table.
@@ -85,6 +88,10 @@ type ReportGroup struct {
 	Count     int      `json:"count"`
 	Actions   int      `json:"actions,omitempty"`
 	Timeline  []string `json:"timeline,omitempty"`
+	// Switches are the group's triage key: the minimal set of fix switches
+	// that makes its first seed's shrunk run pass (Group.Key), empty when
+	// none does (a new bug); absent in a summary written before triage.
+	Switches []string `json:"switches"`
 }
 
 // FailedSeed is one failing seed of a report.
@@ -130,13 +137,14 @@ func Results(names []string, sum *Summary) Report {
 	for _, st := range sum.Stories {
 		rst := ReportStory{st.Scenario, st.Invariant, st.Seed, st.Count, st.Actions, st.Fingerprint, st.ReplayFile, st.Timeline, []ReportGroup{}}
 		for _, g := range st.Groups {
-			rst.Groups = append(rst.Groups, ReportGroup{g.Signature, g.Seed, g.Count, g.Actions, g.Timeline})
+			rst.Groups = append(rst.Groups, ReportGroup{g.Signature, g.Seed, g.Count, g.Actions, g.Timeline, g.Key.Switches})
 		}
 		r.Stories = append(r.Stories, rst)
 	}
 	for _, f := range sum.Failures {
 		r.FailedSeeds = append(r.FailedSeeds, FailedSeed{f.Scenario, f.Seed, f.Invariant})
 	}
+	r.Groups = TriageGroups(r.Stories)
 	return r
 }
 

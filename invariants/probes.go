@@ -69,6 +69,8 @@ var (
 		Doc: "keystrokes reached main for a backend that had not painted its composer (held, or misplaced)"})
 	probeRemountWithClaudeDraft = declareProbe(ProbeInfo{Name: "remount-with-claude-draft", Group: catalog.TerminalSession,
 		Doc: "a pane of a Claude session remounted while the user's draft was in its composer"})
+	probeRecoverJoinedSpawn = declareProbe(ProbeInfo{Name: "recover-joined-spawn", Group: catalog.TerminalSession,
+		Doc: "a second recover for a session reached main while its first spawn was still starting, and joined it"})
 	probeRestartFoundRunningRun = declareProbe(ProbeInfo{Name: "restart-found-running-run", Group: catalog.RestartContinuation,
 		Doc: "a server started over a run its dead predecessor left running (the startup reconcile settled it)"})
 	probeRestartLostIngestion = declareProbe(ProbeInfo{Name: "restart-behind-ingestion-backlog", Group: catalog.RestartContinuation,
@@ -325,6 +327,8 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		p.draft[session] = ev.Get("key") == "text"
 	case ev.Actor == "user" && (ev.Kind == "send" || ev.Kind == "submit") && session != "":
 		p.draft[session] = false
+	case ev.Actor == "main" && ev.Kind == "recover" && ev.Outcome == "joined":
+		hit(probeRecoverJoinedSpawn)
 	case ev.Actor == "main" && ev.Kind == "pty.write" && ev.Outcome == "held",
 		strings.HasPrefix(ev.Actor, "agent/") && ev.Kind == "input.misplaced":
 		hit(probeInputBeforeComposer)

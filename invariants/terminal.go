@@ -23,6 +23,7 @@ const (
 	NoInputLost              = "no-input-lost"
 	WedgedSpawnReplaced      = "wedged-spawn-replaced"
 	InputLandsInComposer     = "input-lands-in-composer"
+	OneAgentPerSession       = "one-agent-process-per-session"
 )
 
 // Bounds of the terminal invariants.
@@ -80,6 +81,11 @@ func init() {
 		Property: "a spawned backend that never paints its composer or a prompt is stopped within 31 s of being live and shown in a pane",
 		Source:   "MODEL.md C7 P2 and accepted cost; issue 4 beyond upstream",
 		New:      func() sim.Checker { return &wedgedReplaced{} }})
+	register(Info{Name: OneAgentPerSession, Group: catalog.TerminalSession,
+		Property: "at most one agent process runs per session id: a backend is spawned only when every earlier backend of that session has stopped, exited or been cancelled (adopt or join before spawn)",
+		Source:   "agent-code src/main/sessionManager.ts@428aed2d recover() (\"renderer state disappears on reload... The persisted local SessionId is the only ownership key\") and spawnWithId (\"reserve before any provider/tmux await\"); docs/superpowers/plans/2026-07-16-session-recovery-reconciliation.md core invariants 1-4",
+		Reports:  []catalog.Report{"im-ian/acorn#37", "stablyai/orca#11006"},
+		New:      func() sim.Checker { return &oneAgent{} }})
 }
 
 // The liveness checkers also judge the end of a run.
@@ -643,6 +649,62 @@ func (c *composerInput) Finish(end time.Duration) *sim.Violation {
 				"main held keystrokes %s of pane %s for backend %s of session %s from %s and had neither delivered nor rejected them when the run ended at %s",
 				h.seq, h.pane, h.backend, h.session, at(h.at), at(end))
 		}
+	}
+	return nil
+}
+
+// --- one-agent-process-per-session ---
+
+type agentProc struct {
+	session, backend, caller string
+	at                       time.Duration
+}
+
+type oneAgent struct {
+	callers []agentProc // requests seen for backends not yet spawned
+	running []agentProc
+}
+
+func (*oneAgent) Name() string { return OneAgentPerSession }
+
+func (o *oneAgent) end(backend string) {
+	for i, r := range o.running {
+		if r.backend == backend {
+			o.running = append(o.running[:i], o.running[i+1:]...)
+			return
+		}
+	}
+}
+
+func (o *oneAgent) Observe(ev *sim.Event) *sim.Violation {
+	if ev.Actor != "main" {
+		return nil
+	}
+	switch {
+	case ev.Kind == "spawn" && ev.Outcome == "starting":
+		p := agentProc{session: ev.Get("session"), backend: ev.Get("backend"), caller: "?", at: ev.At}
+		for i, c := range o.callers {
+			if c.backend == p.backend {
+				p.caller = c.caller
+				o.callers = append(o.callers[:i], o.callers[i+1:]...)
+				break
+			}
+		}
+		for _, r := range o.running {
+			if r.session == p.session {
+				return violation(OneAgentPerSession,
+					"session %s has two agent processes: backend %s spawned at %s for %s while backend %s, spawned at %s for %s, was still running (not stopped, exited or cancelled); the registry can name only one",
+					p.session, p.backend, at(p.at), p.caller, r.backend, at(r.at), r.caller)
+			}
+		}
+		o.running = append(o.running, p)
+	case ev.Get("caller") != "" && ev.Get("backend") != "":
+		if len(o.callers) == 16 {
+			o.callers = o.callers[1:]
+		}
+		o.callers = append(o.callers, agentProc{backend: ev.Get("backend"), caller: ev.Get("caller")})
+	case ev.Kind == "start" && ev.Outcome != "live", ev.Kind == "kill" && ev.Outcome == "killed", ev.Kind == "exit":
+		o.end(ev.Get("backend"))
 	}
 	return nil
 }

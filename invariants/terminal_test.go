@@ -260,3 +260,51 @@ func TestInputLandsInComposer(t *testing.T) {
 			tev(2, "main", "pty.write", "no-entry", "session=s1", "pane=p1", "seq=1")}))
 	})
 }
+
+// im-ian/acorn#37 in agent-code terms: the boot rehydrate and a leaf's wake
+// both pass recover's check before either inserts, so two backends start
+// for s1.
+func spawnRace(second ...sim.Event) []sim.Event {
+	h := []sim.Event{
+		tev(0.001, "main", "recover", "constructing", "session=s1", "kind=claude", "caller=rehydrate"),
+		tev(0.003, "main", "recover", "constructing", "session=s1", "kind=claude", "caller=w1"),
+		tev(0.051, "main", "recover", "claimed", "session=s1", "kind=claude", "caller=rehydrate", "backend=s1#1"),
+		tev(0.051, "main", "spawn", "starting", "session=s1", "backend=s1#1", "kind=claude"),
+	}
+	return append(h, second...)
+}
+
+func TestOneAgentProcessPerSession(t *testing.T) {
+	// The report: the second claim forks s1#2 while s1#1 is starting.
+	v := checkEnd(t, OneAgentPerSession, spawnRace(
+		tev(0.053, "main", "recover", "claimed", "session=s1", "kind=claude", "caller=w1", "backend=s1#2"),
+		tev(0.053, "main", "spawn", "starting", "session=s1", "backend=s1#2", "kind=claude"),
+	), time.Minute)
+	requireMessage(t, v, OneAgentPerSession, "session s1 has two agent processes", "backend s1#2 spawned at T+00:00:00.053 for w1",
+		"backend s1#1, spawned at T+00:00:00.051 for rehydrate")
+
+	// The fix: the second request joins the claim; nothing else spawns.
+	assert.Nil(t, checkEnd(t, OneAgentPerSession, []sim.Event{
+		tev(0.001, "main", "recover", "claimed", "session=s1", "kind=claude", "caller=rehydrate", "backend=s1#1"),
+		tev(0.001, "main", "spawn", "starting", "session=s1", "backend=s1#1", "kind=claude"),
+		tev(0.003, "main", "recover", "joined", "session=s1", "kind=claude", "caller=w1", "backend=s1#1"),
+		tev(0.301, "main", "start", "live", "session=s1", "backend=s1#1"),
+	}, time.Minute))
+
+	// Near misses: a respawn after the first backend was killed, exited,
+	// failed to start or was cancelled; and another session's spawn.
+	for _, end := range []sim.Event{
+		tev(5, "main", "kill", "killed", "session=s1", "backend=s1#1", "cause=spawn-deadline"),
+		tev(5, "main", "exit", "1", "session=s1", "backend=s1#1", "cause=crash"),
+		tev(5, "main", "start", "start-failed", "session=s1", "backend=s1#1"),
+		tev(5, "main", "start", "cancelled", "session=s1", "backend=s1#1"),
+	} {
+		assert.Nil(t, checkEnd(t, OneAgentPerSession, spawnRace(end,
+			tev(6, "main", "recover", "claimed", "session=s1", "kind=claude", "caller=w2", "backend=s1#2"),
+			tev(6, "main", "spawn", "starting", "session=s1", "backend=s1#2", "kind=claude"),
+		), time.Minute), "after %s %s", end.Kind, end.Outcome)
+	}
+	assert.Nil(t, checkEnd(t, OneAgentPerSession, spawnRace(
+		tev(0.06, "main", "spawn", "starting", "session=s2", "backend=s2#1", "kind=codex"),
+	), time.Minute))
+}

@@ -28,6 +28,11 @@ type TerminalOptions struct {
 	// UserGapMax, when set, bounds the time between the user's actions
 	// (the model's default is 40 s: someone working at the app).
 	UserGapMax time.Duration
+	// MCPChance is the probability that a session of the workspace has
+	// built-in MCP domains (its spawn awaits their registration; see
+	// terminal.AtomicSpawnClaim). Drawn from its own stream, so the other
+	// draws keep their places; swarm turns it on in a third of its worlds.
+	MCPChance sim.Ratio
 }
 
 // DefaultTerminalOptions is the mix the registered scenario runs.
@@ -67,11 +72,16 @@ func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
 	if tabs > sessions {
 		tabs = sessions
 	}
+	var mcp *sim.Rand
+	if opts.MCPChance.Numerator > 0 {
+		mcp = env.Rand("world-mcp")
+	}
 	for i := 0; i < sessions; i++ {
 		kind := terminal.Kinds[world.Pick("kind", opts.KindWeights...)]
 		mode := []terminal.ViewMode{terminal.Feed, terminal.Terminal}[world.Pick("mode", 1, 3)]
 		app.AddSession(terminal.Meta{ID: fmt.Sprintf("s%d", i+1), Kind: kind, Cwd: fmt.Sprintf("/work/proj-%d", i%2),
-			Mode: mode, Tab: i % tabs, Resume: world.Chance("resume", sim.Per(1, 2))})
+			Mode: mode, Tab: i % tabs, Resume: world.Chance("resume", sim.Per(1, 2)),
+			MCP: mcp != nil && mcp.Chance("mcp", opts.MCPChance)})
 	}
 	app.Boot()
 	u := terminal.NewUser(app)
@@ -121,8 +131,15 @@ func swarmTerminal(env *model.Env, opts TerminalOptions) TerminalOptions {
 		}
 		return fmt.Sprintf("%d/%d", x.Numerator, x.Denominator)
 	}
-	env.Emit("world", "terminal swarm", "", sim.A("wedge", show(f.WedgeChance)), sim.A("start-fail", show(f.StartFailChance)),
+	attrs := []sim.Attr{sim.A("wedge", show(f.WedgeChance)), sim.A("start-fail", show(f.StartFailChance)),
 		sim.A("crash", show(f.CrashChance)), sim.A("ask", show(f.AskChance)),
-		sim.A("kinds", fmt.Sprint(weights)), sim.A("user-gap-max", opts.UserGapMax.String()))
+		sim.A("kinds", fmt.Sprint(weights)), sim.A("user-gap-max", opts.UserGapMax.String())}
+	// Dimensions added later draw from their own streams and show in the
+	// banner only when on, so the worlds and traces of other seeds stay.
+	if d := env.Rand("swarm-terminal-mcp"); opts.MCPChance.Numerator == 0 && d.Chance("enable-mcp", sim.Per(1, 3)) {
+		opts.MCPChance = sim.Per(1+d.Below("mcp", 3), 4)
+		attrs = append(attrs, sim.A("mcp", show(opts.MCPChance)))
+	}
+	env.Emit("world", "terminal swarm", "", attrs...)
 	return opts
 }

@@ -39,9 +39,10 @@ import (
 //	    the script wrote it (or "terminal"), never the group's members.
 //	    Example: new profile=reported fix=guarded-wake check=live-agent-survives-remount
 //
-//	agent <id> [kind=claude|codex|opencode] [mode=terminal|feed] [tab=N] [resume] [wedge]
+//	agent <id> [kind=claude|codex|opencode] [mode=terminal|feed] [tab=N] [resume] [wedge] [mcp]
 //	    Adds a session to workspace.json before boot (default claude,
-//	    terminal, tab 0); wedge makes its first spawn never paint its composer.
+//	    terminal, tab 0); wedge makes its first spawn never paint its composer;
+//	    mcp gives it built-in MCP domains (main registers them before start).
 //	    Example: agent s1 kind=codex mode=terminal tab=1
 //
 //	boot
@@ -248,11 +249,12 @@ func (h *terminalHarness) handleAgent(a *cmdArgs) {
 	tab := a.integer("tab", 0)
 	resume := a.flag("resume")
 	wedge := a.flag("wedge")
+	mcp := a.flag("mcp")
 	a.done()
 	if h.app.Meta(id) != nil {
 		a.fail("agent: session %s is declared twice", id)
 	}
-	h.app.AddSession(terminal.Meta{ID: id, Kind: kind, Cwd: "/work/" + id, Mode: mode, Tab: tab, Resume: resume})
+	h.app.AddSession(terminal.Meta{ID: id, Kind: kind, Cwd: "/work/" + id, Mode: mode, Tab: tab, Resume: resume, MCP: mcp})
 	if wedge {
 		h.app.Main.WedgeNextSpawn(id)
 	}

@@ -78,6 +78,7 @@ func printResults(w io.Writer, js *fuzz.Report, corpusHint bool) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\n", r.Scenario, r.Invariant, kind, r.Failures, r.FirstSeed, r.Stories)
 	}
 	tw.Flush()
+	printGroups(w, js.Groups)
 	if len(js.Stories) > 0 {
 		fmt.Fprintln(w)
 	}
@@ -93,6 +94,33 @@ func printResults(w io.Writer, js *fuzz.Report, corpusHint bool) {
 	if len(js.Stories) > 0 && !corpus && corpusHint {
 		fmt.Fprintln(w, "(pass --corpus DIR to keep one replay file per story)")
 	}
+}
+
+// printGroups prints the failures grouped by root cause (fuzz.TriageGroup),
+// new groups first: the status (new, or known: explained by a known fix
+// or, with --baseline, listed in it), the invariant, the fixes that make
+// the group pass, the reports they cite, the failures and the first seed.
+func printGroups(w io.Writer, groups []fuzz.TriageGroup) {
+	if len(groups) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "GROUP\tINVARIANT\tFIXED BY\tREPRODUCES\tFAILURES\tFIRST SEED")
+	news := 0
+	for _, g := range groups {
+		status, fixes, reports := "known", strings.Join(g.Switches, "+"), strings.Join(g.Reports, " ")
+		if g.New {
+			status = "new"
+			news++
+		}
+		if len(g.Switches) == 0 {
+			fixes, reports = "(no known fix)", "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s/%d\n", status, g.Invariant, fixes, reports, g.Failures, g.FirstScenario, g.FirstSeed)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "groups: %d by root cause, %d new\n", len(groups), news)
 }
 
 // printProbes lists the coverage probes' hit counts and, loudly, the

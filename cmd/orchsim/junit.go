@@ -98,11 +98,46 @@ func junitBytes(names []string, c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, er
 		out.Failures += suite.Failures
 		out.Suites = append(out.Suites, suite)
 	}
+	if groups := triageSuite(c, sum); len(groups.Cases) > 0 {
+		out.Tests += groups.Tests
+		out.Failures += groups.Failures
+		out.Suites = append(out.Suites, groups)
+	}
 	b, err := xml.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+// triageSuite is the JUnit suite "orchsim triage": a testcase per group of
+// failures by root cause (fuzz.TriageGroup), failing when the group is new
+// (no known fix explains it, or --baseline does not list it).
+func triageSuite(c *fuzz.Campaign, sum *fuzz.Summary) junitSuite {
+	r, err := c.Report(sum)
+	suite := junitSuite{Name: "orchsim triage"}
+	if err != nil {
+		return suite
+	}
+	for _, g := range r.Groups {
+		name := g.Invariant + " fixed by " + strings.Join(g.Switches, "+")
+		if len(g.Switches) == 0 {
+			name = g.Invariant + " (no known fix)"
+		}
+		tc := junitCase{Name: name, Classname: "orchsim.triage"}
+		if g.New {
+			why := "no known fix switch makes it pass"
+			if g.Baseline == "new" && len(g.Switches) > 0 {
+				why = "the baseline does not list it"
+			}
+			tc.Failure = &junitFailure{Message: fmt.Sprintf("new group: %s, %d failures, first %s seed %d", g.Invariant, g.Failures, g.FirstScenario, g.FirstSeed),
+				Type: "new-group", Body: why + "\nreproduces: " + strings.Join(g.Reports, " ") + "\n"}
+			suite.Failures++
+		}
+		suite.Cases = append(suite.Cases, tc)
+		suite.Tests++
+	}
+	return suite
 }
 
 func contains(xs []string, x string) bool {

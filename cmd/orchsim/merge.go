@@ -264,6 +264,7 @@ func mergedMarkdown(m *fuzz.Merged) []byte {
 			fmt.Fprintf(&b, "| %s | `%s` | %d | %d | %d |\n", r.Scenario, r.Invariant, r.Failures, r.FirstSeed, r.Stories)
 		}
 	}
+	b.WriteString(fuzz.GroupsMarkdown(m.Groups))
 	for _, st := range m.Stories {
 		fmt.Fprintf(&b, "\n### %s / `%s` (seed %d, %d failing seeds)\n\n", st.Scenario, st.Invariant, st.Seed, st.Count)
 		if st.ReplayFile != "" {

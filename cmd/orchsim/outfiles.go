@@ -153,9 +153,11 @@ type output struct {
 }
 
 // htmlOutput is the --html report of res.
-func htmlOutput(path string, res *scenarios.Result, replayCmd string) output {
+func htmlOutput(path string, res *scenarios.Result, replayCmd string, nr *report.NoReturn) output {
 	return output{"--html", path, func() ([]byte, error) {
-		return report.HTML(report.FromResult(res, replayCmd)), nil
+		r := report.FromResult(res, replayCmd)
+		r.NoReturn = nr
+		return report.HTML(r), nil
 	}}
 }
 

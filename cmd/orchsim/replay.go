@@ -13,6 +13,7 @@ import (
 
 func newReplayCmd() *cobra.Command {
 	var format, htmlPath string
+	var noRet bool
 	var unfix []string
 	cmd := &cobra.Command{
 		Use:   "replay FILE",
@@ -85,11 +86,15 @@ the last line).`,
 			}
 			// The story of a long failure is shrunk from cfg, the file's
 			// tape, not from the source this run used up.
-			if err := printReport(out, l.cfg, &res, format, replayCmd); err != nil {
+			nr := findNoReturn(noRet, l.cfg, &res)
+			if err := printReport(out, l.cfg, &res, format, replayCmd, nr); err != nil {
 				return &exitError{code: exitHarness, msg: err.Error()}
 			}
-			saveErr := saveOutputsTo(stdStreams{out: out, err: cmd.ErrOrStderr()}, htmlOutput(htmlPath, &res, replayCmd))
+			saveErr := saveOutputsTo(stdStreams{out: out, err: cmd.ErrOrStderr()}, htmlOutput(htmlPath, &res, replayCmd, nr.point))
 			status := statusLines{out: out, err: cmd.ErrOrStderr(), mermaid: format == "mermaid"}
+			if nr.note != "" {
+				status.note(nr.note)
+			}
 			if note != "" {
 				status.note(note)
 			}
@@ -106,6 +111,7 @@ the last line).`,
 	cmd.Flags().StringVar(&format, "format", "text", "timeline format: text, json or mermaid")
 	cmd.Flags().StringVar(&htmlPath, "html", "", "also write a self-contained HTML timeline to FILE")
 	cmd.Flags().StringSliceVar(&unfix, "unfix", nil, "fixes to turn off on top of the file's profile (a settings edit: judged by outcome)")
+	cmd.Flags().BoolVar(&noRet, "no-return", false, noReturnUsage)
 	return cmd
 }
 

@@ -148,6 +148,9 @@ type Manager struct {
 	sizes     map[string]ownedSize
 	buffers   map[string]*replayBuffer
 	wedgeNext map[string]bool
+	// construct draws the provider-construction time of the unreserved
+	// spawn (AtomicSpawnClaim off), from its own stream.
+	construct *sim.Rand
 	// leafSized marks sessions attached in terminal view mode: their
 	// AgentTerminalLeaf owns the PTY size (KeepPTYSize).
 	leafSized map[string]bool
@@ -250,6 +253,26 @@ func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
 		reply(RecoverResult{OK: true, Disposition: Adopted, Snapshot: snap})
 		return
 	}
+	if meta := m.app.Meta(id); meta != nil && meta.MCP && !m.app.Profile().Fixed(AtomicSpawnClaim) {
+		// Before the reservation (agent-code PR #353, acorn PR #37): the
+		// check above passed, but the claim is published only once provider
+		// construction (session-scoped MCP registration) has awaited,
+		// so a request arriving in between passes the same check.
+		if m.construct == nil {
+			m.construct = m.env.Rand("main/construct")
+		}
+		d := m.construct.Duration("construct", ConstructMin, ConstructMax)
+		m.emit("recover", "constructing", append(attrs, sim.A("for", d.String()))...)
+		m.env.After(d, func() { m.spawn(req, attrs, reply) })
+		return
+	}
+	m.spawn(req, attrs, reply)
+}
+
+// spawn is spawnWithId under recover's claim: it publishes the claim,
+// inserts the registry entry before start() resolves and settles later.
+func (m *Manager) spawn(req RecoverRequest, attrs []sim.Attr, reply func(RecoverResult)) {
+	id := req.Session
 	meta := m.app.Meta(id)
 	m.gens[id]++
 	b := newBackend(m, &Meta{ID: id, Kind: req.Kind, Cwd: req.Cwd, Resume: req.Resume || meta != nil && meta.Resume}, m.gens[id])

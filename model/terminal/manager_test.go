@@ -27,8 +27,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, fixes ...string) *fixture {
 	t.Helper()
+	return newFixtureProfile(t, model.MustProfile(model.PresetReported, fixes, nil))
+}
+
+func newFixtureProfile(t *testing.T, prof model.Profile) *fixture {
+	t.Helper()
 	k := sim.NewKernel(true)
-	prof := model.MustProfile(model.PresetReported, fixes, nil)
 	env := &model.Env{Clock: k, Trace: k.Trace(), Source: sim.NewTapeSource(nil, false), Profile: prof, EnvironmentID: "env-1"}
 	app := NewApp(env, Config{})
 	app.AddSession(Meta{ID: "stable-session", Kind: Claude, Cwd: "/tmp/project", Mode: Terminal})
@@ -224,4 +228,35 @@ func TestReplayBuffer_CapKeepsTail(t *testing.T) {
 	assert.Equal(t, "80,120", b.widths())
 	b.append(200, ReplayBufferCap)
 	assert.Equal(t, "200", b.widths())
+}
+
+// im-ian/acorn#37 (AtomicSpawnClaim off): two recovers inside provider
+// construction (a session with built-in MCP domains) both pass the check and fork two backends; the first, whose
+// entry was overwritten, settles cancelled. With the reservation (upstream
+// 2523e21d, "refuses to reuse an id while the first backend spawn is still
+// starting") the second joins and one provider starts.
+func TestRecover_UnreservedSpawnForksTwoBackends(t *testing.T) {
+	f := newFixtureProfile(t, model.MustSpec(model.Spec{Preset: model.PresetFixed, Unfix: []string{string(AtomicSpawnClaim)}}))
+	f.app.Meta("stable-session").MCP = true // construction awaits MCP registration
+	var a, b *RecoverResult
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project", Caller: "a"}, func(r RecoverResult) { a = &r })
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project", Caller: "b"}, func(r RecoverResult) { b = &r })
+	f.run(5 * time.Second)
+	assert.Len(t, f.events("spawn"), 2, "two providers for one session id")
+	require.NotNil(t, a)
+	require.NotNil(t, b)
+	assert.Equal(t, CodeCancelled, a.Code, "the overwritten spawn")
+	assert.Equal(t, Spawned, b.Disposition)
+
+	f = newFixture(t, string(AtomicSpawnClaim))
+	f.app.Meta("stable-session").MCP = true
+	a, b = nil, nil
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project", Caller: "a"}, func(r RecoverResult) { a = &r })
+	f.m.Recover(RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project", Caller: "b"}, func(r RecoverResult) { b = &r })
+	f.run(5 * time.Second)
+	assert.Len(t, f.events("spawn"), 1)
+	require.NotNil(t, a)
+	require.NotNil(t, b)
+	assert.Equal(t, Spawned, a.Disposition)
+	assert.Equal(t, Spawned, b.Disposition, "a joined caller is told spawned")
 }

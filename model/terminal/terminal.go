@@ -54,6 +54,25 @@ const (
 	// has reached an interactive screen is never touched by it, so a healthy
 	// adopted agent holding a draft or a permission prompt survives.
 	SpawnOwnsDeadline model.Switch = "spawn-owns-deadline"
+	// AtomicSpawnClaim is the spawn reservation of agent-code PR #353
+	// (2523e21d, "reserve before any provider/tmux await") that PR #548 made
+	// recover's synchronously published claim: a session id's spawn is owned
+	// before anything awaits, and a concurrent compatible request joins it
+	// (sessionManager.recover.test.ts, sessionManager.wake.test.ts "refuses
+	// to reuse an id while the first backend spawn is still starting").
+	// Off is im-ian/acorn#37's backend: a check (no entry, no claim), then
+	// provider construction awaits, then the insert, so two requests inside
+	// that window both pass the check and fork two PTYs for one session id,
+	// the second insert overwriting the first. acorn's merged fix was in its
+	// frontend only (disposed guards after each await); BUGS.md's invariant
+	// asks for the backend reservation, which is agent-code's own fix, so
+	// that is what on models. In this app the two requests are the boot
+	// rehydrate and a terminal leaf's attach-first wake (the attach finds no
+	// entry yet); a StrictMode double mount is single-flighted by the
+	// renderer's wake and never reaches main twice. The window exists only
+	// for a session whose construction awaits: one with built-in MCP
+	// domains (Meta.MCP, a swarm dimension).
+	AtomicSpawnClaim model.Switch = "atomic-spawn-claim"
 	// HoldInputUntilComposer is the fix of Untrivial-ai/agent-orchestrator#3023
 	// (and anthropics/claude-code#22936): "input-ready" is its own event,
 	// not "process started". agent-code's AgentTerminalLeaf writes every
@@ -111,6 +130,16 @@ func init() {
 		Fixed:      "main arms a 30 s deadline per spawned generation; a backend that painted neither composer nor prompt by then is killed and reported failed, so the pane offers Retry",
 		Script:     "scenarios/testdata/terminal/wedged_adopted.txt",
 		Mechanism:  "model/terminal: spawned backend readiness deadline"})
+	model.RegisterSwitch(model.SwitchInfo{Name: AtomicSpawnClaim, Group: catalog.TerminalSession,
+		Reports:    []catalog.Report{"im-ian/acorn#37"},
+		Source:     "im-ian/acorn PR #37 (root-cause trace); agent-code src/main/sessionManager.ts@428aed2d recover() and spawnWithId, 2523e21d sessionManager.wake.test.ts",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"one-agent-process-per-session"},
+		Reported:   "recover checks for an entry or claim, awaits provider construction (session-scoped MCP registration, 50 ms-1 s), then publishes its claim and inserts the entry without checking again: two requests in the window fork two backends for one session id",
+		Fixed:      "the claim is published before any await; a concurrent compatible request joins it, an entry is adopted",
+		Upstream:   "agent-code PR #353 (2523e21d) and PR #548 (f0a7792b); acorn PR #37 (frontend guards)",
+		Script:     "scenarios/testdata/terminal/spawn_race.txt",
+		Mechanism:  "model/terminal: recover's spawn reservation"})
 	model.RegisterSwitch(model.SwitchInfo{Name: HoldInputUntilComposer, Group: catalog.TerminalSession,
 		Reports:    []catalog.Report{"Untrivial-ai/agent-orchestrator#3023", "anthropics/claude-code#22936"},
 		Source:     "agent-code src/renderer/src/workspace/tile-tree/AgentTerminalLeaf.tsx and src/main/sessionManager.ts write()@428aed2d; agent-orchestrator#3023",
@@ -155,6 +184,12 @@ const (
 	// readiness wait's 30 s so the fix replaces a wedged spawn exactly when
 	// the pre-#597 self-heal did.
 	SpawnDeadline = ReadinessTimeout
+	// ConstructMin and ConstructMax bound provider construction before the
+	// first await of an unreserved spawn (AtomicSpawnClaim off): provider
+	// wrapper, session-scoped MCP registration, tmux sessionExists (model
+	// choice; agent-code measures it only as session.spawn spans).
+	ConstructMin = 50 * time.Millisecond
+	ConstructMax = time.Second
 )
 
 // SpawnDefault is the PTY size a backend spawns with; no renderer caller
@@ -208,6 +243,12 @@ type Meta struct {
 	Mode   ViewMode
 	Tab    int
 	Resume bool
+	// MCP: the session has built-in MCP domains (builtInMcpDomains), so
+	// main registers its session-scoped MCP server while constructing the
+	// provider, before start(): the await an unreserved spawn
+	// (AtomicSpawnClaim off) checks across. Without it construction has
+	// nothing to await and the check and insert are one step.
+	MCP bool
 }
 
 // Failure texts the renderer shows (pane toast, processError).
