@@ -53,6 +53,11 @@ type T3World struct {
 	Storms, Steering bool
 	storm            *sim.Rand
 	stormsPerDay     uint64
+
+	// hosts are the client preview hosts (previewhosts.go), hrand their
+	// stream.
+	hosts []*browser.DesktopHost
+	hrand *sim.Rand
 	// RuntimeRestarts: now and then a user changes an idle thread's runtime
 	// options (model, runtime mode), which restarts its live provider
 	// session in place (server.ChangeRuntimeOptions; the situation of
@@ -207,6 +212,7 @@ func (w *T3World) Start() {
 			sim.A("browser-access", fmt.Sprint(w.Store.Project(t.ProjectID).BrowserAccess)))
 	}
 	w.boot()
+	w.startHosts()
 	for _, u := range w.Users {
 		u.Start()
 	}
@@ -333,6 +339,9 @@ func (w *T3World) boot() {
 			return w.rand.Duration("open-latency", 300*time.Millisecond, 8*time.Second)
 		},
 	})
+	for _, h := range w.hosts {
+		h.Attach(w.srv.Broker)
+	}
 }
 
 // Server returns the live server process, or nil while it is down.
