@@ -119,6 +119,7 @@ type ProbeCounter struct {
 	claude    map[string]bool          // terminal session -> Claude
 	draft     map[string]bool          // terminal session -> a draft is in the composer
 	stopping  []string                 // threads whose session runtime stopped and is not yet projected stopped
+	nested    nestedTasks              // tasks delegated by delegated children (cancel.go)
 	suspended map[string]bool          // preview host client -> suspended (half-open)
 	replaced  map[string]bool          // incarnations released by an in-place restart
 }
@@ -148,6 +149,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.live.observe(ev)
 	p.quietCredential(ev, hit)
 	p.waitChild(ev, hit)
+	p.nested.observe(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		if p.starts > 0 && len(p.tasks) > 0 {

@@ -53,6 +53,10 @@ type T3World struct {
 	Storms, Steering bool
 	storm            *sim.Rand
 	stormsPerDay     uint64
+	// NestedDelegation is the chance that a delegated child delegates a
+	// task of its own (orchestrator.Orchestrator.Nested); swarm redraws it,
+	// from a stream of its own, when it is set.
+	NestedDelegation sim.Ratio
 
 	// hosts are the client preview hosts (previewhosts.go), hrand their
 	// stream.
@@ -151,6 +155,14 @@ func (w *T3World) swarm() {
 		attrs = append(attrs, sim.A("key-reuse", ratioString(w.KeyReuse)))
 	}
 	w.env.Emit("world", "swarm", "", attrs...)
+	if w.NestedDelegation.Numerator > 0 {
+		// Its own stream and its own banner, so the draws and the banner
+		// of a world without nesting stay as they were.
+		w.NestedDelegation = sim.Per(w.env.Rand("swarm/nested").Below("nested-delegation", 3), 4)
+		if w.NestedDelegation.Numerator > 0 {
+			w.env.Emit("world", "nested-delegation", "", sim.A("chance", ratioString(w.NestedDelegation)))
+		}
+	}
 }
 
 // applyOff zeroes the fault kinds the shrinker switched off.
@@ -339,6 +351,7 @@ func (w *T3World) boot() {
 			return w.rand.Duration("open-latency", 300*time.Millisecond, 8*time.Second)
 		},
 	})
+	w.srv.Orch.Nested = w.NestedDelegation
 	for _, h := range w.hosts {
 		h.Attach(w.srv.Broker)
 	}
