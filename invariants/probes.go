@@ -129,6 +129,8 @@ type ProbeCounter struct {
 	stopping  []string                 // threads whose session runtime stopped and is not yet projected stopped
 	nested    nestedTasks              // tasks delegated by delegated children (cancel.go)
 	suspended map[string]bool          // preview host client -> suspended (half-open)
+	batches   batchReuse               // create_threads answers per request (payload.go)
+	schedules scheduleRestarts         // scheduled fires and restarts (schedule.go)
 	replaced  map[string]bool          // incarnations released by an in-place restart
 	preview   map[string]bool          // thread -> its last issued credential carried preview
 }
@@ -159,6 +161,9 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.quietCredential(ev, hit)
 	p.waitChild(ev, hit)
 	p.nested.observe(ev, hit)
+	p.batches.observe(ev, hit)
+	p.schedules.observe(ev, hit)
+	toolCallRedelivered(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		if p.starts > 0 && len(p.tasks) > 0 {
