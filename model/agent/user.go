@@ -263,8 +263,7 @@ func (u *User) steerSoon(s *server.Server) {
 		if !s.Steer(u.Thread, msg) {
 			return
 		}
-		u.steers++
-		u.env.Emit("user/"+u.Thread, "steer", "", sim.A("thread", u.Thread), sim.A("message", msg))
+		u.steers++ // traced by the server (turn.queued), one action
 		if !r.Chance("stop-after-steer", sim.Per(1, 2)) {
 			return
 		}
