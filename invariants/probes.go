@@ -99,6 +99,8 @@ var (
 		Doc: "a preview call of a session pinned to one host addressed a tab another host holds (t3code#13051)"})
 	probeHostWaitExhausted = declareProbe(ProbeInfo{Name: "host-wait-exhausted", Group: catalog.PreviewTab,
 		Doc: "a host's waitFor ran out its whole budget and answered not found (t3code#12407)"})
+	probeCallOnLeftThreadTab = declareProbe(ProbeInfo{Name: "call-on-left-thread-tab", Group: catalog.PreviewTab,
+		Doc: "an automation call reached a tab whose thread the user had left in that window (t3code#6355)"})
 	probeRequestToHalfOpenHost = declareProbe(ProbeInfo{Name: "request-to-half-open-host", Group: catalog.PreviewTab,
 		Doc: "the broker sent a request to a host whose socket was half-open (a suspended mobile client, t3code#11167)"})
 )
@@ -193,6 +195,8 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		p.suspended[ev.Get("client")] = true
 	case ev.Kind == "host.resume":
 		delete(p.suspended, ev.Get("client"))
+	case ev.Kind == "host.control-restore" || ev.Kind == "host.stall":
+		hit(probeCallOnLeftThreadTab)
 	case ev.Kind == "host.wait-exhausted":
 		hit(probeHostWaitExhausted)
 	case ev.Actor == "broker" && ev.Kind == "host.request":

@@ -62,6 +62,7 @@ type T3World struct {
 	// stream.
 	hosts []*browser.DesktopHost
 	hrand *sim.Rand
+	lrand *sim.Rand // the users' moves away from a thread (thread-leave)
 	// RuntimeRestarts: now and then a user changes an idle thread's runtime
 	// options (model, runtime mode), which restarts its live provider
 	// session in place (server.ChangeRuntimeOptions; the situation of
