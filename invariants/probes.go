@@ -73,6 +73,8 @@ var (
 		Doc: "a provider session idled out while its thread had an open agent tab"})
 	probeDetachWithoutReference = declareProbe(ProbeInfo{Name: "detach-without-reference", Group: catalog.TerminalSession,
 		Doc: "main got an agent PTY detach from a client that held no attach reference (ignored, or unmatched at zero)"})
+	probeReapWithBackgroundJob = declareProbe(ProbeInfo{Name: "reap-with-background-job", Group: catalog.TerminalSession,
+		Doc: "the detached-idle reaper found a session with a background job running (spared it, or killed it with the job)"})
 	probeInputBeforeComposer = declareProbe(ProbeInfo{Name: "input-before-composer", Group: catalog.TerminalSession,
 		Doc: "keystrokes reached main for a backend that had not painted its composer (held, or misplaced)"})
 	probeRemountWithClaudeDraft = declareProbe(ProbeInfo{Name: "remount-with-claude-draft", Group: catalog.TerminalSession,
@@ -118,18 +120,21 @@ type ProbeCounter struct {
 	firstAt   map[string]int    // request -> server incarnations seen at the first attempt
 	starts    int
 	live      liveCredentials
+	waitStart map[string]time.Duration // task of a wait-mode delegate_task -> when it was accepted
+	keyTarget map[string]string        // thread, tool and clientRequestId -> the target its first call addressed
+	tasks     []string                 // delegated tasks accepted and not settled
+	lastCall  map[string]time.Duration // credential -> last MCP call or issue
+	claude    map[string]bool          // terminal session -> Claude
+	draft     map[string]bool          // terminal session -> a draft is in the composer
+	nested    nestedTasks              // tasks delegated by delegated children (cancel.go)
+	suspended map[string]bool          // preview host client -> suspended (half-open)
+	batches   batchReuse               // create_threads answers per request (payload.go)
+	schedules scheduleRestarts         // scheduled fires and restarts (schedule.go)
+	replaced  map[string]bool          // incarnations released by an in-place restart
+	preview   map[string]bool          // thread -> its last issued credential carried preview
+
 	// liveSessions counts provider sessions opened and not yet released.
 	liveSessions int
-	waitStart    map[string]time.Duration // task of a wait-mode delegate_task -> when it was accepted
-	keyTarget    map[string]string        // thread, tool and clientRequestId -> the target its first call addressed
-	tasks        []string                 // delegated tasks accepted and not settled
-	lastCall     map[string]time.Duration // credential -> last MCP call or issue
-	claude       map[string]bool          // terminal session -> Claude
-	draft        map[string]bool          // terminal session -> a draft is in the composer
-	nested       nestedTasks              // tasks delegated by delegated children (cancel.go)
-	suspended    map[string]bool          // preview host client -> suspended (half-open)
-	replaced     map[string]bool          // incarnations released by an in-place restart
-	preview      map[string]bool          // thread -> its last issued credential carried preview
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
@@ -158,6 +163,9 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.quietCredential(ev, hit)
 	p.waitChild(ev, hit)
 	p.nested.observe(ev, hit)
+	p.batches.observe(ev, hit)
+	p.schedules.observe(ev, hit)
+	toolCallRedelivered(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		p.liveSessions = 0 // sessions die with their process
@@ -369,6 +377,8 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		p.draft[session] = ev.Get("key") == "text"
 	case ev.Actor == "user" && (ev.Kind == "send" || ev.Kind == "submit") && session != "":
 		p.draft[session] = false
+	case ev.Actor == "main" && ev.Kind == "reap" && (ev.Outcome == "spared" || ev.Get("jobs") != "0"):
+		hit(probeReapWithBackgroundJob)
 	case ev.Actor == "main" && ev.Kind == "pty.detach" && (ev.Outcome == "ignored" || ev.Outcome == "unmatched"):
 		hit(probeDetachWithoutReference)
 	case ev.Actor == "main" && ev.Kind == "recover" && ev.Outcome == "joined":
