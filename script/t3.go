@@ -70,6 +70,8 @@ var t3Groups = []catalog.Group{catalog.ProviderSession, catalog.MCPCredential, c
 //	crash thread=T           the provider process of T's session dies
 //	browser-access project=P on=true|false
 //	switch-provider thread=T to=I
+//	runtime-options thread=T the user changes T's runtime options: its idle
+//	                         live session restarts in place (RestartInPlace)
 //	watch|unwatch|take|release thread=T tab=@N   the thread's user as a viewer
 //	restart [graceful]       the server process dies (or shuts down) and a new one boots
 //	interrupt thread=T       the user presses stop on T's running turn
@@ -610,6 +612,11 @@ func (w *t3Script) run(d *Command, a *cmdArgs) string {
 			w.srv.SetBrowserAccess(a.need("project"), on)
 		} else {
 			w.st.Project(a.need("project")).BrowserAccess = on
+		}
+	case "runtime-options":
+		th := w.mustThread(a)
+		if w.srv == nil || !w.srv.ChangeRuntimeOptions(th.id) {
+			result = "=> no idle live session"
 		}
 	case "switch-provider":
 		th := w.mustThread(a)

@@ -136,6 +136,7 @@ func init() {
 		Reported:   "with browser access off a prepare replaces the thread's slot but does not revoke its existing credentials, so the old preview-capable token stays live",
 		Fixed:      "every prepare revokes the thread's existing credentials before it issues one, browser access off included",
 		Upstream:   "t3code ProviderSessionManager.ts@00df9e65 prepareMcpSession (revokeThread before every issue)",
+		Script:     "scenarios/testdata/mcp_credential/deny_path",
 		Mechanism:  "model/provider: prepareMcpSession's revoke before issue (browser-access deny path)"})
 	model.RegisterMutant(model.MutantInfo{Name: DenyPathRevokesOnRestartOnly, Group: catalog.MCPCredential,
 		Doc:        "the deny path revokes the thread's credentials on an in-place restart only, not when the thread re-attaches to a shared session",
@@ -149,6 +150,7 @@ func init() {
 		Reported:   "an in-place restart's old runtime, once closed, revokes every credential its session records by then, the replacement's included",
 		Fixed:      "the old runtime's clean-up revokes only the credentials its own generation recorded (session + generation)",
 		Upstream:   "t3code ProviderSessionManager.ts@00df9e65 releaseEntry (clean-up revokes the recorded credential id only)",
+		Script:     "scenarios/testdata/mcp_credential/in_place_restart",
 		Mechanism:  "model/provider: in-place runtime restart and its old generation's credential clean-up"})
 	model.RegisterSwitch(model.SwitchInfo{Name: DelegatedChildPinsSession, Group: catalog.ProviderSession,
 		Reports:    []catalog.Report{"t3code#15173"},
