@@ -71,6 +71,8 @@ var (
 		Doc: "a provider session idled out while its thread had an open agent tab"})
 	probeDetachWithoutReference = declareProbe(ProbeInfo{Name: "detach-without-reference", Group: catalog.TerminalSession,
 		Doc: "main got an agent PTY detach from a client that held no attach reference (ignored, or unmatched at zero)"})
+	probeReapWithBackgroundJob = declareProbe(ProbeInfo{Name: "reap-with-background-job", Group: catalog.TerminalSession,
+		Doc: "the detached-idle reaper found a session with a background job running (spared it, or killed it with the job)"})
 	probeInputBeforeComposer = declareProbe(ProbeInfo{Name: "input-before-composer", Group: catalog.TerminalSession,
 		Doc: "keystrokes reached main for a backend that had not painted its composer (held, or misplaced)"})
 	probeRemountWithClaudeDraft = declareProbe(ProbeInfo{Name: "remount-with-claude-draft", Group: catalog.TerminalSession,
@@ -358,6 +360,8 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		p.draft[session] = ev.Get("key") == "text"
 	case ev.Actor == "user" && (ev.Kind == "send" || ev.Kind == "submit") && session != "":
 		p.draft[session] = false
+	case ev.Actor == "main" && ev.Kind == "reap" && (ev.Outcome == "spared" || ev.Get("jobs") != "0"):
+		hit(probeReapWithBackgroundJob)
 	case ev.Actor == "main" && ev.Kind == "pty.detach" && (ev.Outcome == "ignored" || ev.Outcome == "unmatched"):
 		hit(probeDetachWithoutReference)
 	case ev.Actor == "main" && ev.Kind == "recover" && ev.Outcome == "joined":
