@@ -426,19 +426,27 @@ func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.Too
 			w.env.After(w.latency(), func() { reply(model.ToolResult{Outcome: model.OutcomeServerDown}) })
 			return
 		}
+		var redelivered *string
 		if call.ClientRequestID == "" && call.CallID != "" && model.IsOrchestratorTool(call.Tool) && !w.env.Healing &&
 			w.env.Rand("net/redelivery").Chance("redeliver", w.CallRedelivery) {
 			dup := call
 			dup.Redelivered = true
+			// What the first delivery's dispatch did, as its answer says;
+			// a wait still holding the answer dispatched its command.
+			first := "dispatched"
+			redelivered = &first
 			w.env.After(w.env.Rand("net/redelivery").Duration("redeliver-after", time.Second, 30*time.Second), func() {
 				if s := w.srv; s != nil {
 					w.env.Emit("fault", "tool-call-redelivered", "", sim.A("thread", threadID), sim.A("tool", call.Tool),
-						sim.A("tool-call", call.CallID))
+						sim.A("tool-call", call.CallID), sim.A("first", first))
 					s.CallTool(threadID, cred.Token, cred.CredID, dup, func(model.ToolResult) {})
 				}
 			})
 		}
 		s.CallTool(threadID, cred.Token, cred.CredID, call, func(r model.ToolResult) {
+			if redelivered != nil {
+				*redelivered = r.Outcome
+			}
 			if call.Tool == model.ToolPreviewOpen && r.Outcome == browser.OK {
 				w.noteTab(r.TabID, threadID)
 			}
