@@ -54,6 +54,18 @@ type Run struct {
 	// include the violated one: the known bugs that can explain it (the
 	// HTML report links their reports).
 	Known []KnownBug
+	// Group, when set, is the violation's group by root cause: the
+	// minimal set of fix switches that makes the run pass
+	// (triage.MinimalFixes) and the reports they cite, which the HTML
+	// report links ("reproduces t3code#16184"); no switches: a new bug.
+	Group *Group
+}
+
+// Group is a violation's triage key and the reports its switches cite.
+type Group struct {
+	Invariant string
+	Switches  []string
+	Reports   []catalog.Report
 }
 
 // KnownBug is a switch that may explain a violation, with its reports.

@@ -88,7 +88,7 @@ the last line).`,
 			if err := printReport(out, l.cfg, &res, format, replayCmd); err != nil {
 				return &exitError{code: exitHarness, msg: err.Error()}
 			}
-			saveErr := saveOutputsTo(stdStreams{out: out, err: cmd.ErrOrStderr()}, htmlOutput(htmlPath, &res, replayCmd))
+			saveErr := saveOutputsTo(stdStreams{out: out, err: cmd.ErrOrStderr()}, htmlOutput(htmlPath, l.cfg, &res, replayCmd))
 			status := statusLines{out: out, err: cmd.ErrOrStderr(), mermaid: format == "mermaid"}
 			brokenNotes(status, &res)
 			if note != "" {

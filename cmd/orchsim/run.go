@@ -149,7 +149,7 @@ func execute(stdout, stderr io.Writer, cfg scenarios.Config, o outputs) error {
 	saveErr := saveOutputsTo(stdStreams{out: w, err: stderr},
 		output{"--trace", o.trace, func() ([]byte, error) { return traceJSON(res.Trace) }},
 		output{"--out", o.out, func() ([]byte, error) { return replay.Marshal(replayFile(cfg, &res)) }},
-		htmlOutput(o.html, &res, replayCmd))
+		htmlOutput(o.html, cfg, &res, replayCmd))
 	status := statusLines{out: w, err: stderr, mermaid: o.format == "mermaid"}
 	brokenNotes(status, &res)
 	status.last(lastLine(&res))
