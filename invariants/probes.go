@@ -81,6 +81,8 @@ var (
 		Doc: "an agent retried a call after a server restart"})
 	probeStaleCredentialRefused = declareProbe(ProbeInfo{Name: "stale-credential-refused", Group: catalog.MCPCredential,
 		Doc: "a call with a revoked or expired credential was refused (401)"})
+	probeCleanupAfterInPlaceRestart = declareProbe(ProbeInfo{Name: "cleanup-after-in-place-restart", Group: catalog.MCPCredential,
+		Doc: "the credential clean-up of a provider runtime replaced in place (runtime options changed) ran while its session lived on under a new credential"})
 	probeQuietLiveCredential = declareProbe(ProbeInfo{Name: "live-session-quiet-past-idle-timeout", Group: catalog.MCPCredential,
 		Doc: "a live provider session's agent called an MCP tool after 30 min (the idle era's timeout) without one on that credential"})
 	probeTabActedAfterRotation = declareProbe(ProbeInfo{Name: "tab-acted-after-rotation", Group: catalog.PreviewTab,
@@ -104,13 +106,14 @@ type ProbeCounter struct {
 	lastCall  map[string]time.Duration // credential -> last MCP call or issue
 	claude    map[string]bool          // terminal session -> Claude
 	draft     map[string]bool          // terminal session -> a draft is in the composer
+	replaced  map[string]bool          // incarnations released by an in-place restart
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
 		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
-		claude: map[string]bool{}, draft: map[string]bool{}}
+		claude: map[string]bool{}, draft: map[string]bool{}, replaced: map[string]bool{}}
 }
 
 // Name implements sim.Checker.
@@ -142,6 +145,10 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		hit(probeCapabilityChangeReissuedCredential)
 	case ev.Kind == "delegate_task.wait" && ev.Outcome == "waitTimedOut":
 		hit(probeDelegateWaitTimedOut)
+	case ev.Kind == "session.release" && ev.Get("reason") == "runtime_restart":
+		p.replaced[ev.Get("incarnation")] = true
+	case ev.Kind == "credential.cleanup" && p.replaced[ev.Get("incarnation")]:
+		hit(probeCleanupAfterInPlaceRestart)
 	case ev.Kind == "control.take" && ev.Outcome == "ok":
 		hit(probeHumanTookAgentTab)
 	case ev.Kind == "idle-release-deferred" && ev.Outcome == "delegated child":

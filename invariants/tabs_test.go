@@ -156,6 +156,29 @@ func TestStaleCleanupSparesReplacement(t *testing.T) {
 		ev(40.15, "psm", "session.open", "ProviderSessionOpenError", "incarnation=S#2"),
 		ev(40.2, "mcp-registry", "credential.revoke", "", "thread=thread-a", "cred=c2", "cause=cleanup:S#1"))
 	assert.Nil(t, check(t, StaleCleanupSparesReplacement, dead), "a failed replacement has nothing to spare")
+
+	// swarajbachu/zuse#463 in T3 terms: S restarts in place (runtime
+	// options changed); the old runtime's clean-up, by session id alone,
+	// revokes the new generation's credential.
+	inPlace := []sim.Event{
+		ev(0, "psm", "session.open", "", "incarnation=S#1", "thread=thread-a"),
+		ev(0, "mcp-registry", "credential.issue", "", "thread=thread-a", "cred=c1", "for=S#1"),
+		ev(0.1, "psm", "session.opened", "ready", "incarnation=S#1", "thread=thread-a", "cred=c1"),
+		ev(30, "psm", "session.release", "stopped", "incarnation=S#1", "reason=runtime_restart"),
+		ev(30, "psm", "session.open", "", "incarnation=S#2", "thread=thread-a", "restart-of=S#1"),
+		ev(30, "mcp-registry", "credential.revoke", "", "thread=thread-a", "cred=c1", "cause=prepare:S#2"),
+		ev(30, "mcp-registry", "credential.issue", "", "thread=thread-a", "cred=c2", "for=S#2"),
+		ev(30, "psm", "session.opened", "ready", "incarnation=S#2", "thread=thread-a", "cred=c2"),
+	}
+	own := append(append([]sim.Event{}, inPlace...),
+		ev(30.5, "psm", "credential.cleanup", "clear", "incarnation=S#1", "thread=thread-a", "cred=c1"))
+	assert.Nil(t, check(t, StaleCleanupSparesReplacement, own), "the old generation cleans up its own, already revoked, credential")
+	bySession := append(append([]sim.Event{}, inPlace...),
+		ev(30.5, "mcp-registry", "credential.revoke", "", "thread=thread-a", "cred=c2", "cause=cleanup:S#1"))
+	v = check(t, StaleCleanupSparesReplacement, bySession)
+	require.NotNil(t, v)
+	assert.Contains(t, v.Message, "released session S#1 did credential.revoke of credential c2")
+	assert.Contains(t, v.Message, "issued for live session S#2 (the released session recorded c1)")
 }
 
 func TestParseT(t *testing.T) {

@@ -199,6 +199,17 @@ func HTML(r *Run) []byte {
 		if trigger >= 0 {
 			fmt.Fprintf(&b, "<p class=\"trigger\">Triggered by: <code>%s</code></p>\n", esc(trace[trigger].Describe()))
 		}
+		if nr := r.NoReturn; nr != nil {
+			what := "the start of the run"
+			for i := range trace {
+				if int64(trace[i].Seq) == nr.Seq && trace[i].Actor != "invariant" {
+					what = trace[i].Describe()
+					break
+				}
+			}
+			fmt.Fprintf(&b, "<p class=\"noreturn\">Point of no return (after this event the failure was certain): <a href=\"#e%d\"><code>%s</code></a> (%s)</p>\n",
+				nr.Seq, esc(what), esc(nr.Text))
+		}
 		if len(r.Known) > 0 {
 			b.WriteString("<p class=\"known\">Known bugs this invariant catches, off in this run:")
 			for i, k := range r.Known {
@@ -334,6 +345,9 @@ func HTML(r *Run) []byte {
 		cls := roleClass(steps[i].role)
 		if i == trigger {
 			cls += " trigger"
+		}
+		if nr := r.NoReturn; nr != nil && int64(ev.Seq) == nr.Seq {
+			cls += " noreturn"
 		}
 		fmt.Fprintf(&b, "<tr id=\"e%d\" class=\"%s\"><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>", ev.Seq, cls,
 			esc(sim.FormatT(ev.At)), ev.Seq, esc(ev.Actor), esc(ev.Kind))
@@ -478,7 +492,7 @@ td { border-bottom: 1px solid #f0f2f5; padding: 2px 6px; vertical-align: top; }
 td .attr { white-space: nowrap; }
 td .attr b { font-weight: normal; color: var(--muted); }
 tr.fault td { background: #fff4e5; } tr.timer td { background: #f6effd; }
-tr.viol td { background: #ffe3e6; color: var(--viol); font-weight: bold; } tr.trigger td { background: #ffeef0; }
+tr.viol td { background: #ffe3e6; color: var(--viol); font-weight: bold; } tr.trigger td { background: #ffeef0; } tr.noreturn td { border-bottom: 3px solid var(--viol); } .noreturn code { font-weight: bold; }
 tr.hl td { outline: 2px solid var(--msg); }
 `
 

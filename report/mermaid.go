@@ -320,6 +320,9 @@ func Mermaid(r *Run) []byte {
 		default:
 			d.step(s)
 		}
+		if nr := r.NoReturn; nr != nil && int64(ev.Seq) == nr.Seq {
+			d.wide(Escape("⚑ " + NoReturnLine + " (" + nr.Text + ")"))
+		}
 	}
 	return d.render(r)
 }

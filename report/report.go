@@ -54,6 +54,10 @@ type Run struct {
 	// include the violated one: the known bugs that can explain it (the
 	// HTML report links their reports).
 	Known []KnownBug
+	// NoReturn, when set, is the run's point of no return (package
+	// inevitable): the renderers mark that event "after this event the
+	// failure was certain".
+	NoReturn *NoReturn
 	// Group, when set, is the violation's group by root cause: the
 	// minimal set of fix switches that makes the run pass
 	// (triage.MinimalFixes) and the reports they cite, which the HTML
@@ -67,6 +71,19 @@ type Group struct {
 	Switches  []string
 	Reports   []catalog.Report
 }
+
+// NoReturn marks a trace's point of no return.
+type NoReturn struct {
+	// Seq is the event's Seq in the trace (-1: doomed from the start).
+	Seq int64
+	// Text says how certain it is, e.g. "19/20 reseeded continuations
+	// fail; 9/20 after event 40".
+	Text string
+}
+
+// NoReturnLine is the sentence every renderer prints at the point of no
+// return.
+const NoReturnLine = "point of no return: after this event the failure was certain"
 
 // KnownBug is a switch that may explain a violation, with its reports.
 type KnownBug struct {

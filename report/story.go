@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/orchsim/orchsim/inevitable"
 	"time"
 
 	"github.com/orchsim/orchsim/scenarios"
@@ -27,14 +28,26 @@ var StoryShrink = shrink.Options{Budget: time.Minute, MaxRuns: 200}
 // invariant), marked with ShrunkFrom. replayCmd reproduces the original
 // run. cfg must be the configuration res was run from.
 func Story(cfg scenarios.Config, res *scenarios.Result, replayCmd string, opt shrink.Options) *Run {
+	return StoryMarked(cfg, res, replayCmd, opt, nil)
+}
+
+// StoryMarked is Story, and with nro set it also marks the point of no
+// return of the run it draws (the story's own run when it shrank one).
+func StoryMarked(cfg scenarios.Config, res *scenarios.Result, replayCmd string, opt shrink.Options, nro *inevitable.Options) *Run {
 	r := FromResult(res, replayCmd)
 	if res.Violation == nil || len(res.Trace) <= StoryThreshold {
+		if nro != nil {
+			MarkNoReturn(r, cfg, *nro)
+		}
 		return r
 	}
 	cfg.OnEvent = nil
-	_, sres, st, ok := shrink.Shrink(cfg, res.Violation.Invariant, opt)
+	scfg, sres, st, ok := shrink.Shrink(cfg, res.Violation.Invariant, opt)
 	if !ok || len(sres.Trace) >= len(res.Trace) {
 		r.Notes = append(r.Notes, fmt.Sprintf("not shrunk: %d events (the shrinker found no smaller run)", len(res.Trace)))
+		if nro != nil {
+			MarkNoReturn(r, cfg, *nro)
+		}
 		return r
 	}
 	s := FromResult(&sres, replayCmd)
@@ -45,5 +58,24 @@ func Story(cfg scenarios.Config, res *scenarios.Result, replayCmd string, opt sh
 			opt.Budget, st.Runs, opt.MaxRuns))
 	}
 	s.Notes = append(s.Notes, "the replay command below reproduces the original run, not this story (orchsim shrink writes the story's own replay file)")
+	if nro != nil {
+		MarkNoReturn(s, scfg, *nro)
+	}
 	return s
+}
+
+// MarkNoReturn sets r.NoReturn to the point of no return of the run made
+// from cfg, which must be the run r draws. A passing run is left as it is;
+// a failing one without a point gets a note saying why.
+func MarkNoReturn(r *Run, cfg scenarios.Config, opt inevitable.Options) {
+	if r.Violation == nil {
+		return
+	}
+	cfg.OnEvent = nil
+	p, err := inevitable.Find(cfg, r.Violation.Invariant, opt)
+	if err != nil {
+		r.Notes = append(r.Notes, err.Error())
+		return
+	}
+	r.NoReturn = &NoReturn{Seq: p.Seq, Text: p.Certainty()}
 }

@@ -35,6 +35,7 @@ func init() {
 			w.ImpatienceMin, w.ImpatienceMax = 20*time.Minute, 90*time.Minute
 			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,
 				Crash: 25, CapabilityChange: 20, StaleCall: 20, ServerRestart: 15, ProviderSwitch: 10}
+			w.RuntimeRestarts = true
 			w.MaxRestarts = 3
 			w.Start()
 			// Over a day the desktop app's user comes and goes: an action

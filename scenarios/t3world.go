@@ -46,6 +46,13 @@ type T3World struct {
 	ImpatienceMin, ImpatienceMax time.Duration
 	// Habits are the users' optional behaviours.
 	Habits agent.Habits
+	// RuntimeRestarts: now and then a user changes an idle thread's runtime
+	// options (model, runtime mode), which restarts its live provider
+	// session in place (server.ChangeRuntimeOptions; the situation of
+	// swarajbachu/zuse#463). Drawn from its own stream, runtime-restart
+	// (on in half the swarm seeds), so the other draws keep their places.
+	RuntimeRestarts bool
+	rr              *sim.Rand
 }
 
 type tabSeen struct{ tab, thread string }
@@ -87,6 +94,7 @@ const (
 	FaultServerRestart    = "server-restart"
 	FaultProviderSwitch   = "provider-switch"
 	FaultResponseLoss     = "response-loss"
+	FaultRuntimeRestart   = "runtime-restart"
 )
 
 // swarm redraws the fault mix and the users' habits from the seed: each
@@ -191,6 +199,40 @@ func (w *T3World) Start() {
 	}
 	if w.Faults.GapMax > 0 {
 		w.env.After(w.faults.Duration("fault-gap", w.Faults.GapMin, w.Faults.GapMax), w.fault)
+	}
+	if w.RuntimeRestarts && w.Faults.GapMax > 0 && w.env.Enabled("fault:"+FaultRuntimeRestart) {
+		w.rr = w.env.Rand(FaultRuntimeRestart)
+		if !w.env.Swarm || w.rr.Chance("enable", sim.Per(1, 2)) {
+			w.env.After(w.rr.Duration("gap", RuntimeRestartGapMin, RuntimeRestartGapMax), w.runtimeRestart)
+		}
+	}
+}
+
+// Bounds of the gap between two runtime-option changes (a modelling
+// choice: a few times a day).
+const (
+	RuntimeRestartGapMin = 20 * time.Minute
+	RuntimeRestartGapMax = 6 * time.Hour
+)
+
+// runtimeRestart is one user changing an idle thread's runtime options:
+// its live session restarts in place and the user goes on with a prompt
+// within seconds. Then the next change is scheduled.
+func (w *T3World) runtimeRestart() {
+	if w.env.Healing {
+		return
+	}
+	defer w.env.After(w.rr.Duration("gap", RuntimeRestartGapMin, RuntimeRestartGapMax), w.runtimeRestart)
+	s := w.srv
+	if s == nil {
+		return
+	}
+	t := w.Store.Threads[w.rr.IntN("thread", len(w.Store.Threads))]
+	w.env.Emit("fault", FaultRuntimeRestart, "", sim.A("thread", t.ID))
+	if s.ChangeRuntimeOptions(t.ID) {
+		if u := w.user(t.ID); u != nil {
+			u.PromptSoon()
+		}
 	}
 }
 

@@ -25,6 +25,7 @@ func init() {
 			w := NewT3World(env)
 			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,
 				Crash: 30, CapabilityChange: 25, StaleCall: 25, ServerRestart: 10, ProviderSwitch: 10}
+			w.RuntimeRestarts = true
 			w.MaxRestarts = 2
 			w.Start()
 		},

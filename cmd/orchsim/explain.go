@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orchsim/orchsim/inevitable"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/scenarios"
 	"github.com/orchsim/orchsim/sim"
@@ -14,13 +15,17 @@ import (
 
 func newExplainCmd() *cobra.Command {
 	var unfix []string
+	var tries int
 	cmd := &cobra.Command{
 		Use:   "explain FILE",
 		Short: "Which fix switches make a failure pass",
 		Long: `Replay a failure under each single fix switch added to its profile (is the fix
 sufficient: does this invariant stop failing?) and under the fixed preset with
 each switch removed (is the fix necessary: does this invariant fail again?), and
-print which fixes are necessary and sufficient. A failure of another invariant
+print which fixes are necessary and sufficient. Then it names the failure's point
+of no return: the earliest event after which at least 95% of the runs that replay
+the file up to that event and draw the rest afresh (--tries of them) still violate
+the invariant, while after the event before it fewer do. A failure of another invariant
 is another bug's, and counts for neither. --unfix turns
 fixes off on top of the file's profile first; the candidates are built on that.
 
@@ -29,6 +34,9 @@ exit 3 (its fingerprint does not match, its tape was not followed, its
 violation was edited or removed) is refused the same way.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if tries < 1 {
+				return usageErr("--tries must be at least 1")
+			}
 			l, err := loadReplay(args[0], unfix)
 			if err != nil {
 				return err
@@ -98,9 +106,20 @@ violation was edited or removed) is refused the same way.`,
 			}
 			tw.Flush()
 			fmt.Fprintf(w, "sufficient: %v\nnecessary: %v\n", orNone(sufficient), orNone(necessary))
+			// The point of no return, on the file's own run.
+			p, err := inevitable.Find(cfg, what, inevitable.Options{Tries: tries})
+			if err != nil {
+				fmt.Fprintf(w, "point of no return: none found: %v\n", err)
+				return nil
+			}
+			fmt.Fprintf(w, "point of no return: %s\n", p)
+			if p.Seq >= 0 {
+				fmt.Fprintf(w, "  %s\n  after this event the failure was certain\n", p.Event.Describe())
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringSliceVar(&unfix, "unfix", nil, "fixes to turn off on top of the file's profile before explaining")
+	cmd.Flags().IntVar(&tries, "tries", 20, "reseeded continuations per prefix when looking for the point of no return (at least 1)")
 	return cmd
 }

@@ -166,3 +166,6 @@ func sliceOf(v pflag.Value) (pflag.SliceValue, bool) {
 		}
 	}
 }
+
+// noReturnUsage is --no-return's help on run and replay.
+const noReturnUsage = "on a failure, find its point of no return (the earliest event after which 95% of reseeded continuations fail; about 250 extra runs) and mark it in the timeline, the story and the HTML report"

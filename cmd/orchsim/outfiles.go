@@ -160,9 +160,10 @@ type output struct {
 // When the run violated, the report names its group by root cause
 // (triage.MinimalFixes from cfg, the configuration it was run from) and
 // links the reports the group reproduces.
-func htmlOutput(path string, cfg scenarios.Config, res *scenarios.Result, replayCmd string) output {
+func htmlOutput(path string, cfg scenarios.Config, res *scenarios.Result, replayCmd string, nr *report.NoReturn) output {
 	return output{"--html", path, func() ([]byte, error) {
 		r := report.FromResult(res, replayCmd)
+		r.NoReturn = nr
 		if v := res.Violation; v != nil && v.Invariant != sim.ModelPanic {
 			if key, _, err := triage.MinimalFixes(cfg, v.Invariant); err == nil {
 				r.Group = &report.Group{Invariant: key.Invariant, Switches: key.Switches}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchsim/orchsim/inevitable"
 	"github.com/orchsim/orchsim/replay"
 	"github.com/orchsim/orchsim/report"
 	"github.com/orchsim/orchsim/scenarios"
@@ -17,12 +18,46 @@ import (
 // printReport writes the run in format: the text timeline, JSON lines, or
 // a Mermaid diagram of its story (report.Story shrinks a long failing run
 // first). cfg is the configuration res was run from.
-func printReport(w io.Writer, cfg scenarios.Config, res *scenarios.Result, format, replayCmd string) error {
+//
+// With nr.ask set (--no-return), the point of no return is marked: on the
+// story's own run for mermaid, else nr.point, found by the caller on res.
+func printReport(w io.Writer, cfg scenarios.Config, res *scenarios.Result, format, replayCmd string, nr noReturn) error {
 	if format != "mermaid" {
-		return printRun(w, res, format)
+		return printRun(w, res, format, nr.point)
 	}
-	_, err := w.Write(report.Mermaid(report.Story(cfg, res, replayCmd, report.StoryShrink)))
+	var story *report.Run
+	if nr.ask && res.Failed() {
+		opt := inevitable.Options{}
+		story = report.StoryMarked(cfg, res, replayCmd, report.StoryShrink, &opt)
+	} else {
+		story = report.Story(cfg, res, replayCmd, report.StoryShrink)
+	}
+	_, err := w.Write(report.Mermaid(story))
 	return err
+}
+
+// noReturn is what --no-return asked for and found.
+type noReturn struct {
+	ask   bool
+	point *report.NoReturn
+	// note says why a failing run has no point ("" when it has one).
+	note string
+}
+
+// findNoReturn finds the point of no return of res, run from cfg, when
+// ask is set and the run failed.
+func findNoReturn(ask bool, cfg scenarios.Config, res *scenarios.Result) noReturn {
+	nr := noReturn{ask: ask}
+	if !ask || !res.Failed() {
+		return nr
+	}
+	r := report.FromResult(res, "")
+	report.MarkNoReturn(r, cfg, inevitable.Options{})
+	nr.point = r.NoReturn
+	if nr.point == nil && len(r.Notes) > 0 {
+		nr.note = r.Notes[len(r.Notes)-1]
+	}
+	return nr
 }
 
 // statusLines prints the lines that follow a timeline (the last line, and
@@ -53,7 +88,9 @@ func (s statusLines) last(line string) {
 
 // printRun writes the banner and timeline (text) or one JSON object per
 // event (json).
-func printRun(out io.Writer, res *scenarios.Result, format string) error {
+//
+// nr, when set, is marked in the text timeline by a line after its event.
+func printRun(out io.Writer, res *scenarios.Result, format string, nr *report.NoReturn) error {
 	w := bufio.NewWriter(out)
 	if format == "json" {
 		for i := range res.Trace {
@@ -70,8 +107,14 @@ func printRun(out io.Writer, res *scenarios.Result, format string) error {
 		fmt.Fprintf(w, " off=%s", strings.Join(res.Off, ","))
 	}
 	fmt.Fprintln(w)
+	if nr != nil && nr.Seq < 0 {
+		fmt.Fprintf(w, "  ⚑ point of no return: the failure was certain from the start (%s)\n", nr.Text)
+	}
 	for i := range res.Trace {
 		fmt.Fprintln(w, res.Trace[i].Describe())
+		if nr != nil && int64(res.Trace[i].Seq) == nr.Seq && res.Trace[i].Actor != "invariant" {
+			fmt.Fprintf(w, "  ⚑ %s (%s)\n", report.NoReturnLine, nr.Text)
+		}
 	}
 	return w.Flush()
 }

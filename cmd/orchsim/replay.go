@@ -13,6 +13,7 @@ import (
 
 func newReplayCmd() *cobra.Command {
 	var format, htmlPath string
+	var noRet bool
 	var unfix []string
 	cmd := &cobra.Command{
 		Use:   "replay FILE",
@@ -85,12 +86,16 @@ the last line).`,
 			}
 			// The story of a long failure is shrunk from cfg, the file's
 			// tape, not from the source this run used up.
-			if err := printReport(out, l.cfg, &res, format, replayCmd); err != nil {
+			nr := findNoReturn(noRet, l.cfg, &res)
+			if err := printReport(out, l.cfg, &res, format, replayCmd, nr); err != nil {
 				return &exitError{code: exitHarness, msg: err.Error()}
 			}
-			saveErr := saveOutputsTo(stdStreams{out: out, err: cmd.ErrOrStderr()}, htmlOutput(htmlPath, l.cfg, &res, replayCmd))
+			saveErr := saveOutputsTo(stdStreams{out: out, err: cmd.ErrOrStderr()}, htmlOutput(htmlPath, l.cfg, &res, replayCmd, nr.point))
 			status := statusLines{out: out, err: cmd.ErrOrStderr(), mermaid: format == "mermaid"}
 			brokenNotes(status, &res)
+			if nr.note != "" {
+				status.note(nr.note)
+			}
 			if note != "" {
 				status.note(note)
 			}
@@ -107,6 +112,7 @@ the last line).`,
 	cmd.Flags().StringVar(&format, "format", "text", "timeline format: text, json or mermaid")
 	cmd.Flags().StringVar(&htmlPath, "html", "", "also write a self-contained HTML timeline to FILE")
 	cmd.Flags().StringSliceVar(&unfix, "unfix", nil, "fixes to turn off on top of the file's profile (a settings edit: judged by outcome)")
+	cmd.Flags().BoolVar(&noRet, "no-return", false, noReturnUsage)
 	return cmd
 }
 

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,12 +26,11 @@ func TestReview_PassingRunReplays(t *testing.T) {
 }
 
 // script reads at most the 64 MiB every input may hold: /dev/zero is
-// refused at once, not read until memory runs out.
+// refused (that it returns at all shows the read is bounded), not read
+// until memory runs out.
 func TestReview_ScriptInputIsCapped(t *testing.T) {
-	start := time.Now()
 	code, out, errOut := cli(t, "script", "/dev/zero")
 	assertUsage(t, code, out, errOut, "/dev/zero: too large: over 64 MiB")
-	assert.Less(t, time.Since(start), 10*time.Second)
 }
 
 // A directory of scripts may hold links: to a directory (walked once), to

@@ -30,6 +30,7 @@ type runFlags struct {
 	html        string
 	strategy    string
 	eventBudget int64
+	noReturn    bool
 	keepGoing   bool
 }
 
@@ -100,7 +101,7 @@ for writing, such as /dev/stdin, is bad usage).`,
 			cfg := scenarios.Config{Scenario: f.scenario, Seed: f.seed, Profile: prof, Horizon: f.horizon,
 				EventBudget: uint64(f.eventBudget),
 				Strategy:    strategy, KeepTrace: true, RecordTape: f.out != "", KeepGoing: f.keepGoing}
-			return execute(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg, outputs{format: f.format, trace: f.trace, out: f.out, html: f.html})
+			return execute(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg, outputs{format: f.format, trace: f.trace, out: f.out, html: f.html, noReturn: f.noReturn})
 		},
 	}
 	fl := cmd.Flags()
@@ -116,6 +117,7 @@ for writing, such as /dev/stdin, is bad usage).`,
 	fl.StringVar(&f.out, "out", "", "write a replay file to FILE")
 	fl.StringVar(&f.format, "format", "text", "timeline format: text, json or mermaid")
 	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML timeline to FILE")
+	fl.BoolVar(&f.noReturn, "no-return", false, noReturnUsage)
 	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm or pct")
 	fl.BoolVar(&f.keepGoing, "keep-going", false, "go on past the first violation and report every distinct invariant broken, each with its first event (a \"broken:\" line each, before the last line, which names the first)")
 	return cmd
@@ -127,6 +129,8 @@ type outputs struct {
 	trace  string // --trace FILE.jsonl
 	out    string // --out REPLAY.json
 	html   string // --html FILE
+	// noReturn (--no-return) marks the point of no return of a failure.
+	noReturn bool
 }
 
 // execute runs cfg, prints the timeline, writes the requested files and
@@ -143,15 +147,19 @@ func execute(stdout, stderr io.Writer, cfg scenarios.Config, o outputs) error {
 		replayCmd = "orchsim replay " + o.out
 	}
 	w := bufio.NewWriter(stdout)
-	if err := printReport(w, cfg, &res, o.format, replayCmd); err != nil {
+	nr := findNoReturn(o.noReturn, cfg, &res)
+	if err := printReport(w, cfg, &res, o.format, replayCmd, nr); err != nil {
 		return &exitError{code: exitHarness, msg: err.Error()}
 	}
 	saveErr := saveOutputsTo(stdStreams{out: w, err: stderr},
 		output{"--trace", o.trace, func() ([]byte, error) { return traceJSON(res.Trace) }},
 		output{"--out", o.out, func() ([]byte, error) { return replay.Marshal(replayFile(cfg, &res)) }},
-		htmlOutput(o.html, cfg, &res, replayCmd))
+		htmlOutput(o.html, cfg, &res, replayCmd, nr.point))
 	status := statusLines{out: w, err: stderr, mermaid: o.format == "mermaid"}
 	brokenNotes(status, &res)
+	if nr.note != "" {
+		status.note(nr.note)
+	}
 	status.last(lastLine(&res))
 	if err := w.Flush(); err != nil {
 		return &exitError{code: exitHarness, msg: err.Error()}

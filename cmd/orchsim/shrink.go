@@ -76,7 +76,7 @@ fails anyway (the story and the last line are printed first).`,
 				fmt.Fprintf(w, "note: %s recorded fingerprint %s; this build ran %s (the models changed since it was recorded): shrinking this build's run\n",
 					args[0], f.Fingerprint, st.FingerprintBefore)
 			}
-			if err := printRun(w, &res, "text"); err != nil {
+			if err := printRun(w, &res, "text", nil); err != nil {
 				return &exitError{code: exitHarness, msg: err.Error()}
 			}
 			// The file's own tape is where the user starts from (a re-shrunk

@@ -39,6 +39,9 @@ const (
 	ReasonRuntimeError   = "runtime_error"
 	ReasonManualShutdown = "manual_shutdown"
 	ReasonServerShutdown = "server_shutdown"
+	// ReasonRuntimeRestart releases the old runtime of a session restarted
+	// in place (RestartInPlace); the entry lives on.
+	ReasonRuntimeRestart = "runtime_restart"
 )
 
 // ReuseIgnoresCapabilities is a mutant of prepareMcpSession: a credential
@@ -59,6 +62,22 @@ const BackgroundWorkPinsSession model.Switch = "background-work-pins-session"
 // turn that reports no background work clears the earlier turn's, so a
 // task still running from before is reaped after all.
 const BackgroundClearedByNextTurn model.Mutant = "background-cleared-by-next-turn"
+
+// RevokeBySessionGeneration is the fix of swarajbachu/zuse#463 (PR #463,
+// "Fix MCP session replacement auth race": "Cleanup now verifies token
+// ownership before revocation"), as it applies to T3 Code's in-place
+// restart (RestartInPlace): the old runtime's credential clean-up revokes
+// only the credentials its own generation recorded, the pair (session,
+// generation). Off is the reported clean-up, which looks the session's
+// credentials up by its ProviderSessionId alone when the old runtime
+// finishes closing: by then the session records the replacement's fresh
+// credential, so the old handle revokes it and clears its slot, and every
+// later MCP call of the new process is 401. T3 Code's releaseEntry is
+// immune (a released entry records nothing new, and a replacement entry
+// is "held elsewhere"); the in-place restart keeps one entry, so neither
+// defence sees the replacement. In T3 terms the cleanup key is the
+// orchestration session, not the thread (the revoke-by-thread mutant).
+const RevokeBySessionGeneration model.Switch = "revoke-by-session-generation"
 
 // DelegatedChildPinsSession defers the idle release of a session while a
 // thread attached to it is owed a delegated child's result (a delegate_task
@@ -83,6 +102,15 @@ const DelegatedChildPinsSession model.Switch = "delegated-child-pins-session"
 const ChildPinFirstThreadOnly model.Mutant = "child-pin-first-thread-only"
 
 func init() {
+	model.RegisterSwitch(model.SwitchInfo{Name: RevokeBySessionGeneration, Group: catalog.MCPCredential,
+		Reports:    []catalog.Report{"swarajbachu/zuse#463"},
+		Source:     "swarajbachu/zuse PR #463 (mcp-gateway cleanup revoked by session id alone); T3 restart path: t3code PR #7083 review (startSession without stopSession)",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"stale-cleanup-spares-replacement"},
+		Reported:   "an in-place restart's old runtime, once closed, revokes every credential its session records by then, the replacement's included",
+		Fixed:      "the old runtime's clean-up revokes only the credentials its own generation recorded (session + generation)",
+		Upstream:   "t3code ProviderSessionManager.ts@00df9e65 releaseEntry (clean-up revokes the recorded credential id only)",
+		Mechanism:  "model/provider: in-place runtime restart and its old generation's credential clean-up"})
 	model.RegisterSwitch(model.SwitchInfo{Name: DelegatedChildPinsSession, Group: catalog.ProviderSession,
 		Reports:    []catalog.Report{"t3code#15173"},
 		Source:     "ProviderSessionManager releaseIfStillIdle (MODEL.md: a parent waiting on a delegated child is not pending background work); completion wake PR #4499",
@@ -825,21 +853,86 @@ func (m *Manager) settleRuntimeRequests(e *Entry, reason string) {
 	}
 }
 
-func (m *Manager) cleanupCredentials(e *Entry) {
-	for _, c := range e.creds {
+func (m *Manager) cleanupCredentials(e *Entry) { m.cleanupGeneration(e, e.Incarnation, e.creds) }
+
+// cleanupGeneration is the credential clean-up of the runtime generation
+// inc of e, over the (thread, credential) pairs creds.
+func (m *Manager) cleanupGeneration(e *Entry, inc string, creds []ThreadCred) {
+	for _, c := range creds {
 		if why := m.heldElsewhere(e, c); why != "" {
-			m.env.Emit(actor, "credential.cleanup", "held elsewhere ("+why+")", sim.A("incarnation", e.Incarnation),
+			m.env.Emit(actor, "credential.cleanup", "held elsewhere ("+why+")", sim.A("incarnation", inc),
 				sim.A("thread", c.ThreadID), sim.A("cred", c.CredID))
 			continue
 		}
-		m.env.Emit(actor, "credential.cleanup", "clear", sim.A("incarnation", e.Incarnation),
+		m.env.Emit(actor, "credential.cleanup", "clear", sim.A("incarnation", inc),
 			sim.A("thread", c.ThreadID), sim.A("cred", c.CredID))
 		if m.env.Profile.Has(model.RevokeByThread) {
-			m.clearMcpSession(c.ThreadID, "", "cleanup:"+e.Incarnation)
+			m.clearMcpSession(c.ThreadID, "", "cleanup:"+inc)
 			continue
 		}
-		m.clearMcpSession(c.ThreadID, c.CredID, "cleanup:"+e.Incarnation)
+		m.clearMcpSession(c.ThreadID, c.CredID, "cleanup:"+inc)
 	}
+}
+
+// RestartInPlace restarts e's provider runtime in place because the
+// thread's runtime options changed (model, runtime mode, cwd): upstream
+// ProviderService.startSession for a thread whose session is live, without
+// stopSession (t3code PR #7083's review: "Session restarts (runtime mode,
+// cwd, model) call startSession without stopSession"). The entry keeps its
+// ProviderSessionId and its attached threads; the new runtime is a new
+// incarnation (generation) whose start issues every attached thread a
+// fresh credential (issueActiveMcpCredential, which revokes the thread's
+// existing ones first), injected into the new process. The old runtime is
+// released (reason runtime_restart) and its scope closes like a release's
+// (20 ms-3 s, 30 s when it hangs); its credential clean-up runs then, over
+// what RevokeBySessionGeneration says it owns. It reports false, doing
+// nothing, for a released or busy entry (a turn is running: the options
+// apply to the next one).
+func (m *Manager) RestartInPlace(e *Entry, why string) bool {
+	if e.released || e.busy > 0 {
+		return false
+	}
+	old := e.Incarnation
+	owned := append([]ThreadCred(nil), e.creds...)
+	m.env.Emit(actor, "session.release", "stopped", sim.A("providerSessionId", e.ID), sim.A("incarnation", old),
+		sim.A("reason", ReasonRuntimeRestart), sim.A("why", why))
+	m.closes++
+	m.opened++
+	e.Incarnation = fmt.Sprintf("%s#%d.%d", e.ID, m.process, m.opened)
+	m.env.Emit(actor, "session.open", "", sim.A("providerSessionId", e.ID), sim.A("incarnation", e.Incarnation),
+		sim.A("thread", e.attached[0]), sim.A("instance", e.Instance), sim.A("restart-of", old))
+	e.creds = nil
+	for i, t := range e.attached {
+		caps := m.CapsFor(t, e.Instance)
+		m.reg.RevokeThread(t, "prepare:"+e.Incarnation)
+		c := m.reg.Issue(t, e.Instance, caps, e.Incarnation)
+		m.slots.Set(mcp.Slot{ThreadID: t, CredID: c.ID, Token: c.Token, InstanceID: e.Instance, Caps: caps, Endpoint: c.Endpoint})
+		e.creds = append(e.creds, ThreadCred{ThreadID: t, CredID: c.ID, Token: c.Token})
+		kind, outcome := "session.attach", ""
+		if i == 0 {
+			kind, outcome = "session.opened", "ready"
+		}
+		m.env.Emit(actor, kind, outcome, sim.A("providerSessionId", e.ID), sim.A("incarnation", e.Incarnation),
+			sim.A("thread", t), sim.A("cred", c.ID))
+	}
+	m.Activity(e)
+	closing := m.rand.Duration("scope-close", 20*time.Millisecond, 3*time.Second)
+	if m.rand.Chance("scope-close-hang", sim.Per(1, 10)) {
+		closing = ReleaseScopeCloseTimeout
+	}
+	m.env.After(closing, func() {
+		if m.dead {
+			return
+		}
+		if m.env.Profile.Fixed(RevokeBySessionGeneration) {
+			m.cleanupGeneration(e, old, owned)
+			return
+		}
+		// By session id alone: whatever the session records when the old
+		// runtime finishes closing, the replacement's credentials included.
+		m.cleanupGeneration(e, old, e.creds)
+	})
+	return true
 }
 
 func (m *Manager) heldElsewhere(e *Entry, c ThreadCred) string {

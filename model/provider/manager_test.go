@@ -92,6 +92,15 @@ func (s *psm) Crash(t *rapid.T) {
 	s.m.Crash(es[rapid.IntRange(0, len(es)-1).Draw(t, "entry")])
 }
 
+func (s *psm) RestartInPlace(t *rapid.T) {
+	th := rapid.SampledFrom(s.thread).Draw(t, "thread")
+	e := s.m.EntryForThread(th)
+	if e == nil || e.Busy() {
+		t.Skip("not attached or busy")
+	}
+	s.m.RestartInPlace(e, "runtime options changed")
+}
+
 func (s *psm) Detach(t *rapid.T) {
 	th := rapid.SampledFrom(s.thread).Draw(t, "thread")
 	e := s.m.EntryForThread(th)
@@ -149,6 +158,51 @@ func TestManager_RevokeByThreadRevokesTheReplacement(t *testing.T) {
 	v := s.k.Trace().Violation()
 	require.NotNil(t, v)
 	assert.Equal(t, invariants.StaleCleanupSparesReplacement, v.Invariant)
+}
+
+// swarajbachu/zuse#463: a session restarted in place keeps its entry; the
+// old runtime's clean-up, looking the session's credentials up by its id
+// when it finishes closing, revokes the replacement's fresh credential and
+// clears its slot. With revoke-by-session-generation it revokes only its
+// own generation's (already revoked by the restart's issue), and the new
+// token keeps resolving.
+func TestManager_InPlaceRestartCleanupSparesReplacement(t *testing.T) {
+	for _, fixed := range []bool{false, true} {
+		var unfix []string
+		if !fixed {
+			unfix = []string{string(RevokeBySessionGeneration)}
+		}
+		s := newPSM(sim.NewTapeSource(nil, false), model.MustSpec(model.Spec{Preset: model.PresetFixed, Unfix: unfix}))
+		s.m.StartTurn("t1", "claudeAgent", time.Second, func(e *Entry, err error) { s.turns["t1"] = e })
+		s.k.RunUntil(2 * time.Second)
+		e := s.turns["t1"]
+		require.NotNil(t, e)
+		s.m.TurnTerminal(e, "t1")
+		old, _ := e.Cred("t1")
+		oldInc := e.Incarnation
+		require.True(t, s.m.RestartInPlace(e, "model changed"))
+		assert.NotEqual(t, oldInc, e.Incarnation, "a new generation")
+		assert.Same(t, e, s.m.Entry(e.ID), "the entry lives on")
+		repl, _ := e.Cred("t1")
+		assert.NotEqual(t, old.CredID, repl.CredID, "the new runtime gets a fresh credential")
+		assert.Nil(t, s.reg.Resolve(old.Token), "issuing it revoked the thread's old one")
+		s.k.RunUntil(time.Minute) // the old runtime's scope has closed and its clean-up ran
+		v := s.k.Trace().Violation()
+		if fixed {
+			assert.Nil(t, v)
+			assert.NotNil(t, s.reg.Resolve(repl.Token), "the replacement's token still resolves")
+			sl, ok := s.slots.Get("t1")
+			assert.True(t, ok && sl.CredID == repl.CredID)
+			continue
+		}
+		require.NotNil(t, v)
+		assert.Equal(t, invariants.StaleCleanupSparesReplacement, v.Invariant)
+		assert.Nil(t, s.reg.Resolve(repl.Token), "revoked by the old handle")
+	}
+	s := newPSM(sim.NewTapeSource(nil, false), model.MustProfile(model.PresetFixed, nil, nil))
+	s.m.StartTurn("t1", "claudeAgent", 0, func(e *Entry, err error) { s.turns["t1"] = e })
+	s.k.RunUntil(time.Second)
+	assert.False(t, s.m.RestartInPlace(s.turns["t1"], "model changed"), "a busy session restarts for its next turn, not now")
 }
 
 func TestManager_IdleReleaseRespectsGenerationAndPin(t *testing.T) {

@@ -499,6 +499,25 @@ func (s *Server) applyPendingDetach(threadID string) {
 	}
 }
 
+// ChangeRuntimeOptions is the user changing an idle thread's runtime
+// options (model, runtime mode): its live provider session restarts in
+// place (provider.Manager.RestartInPlace). It reports whether a session
+// restarted.
+func (s *Server) ChangeRuntimeOptions(threadID string) bool {
+	if s.dead {
+		return false
+	}
+	if _, ref := s.turnOf(threadID); ref != nil {
+		return false
+	}
+	e := s.PSM.EntryForThread(threadID)
+	if e == nil || e.Busy() {
+		return false
+	}
+	s.env.Emit("user", "thread.runtime-options", "", sim.A("thread", threadID), sim.A("providerSessionId", e.ID))
+	return s.PSM.RestartInPlace(e, "runtime options of "+threadID+" changed")
+}
+
 // SwitchProvider moves an idle thread to another provider instance (the
 // user picks another provider for the thread's next turn).
 func (s *Server) SwitchProvider(threadID, instance string) bool {

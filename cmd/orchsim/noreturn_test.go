@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var noReturnMark = regexp.MustCompile(`(?m)^  ⚑ point of no return: after this event the failure was certain \(\d+/\d+ reseeded continuations fail; \d+/\d+ after event \d+\)$`)
+
+// run --no-return marks exactly one line of the timeline, right after an
+// event before the violation; the HTML report links the same event; the
+// last line is unchanged.
+func TestRun_NoReturnMarksTheTimeline(t *testing.T) {
+	html := filepath.Join(t.TempDir(), "r.html")
+	args := []string{"run", "--scenario", "tab-ownership", "--seed", "5", "--profile", "fixed", "--unfix", "stable-tab-owner"}
+	code, plain, _ := cli(t, args...)
+	require.Equal(t, exitViolation, code)
+	code, out, errOut := cli(t, append(args, "--no-return", "--html", html)...)
+	require.Equal(t, exitViolation, code, errOut)
+	marks := noReturnMark.FindAllStringIndex(out, -1)
+	require.Len(t, marks, 1, out)
+	assert.Equal(t, plain, out[:marks[0][0]]+out[marks[0][1]+1:], "the mark is the only difference")
+	assert.Less(t, marks[0][0], strings.Index(out, "VIOLATED"), "the point precedes the violation")
+	b, err := os.ReadFile(html)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "Point of no return (after this event the failure was certain)")
+	assert.Contains(t, string(b), " noreturn\"")
+
+	code, mer, _ := cli(t, append(args, "--no-return", "--format", "mermaid")...)
+	require.Equal(t, exitViolation, code)
+	assert.Contains(t, mer, "⚑ point of no return: after this event the failure was certain (")
+}
+
+// explain names the point of no return of the file it explains, and
+// --tries below 1 is bad usage.
+func TestExplain_NamesThePointOfNoReturn(t *testing.T) {
+	file, _ := failingReplayFile(t)
+	code, out, errOut := cli(t, "explain", file)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `(?m)^point of no return: event \d+ at T\+\d\d:\d\d:\d\d\.\d{3} \(\d+/\d+ reseeded continuations fail; \d+/\d+ after event \d+\)$`, out)
+	assert.Contains(t, out, "\n  after this event the failure was certain\n")
+	code, _, errOut = cli(t, "explain", file, "--tries", "0")
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+}
