@@ -164,3 +164,52 @@ func TestHTML_NamesTheGroupAndLinksItsReports(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "<strong>new</strong>: no known fix switch")
 }
+
+// The README's campaign section shows the grouped table of the campaign
+// baselines/reported.json was written from: the same groups, each naming
+// a registered switch and the reports it cites.
+func TestREADME_ShowsTheGroupedTable(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	readme := string(b)
+	i := strings.Index(readme, "GROUP  INVARIANT")
+	require.GreaterOrEqual(t, i, 0, "the README shows fuzz's grouped table")
+	raw, err := os.ReadFile("../../baselines/reported.json")
+	require.NoError(t, err)
+	bl, err := fuzz.ParseBaseline(raw)
+	require.NoError(t, err)
+	var rows []string
+	for _, line := range strings.Split(readme[i:], "\n")[1:] {
+		if strings.HasPrefix(line, "groups: ") {
+			break
+		}
+		f := strings.Fields(line)
+		require.GreaterOrEqual(t, len(f), 5, line)
+		assert.Equal(t, "known", f[0], line)
+		switches := strings.Split(f[2], "+")
+		assert.Equal(t, strings.Join(fuzz.NewBaseline("", nil, []fuzz.TriageGroup{{Invariant: f[1], Switches: switches,
+			Reports: reportsOf(switches)}}).Groups[0].Reports, " "), strings.Join(f[3:len(f)-2], " "), "%s names its switches' reports", line)
+		rows = append(rows, fuzz.KeyString(f[1], switches))
+	}
+	var want []string
+	for _, g := range bl.Groups {
+		want = append(want, fuzz.KeyString(g.Invariant, g.Switches))
+	}
+	assert.ElementsMatch(t, want, rows, "the README's table has baselines/reported.json's groups")
+}
+
+func reportsOf(switches []string) []string {
+	var out []string
+	for _, name := range switches {
+		for _, s := range model.Switches() {
+			if string(s.Name) == name {
+				for _, r := range s.Reports {
+					if !slices.Contains(out, string(r)) {
+						out = append(out, string(r))
+					}
+				}
+			}
+		}
+	}
+	return out
+}
