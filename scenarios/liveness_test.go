@@ -16,9 +16,14 @@ import (
 // invariant thread-keeps-its-tabs switched off, the resumed thread never
 // regains its tab, and the heal phase says so.
 func TestLiveness_TabOwnershipWithoutTheSafetyInvariant(t *testing.T) {
-	prof := model.MustProfile(model.PresetReported, nil, nil)
+	// The seed report's bug alone, so the bugs added to reported later do
+	// not end its runs first.
+	prof := model.MustSpec(model.Spec{Preset: model.PresetFixed, Unfix: []string{string(model.StableTabOwner)}})
 	found := 0
-	for seed := uint64(1); seed <= 60; seed++ {
+	// 120 seeds: under reported every other bug is on too, and the densest
+	// end most runs first (since the client-hosts dimension, seeds 62 and
+	// 65 are the first to reach the heal phase with the tab refused).
+	for seed := uint64(1); seed <= 120; seed++ {
 		res := mustRun(t, Config{Scenario: TabOwnership, Seed: seed, Profile: prof,
 			Without: []string{invariants.ThreadKeepsItsTabs}})
 		if res.Violation != nil && res.Violation.Invariant == browser.RegainTab {
