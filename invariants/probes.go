@@ -69,6 +69,8 @@ var (
 		Doc: "a provider process died during the first turn of a new native conversation, before the turn was written"})
 	probeIdleReleaseWithOpenTab = declareProbe(ProbeInfo{Name: "idle-release-with-open-tab", Group: catalog.ProviderSession,
 		Doc: "a provider session idled out while its thread had an open agent tab"})
+	probeDetachWithoutReference = declareProbe(ProbeInfo{Name: "detach-without-reference", Group: catalog.TerminalSession,
+		Doc: "main got an agent PTY detach from a client that held no attach reference (ignored, or unmatched at zero)"})
 	probeInputBeforeComposer = declareProbe(ProbeInfo{Name: "input-before-composer", Group: catalog.TerminalSession,
 		Doc: "keystrokes reached main for a backend that had not painted its composer (held, or misplaced)"})
 	probeRemountWithClaudeDraft = declareProbe(ProbeInfo{Name: "remount-with-claude-draft", Group: catalog.TerminalSession,
@@ -89,6 +91,8 @@ var (
 		Doc: "a call with a revoked or expired credential was refused (401)"})
 	probeCleanupAfterInPlaceRestart = declareProbe(ProbeInfo{Name: "cleanup-after-in-place-restart", Group: catalog.MCPCredential,
 		Doc: "the credential clean-up of a provider runtime replaced in place (runtime options changed) ran while its session lived on under a new credential"})
+	probeIssueAfterAccessWithdrawn = declareProbe(ProbeInfo{Name: "issue-after-browser-access-withdrawn", Group: catalog.MCPCredential,
+		Doc: "a prepare issued a thread a credential without preview while the thread's earlier credential carried it (the deny path of PR #7083)"})
 	probeQuietLiveCredential = declareProbe(ProbeInfo{Name: "live-session-quiet-past-idle-timeout", Group: catalog.MCPCredential,
 		Doc: "a live provider session's agent called an MCP tool after 30 min (the idle era's timeout) without one on that credential"})
 	probeTabActedAfterRotation = declareProbe(ProbeInfo{Name: "tab-acted-after-rotation", Group: catalog.PreviewTab,
@@ -121,13 +125,14 @@ type ProbeCounter struct {
 	nested    nestedTasks              // tasks delegated by delegated children (cancel.go)
 	suspended map[string]bool          // preview host client -> suspended (half-open)
 	replaced  map[string]bool          // incarnations released by an in-place restart
+	preview   map[string]bool          // thread -> its last issued credential carried preview
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
 		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
-		claude: map[string]bool{}, draft: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}}
+		claude: map[string]bool{}, draft: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}}
 }
 
 // Name implements sim.Checker.
@@ -160,6 +165,12 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		hit(probeCapabilityChangeReissuedCredential)
 	case ev.Kind == "delegate_task.wait" && ev.Outcome == "waitTimedOut":
 		hit(probeDelegateWaitTimedOut)
+	case ev.Kind == "credential.issue":
+		has := strings.Contains(ev.Get("caps"), "preview")
+		if p.preview[ev.Get("thread")] && !has {
+			hit(probeIssueAfterAccessWithdrawn)
+		}
+		p.preview[ev.Get("thread")] = has
 	case ev.Kind == "session.release" && ev.Get("reason") == "runtime_restart":
 		p.replaced[ev.Get("incarnation")] = true
 	case ev.Kind == "credential.cleanup" && p.replaced[ev.Get("incarnation")]:
@@ -342,6 +353,8 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		p.draft[session] = ev.Get("key") == "text"
 	case ev.Actor == "user" && (ev.Kind == "send" || ev.Kind == "submit") && session != "":
 		p.draft[session] = false
+	case ev.Actor == "main" && ev.Kind == "pty.detach" && (ev.Outcome == "ignored" || ev.Outcome == "unmatched"):
+		hit(probeDetachWithoutReference)
 	case ev.Actor == "main" && ev.Kind == "recover" && ev.Outcome == "joined":
 		hit(probeRecoverJoinedSpawn)
 	case ev.Actor == "main" && ev.Kind == "pty.write" && ev.Outcome == "held",

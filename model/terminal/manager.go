@@ -154,13 +154,16 @@ type Manager struct {
 	// leafSized marks sessions attached in terminal view mode: their
 	// AgentTerminalLeaf owns the PTY size (KeepPTYSize).
 	leafSized map[string]bool
+	// refs is the attach ledger: per session, the client (pane) of each
+	// attach reference, oldest first (DetachOwnReference).
+	refs map[string][]string
 }
 
 func newManager(app *App) *Manager {
 	return &Manager{env: app.env, app: app, cfg: app.cfg, entries: map[string]*Backend{}, claims: map[string]*claim{},
 		gens: map[string]int{}, readiness: map[string]readiness{}, counts: map[string]int{},
 		restores: map[string]ownedSize{}, sizes: map[string]ownedSize{}, buffers: map[string]*replayBuffer{},
-		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}}
+		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}, refs: map[string][]string{}}
 }
 
 func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
@@ -439,6 +442,7 @@ func (m *Manager) Attach(session, pane string, terminalView bool) AttachResult {
 		return AttachResult{}
 	}
 	m.counts[session]++
+	m.refs[session] = append(m.refs[session], pane)
 	if terminalView {
 		m.leafSized[session] = true
 	}
@@ -453,8 +457,19 @@ func (m *Manager) Attach(session, pane string, terminalView bool) AttachResult {
 }
 
 // Detach is detachAgentPty: count > 1 decrements; otherwise the count is
-// deleted and the restore size, if any, is popped and applied.
+// deleted and the restore size, if any, is popped and applied. pane names
+// the detaching client: upstream's detach carries none, and only
+// DetachOwnReference reads it, releasing only a reference pane holds.
 func (m *Manager) Detach(session, pane string) {
+	held := m.releaseRef(session, pane)
+	if !held && m.app.Profile().Fixed(DetachOwnReference) {
+		if !m.app.Profile().Has(DetachReleasesOldest) || len(m.refs[session]) == 0 {
+			m.emit("pty.detach", "ignored", sim.A("session", session), sim.A("pane", pane),
+				sim.A("count", fmt.Sprint(m.counts[session])), sim.A("why", "no-reference"))
+			return
+		}
+		m.refs[session] = m.refs[session][1:]
+	}
 	c := m.counts[session]
 	if c > 1 {
 		m.counts[session] = c - 1
@@ -487,6 +502,19 @@ func (m *Manager) Detach(session, pane string) {
 	if b := m.entries[session]; b != nil {
 		m.resizePTY(b, restore.Size, "restore", pane)
 	}
+}
+
+// releaseRef removes pane's oldest attach reference to session from the
+// ledger and reports whether it held one.
+func (m *Manager) releaseRef(session, pane string) bool {
+	refs := m.refs[session]
+	for i, r := range refs {
+		if r == pane {
+			m.refs[session] = append(refs[:i:i], refs[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // Resize is resize(id, cols, rows) from a pane.
