@@ -71,6 +71,8 @@ var (
 		Doc: "a pane of a Claude session remounted while the user's draft was in its composer"})
 	probeRecoverJoinedSpawn = declareProbe(ProbeInfo{Name: "recover-joined-spawn", Group: catalog.TerminalSession,
 		Doc: "a second recover for a session reached main while its first spawn was still starting, and joined it"})
+	probeReloadOverLiveBackend = declareProbe(ProbeInfo{Name: "renderer-reload-over-backend", Group: catalog.TerminalSession,
+		Doc: "the desktop app's renderer reloaded while main held a running agent backend"})
 	probeRestartFoundRunningRun = declareProbe(ProbeInfo{Name: "restart-found-running-run", Group: catalog.RestartContinuation,
 		Doc: "a server started over a run its dead predecessor left running (the startup reconcile settled it)"})
 	probeRestartWithRunningTask = declareProbe(ProbeInfo{Name: "restart-with-running-task", Group: catalog.RestartContinuation,
@@ -109,13 +111,15 @@ type ProbeCounter struct {
 	claude    map[string]bool          // terminal session -> Claude
 	draft     map[string]bool          // terminal session -> a draft is in the composer
 	replaced  map[string]bool          // incarnations released by an in-place restart
+	running   map[string]bool          // terminal backends spawned and not yet stopped
+	backends  int                      // len(running)
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
 		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
-		claude: map[string]bool{}, draft: map[string]bool{}, replaced: map[string]bool{}}
+		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, replaced: map[string]bool{}}
 }
 
 // Name implements sim.Checker.
@@ -308,12 +312,25 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 	switch {
 	case ev.Actor == "main" && ev.Kind == "spawn":
 		p.claude[session] = ev.Get("kind") == "claude"
+		if b := ev.Get("backend"); !p.running[b] {
+			p.running[b] = true
+			p.backends++
+		}
 	case ev.Actor == "user" && ev.Kind == "type" && session != "":
 		p.draft[session] = ev.Get("key") == "text"
 	case ev.Actor == "user" && (ev.Kind == "send" || ev.Kind == "submit") && session != "":
 		p.draft[session] = false
 	case ev.Actor == "main" && ev.Kind == "recover" && ev.Outcome == "joined":
 		hit(probeRecoverJoinedSpawn)
+	case ev.Actor == "main" && (ev.Kind == "start" && ev.Outcome != "live" || ev.Kind == "kill" && ev.Outcome == "killed" || ev.Kind == "exit"):
+		if b := ev.Get("backend"); p.running[b] {
+			delete(p.running, b)
+			p.backends--
+		}
+	case ev.Actor == "user" && ev.Kind == "renderer.reload":
+		if p.backends > 0 {
+			hit(probeReloadOverLiveBackend)
+		}
 	case ev.Actor == "main" && ev.Kind == "pty.write" && ev.Outcome == "held",
 		strings.HasPrefix(ev.Actor, "agent/") && ev.Kind == "input.misplaced":
 		hit(probeInputBeforeComposer)
