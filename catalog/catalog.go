@@ -184,6 +184,10 @@ type Mutant struct {
 	// Invariants the invariants expected to.
 	Scenario   string   `json:"scenario"`
 	Invariants []string `json:"invariants"`
+	// GateSeeds and GateStrategy are what the mutation gate gives it:
+	// seeds per scenario and the strategy.
+	GateSeeds    uint64 `json:"gate_seeds"`
+	GateStrategy string `json:"gate_strategy"`
 }
 
 // Probe is a sometimes-assertion: a situation a campaign should reach.

@@ -35,9 +35,10 @@ func WriteMarkdown(w io.Writer, c Catalog, exp map[string]Medians) error {
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.Group, s.Name, links(s.Reports), cell(s.Mechanism), s.Scenario,
 			code(s.Invariants), cell(s.Reported), cell(s.Fixed), cell(up), script)
 	}
-	b.WriteString("\n## Mutants (wrong fixes the invariants must catch)\n\n| group | mutant | killed in | by | what it does |\n|---|---|---|---|---|\n")
+	b.WriteString("\n## Mutants (wrong fixes the invariants must catch)\n\n| group | mutant | killed in | by | gate | what it does |\n|---|---|---|---|---|---|\n")
 	for _, m := range c.Mutants {
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", m.Group, m.Name, m.Scenario, code(m.Invariants), cell(m.Doc))
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %d seeds, %s | %s |\n", m.Group, m.Name, m.Scenario, code(m.Invariants),
+			m.GateSeeds, m.GateStrategy, cell(m.Doc))
 	}
 	b.WriteString("\n## Invariants\n\n| group | invariant | kind | property | source | reports |\n|---|---|---|---|---|---|\n")
 	for _, i := range c.Invariants {

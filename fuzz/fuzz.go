@@ -54,6 +54,11 @@ type Campaign struct {
 	// Determinism (nil when 0). The check sets GOMAXPROCS for the process
 	// while it runs and restores it.
 	CheckPercent int
+	// KeepGoing runs every seed past its first violation
+	// (scenarios.Config.KeepGoing), so that one seed can feed several
+	// groups: each later violation that does not follow from an earlier
+	// one (Failure.Later) is grouped by signature and keyed too.
+	KeepGoing bool
 	// Progress is called after every finished seed (from one goroutine at
 	// a time).
 	Progress func(done uint64, failures int)
@@ -69,6 +74,29 @@ type Failure struct {
 	// Signature groups failures that tell the same story before shrinking
 	// (the violation message with ids, times and counts blanked).
 	Signature string
+	// Later are the violations of other invariants after the first, in
+	// a keep-going campaign (Campaign.KeepGoing).
+	Later []LaterFailure
+}
+
+// LaterFailure is a violation after a seed's first (keep-going).
+type LaterFailure struct {
+	Invariant, Message string
+	At                 time.Duration
+	Signature          string
+	// Follows names the earlier violation's invariant it follows from
+	// (scenarios.FollowsFrom): then it is not grouped on its own.
+	Follows string
+}
+
+// LaterGroup is the later violations (LaterFailure, not following from
+// an earlier one) of one scenario that share a signature: their lowest
+// seed, how many, and the triage key of that seed's keep-going run.
+type LaterGroup struct {
+	Scenario, Invariant, Signature string
+	Seed                           uint64
+	Count                          int
+	Key                            triage.Key
 }
 
 // Story is a distinct failure: its first seed, how many seeds failed the
@@ -131,6 +159,9 @@ type Summary struct {
 	// TriageRuns counts the runs triage.MinimalFixes made to key the
 	// signature groups.
 	TriageRuns int
+	// Later are the signature groups of later violations, by scenario
+	// and first seed (keep-going campaigns).
+	Later []LaterGroup
 }
 
 // ShardCount returns how many of n seeds a shard runs.
@@ -307,6 +338,10 @@ func (c *Campaign) runOne(j job) result {
 	if v := res.Violation; v != nil {
 		r.failure = &Failure{Scenario: j.scenario, Seed: j.seed, Invariant: v.Invariant, Message: v.Message, At: v.At,
 			Signature: Signature(v.Invariant, v.Message)}
+		for _, l := range res.Later {
+			r.failure.Later = append(r.failure.Later, LaterFailure{Invariant: l.Invariant, Message: l.Message, At: l.At,
+				Signature: Signature(l.Invariant, l.Message), Follows: l.Follows})
+		}
 	}
 	return r
 }
@@ -398,6 +433,40 @@ func (c *Campaign) stories(ctx context.Context, sum *Summary, start time.Time) e
 		}
 		byStory[id] = st
 		sum.Stories = append(sum.Stories, st)
+	}
+	return c.laterGroups(sum)
+}
+
+// laterGroups groups the later violations that do not follow from an
+// earlier one by (scenario, signature) and keys each group once, by its
+// first seed's keep-going run (not shrunk: the shrinker keeps a run's
+// first violation).
+func (c *Campaign) laterGroups(sum *Summary) error {
+	at := map[string]int{}
+	for _, f := range sum.Failures {
+		for _, l := range f.Later {
+			if l.Follows != "" {
+				continue
+			}
+			k := f.Scenario + "\x00" + l.Signature
+			if i, ok := at[k]; ok {
+				sum.Later[i].Count++
+				continue
+			}
+			at[k] = len(sum.Later)
+			sum.Later = append(sum.Later, LaterGroup{Scenario: f.Scenario, Invariant: l.Invariant, Signature: l.Signature,
+				Seed: f.Seed, Count: 1})
+		}
+	}
+	for i := range sum.Later {
+		g := &sum.Later[i]
+		cfg := c.config(job{g.Scenario, g.Seed}, false)
+		key, runs, err := c.triageKey(cfg, g.Invariant)
+		if err != nil {
+			return err
+		}
+		sum.TriageRuns += runs
+		g.Key = key
 	}
 	return nil
 }

@@ -92,6 +92,7 @@ func (r *Report) CampaignFields() []CampaignField {
 		{"budget_ms", strconv.FormatInt(r.BudgetMs, 10)},
 		{"shrink_runs", strconv.Itoa(r.ShrinkRuns)},
 		{"shrink_budget_ms", strconv.FormatInt(r.ShrinkBudgetMs, 10)},
+		{"keep_going", strconv.FormatBool(r.KeepGoing)},
 	}
 }
 
@@ -155,7 +156,7 @@ func ShardsOf(s *Merged) ([]int, int, error) {
 // it against the summary's directory first, if it wants).
 func Merge(paths []string, summaries []*Merged) (*Merged, error) {
 	m := &Merged{Report: Report{Invariants: []ReportRow{}, Probes: []ReportProbe{}, Stories: []ReportStory{},
-		FailedSeeds: []FailedSeed{}, Groups: []TriageGroup{}}, ShardsMerged: []int{}, ShardsMissing: []int{}, Sources: paths}
+		FailedSeeds: []FailedSeed{}, Groups: []TriageGroup{}, Later: []ReportLater{}}, ShardsMerged: []int{}, ShardsMissing: []int{}, Sources: paths}
 	if len(summaries) == 0 || len(paths) != len(summaries) {
 		return nil, errors.New("merge needs at least one summary, and a path for each")
 	}
@@ -165,6 +166,7 @@ func Merge(paths []string, summaries []*Merged) (*Merged, error) {
 	rows := map[rowKey]*ReportRow{}
 	var rowOrder []rowKey
 	groups := Groups{}
+	later := map[groupKey]ReportLater{}
 	first := summaries[0]
 	for k, s := range summaries {
 		path := paths[k]
@@ -176,6 +178,7 @@ func Merge(paths []string, summaries []*Merged) (*Merged, error) {
 			m.Shards = n
 			m.Scenarios, m.HorizonMs, m.Profile, m.Unfix, m.Strategy = s.Scenarios, s.HorizonMs, s.Profile, s.Unfix, s.Strategy
 			m.Start, m.Seeds, m.BudgetMs, m.ShrinkRuns, m.ShrinkBudgetMs = s.Start, s.Seeds, s.BudgetMs, s.ShrinkRuns, s.ShrinkBudgetMs
+			m.KeepGoing = s.KeepGoing
 		}
 		if err := SameCampaign(path, s, paths[0], first); err != nil {
 			return nil, err
@@ -223,6 +226,19 @@ func Merge(paths []string, summaries []*Merged) (*Merged, error) {
 		for _, st := range s.Stories {
 			groups.Add(st)
 		}
+		for _, l := range s.Later {
+			key := groupKey{l.Scenario, l.Signature}
+			if have, ok := later[key]; ok {
+				count := have.Count + l.Count
+				if l.Seed < have.Seed {
+					have = l
+				}
+				have.Count = count
+				later[key] = have
+				continue
+			}
+			later[key] = l
+		}
 		m.FailedSeeds = append(m.FailedSeeds, s.FailedSeeds...)
 		if d := s.Determinism; d != nil {
 			if m.Determinism == nil {
@@ -247,7 +263,21 @@ func Merge(paths []string, summaries []*Merged) (*Merged, error) {
 		}
 	}
 	m.Stories = groups.Stories()
-	m.Groups = TriageGroups(m.Stories)
+	m.Later = []ReportLater{}
+	for _, l := range later {
+		m.Later = append(m.Later, l)
+	}
+	sort.Slice(m.Later, func(i, j int) bool {
+		a, b := m.Later[i], m.Later[j]
+		if a.Scenario != b.Scenario {
+			return a.Scenario < b.Scenario
+		}
+		if a.Seed != b.Seed {
+			return a.Seed < b.Seed
+		}
+		return a.Signature < b.Signature
+	})
+	m.Groups = TriageGroups(m.Stories, m.Later)
 	for _, k := range rowOrder {
 		r := rows[k]
 		r.Stories = 0

@@ -46,7 +46,7 @@ func shard(t *testing.T, json string) *Merged {
 }
 
 const shardFields = `"scenarios":["chaos"],"horizon_ms":[1000],"profile":"fixed","strategy":"swarm","start":1,"seeds":10,` +
-	`"budget_ms":0,"shrink_runs":300,"shrink_budget_ms":30000`
+	`"budget_ms":0,"shrink_runs":300,"shrink_budget_ms":30000,"keep_going":true`
 
 func TestMerge_Rules(t *testing.T) {
 	a := shard(t, `{`+shardFields+`,"shard":"0/3","seeds_run":4,"failures":1,"elapsed_ms":10,"interrupted":true,`+

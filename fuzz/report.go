@@ -43,9 +43,25 @@ type Report struct {
 	// Determinism is the determinism check's result (fuzz
 	// --check-determinism; absent without it).
 	Determinism *Determinism `json:"determinism,omitempty"`
+	// KeepGoing: every seed ran past its first violation
+	// (Campaign.KeepGoing), and Later lists the signature groups of the
+	// later violations that do not follow from an earlier one.
+	KeepGoing bool          `json:"keep_going"`
+	Later     []ReportLater `json:"later_violations"`
 	// Groups are the failures grouped by root cause (TriageGroups): one
 	// per (invariant, minimal set of fix switches), new ones first.
 	Groups []TriageGroup `json:"groups"`
+}
+
+// ReportLater is a LaterGroup: the later violations of one signature in
+// one scenario, their lowest seed and count, and that seed's triage key.
+type ReportLater struct {
+	Scenario  string   `json:"scenario"`
+	Invariant string   `json:"invariant"`
+	Signature string   `json:"signature"`
+	Seed      uint64   `json:"seed"`
+	Count     int      `json:"count"`
+	Switches  []string `json:"switches"`
 }
 
 // ReportRow is one (scenario, invariant) row of a report's table.
@@ -109,6 +125,7 @@ func (c *Campaign) Report(sum *Summary) (Report, error) {
 	r.Start, r.Seeds, r.BudgetMs = c.Start, c.Seeds, c.Budget.Milliseconds()
 	r.ShrinkRuns, r.ShrinkBudgetMs = c.ShrinkRuns, c.ShrinkBudget.Milliseconds()
 	r.Shard = fmt.Sprintf("%d/%d", c.Shard, c.Shards)
+	r.KeepGoing = c.KeepGoing
 	for _, name := range c.Scenarios {
 		sc, err := scenarios.Lookup(name)
 		if err != nil {
@@ -144,7 +161,21 @@ func Results(names []string, sum *Summary) Report {
 	for _, f := range sum.Failures {
 		r.FailedSeeds = append(r.FailedSeeds, FailedSeed{f.Scenario, f.Seed, f.Invariant})
 	}
-	r.Groups = TriageGroups(r.Stories)
+	r.Later = []ReportLater{}
+	for _, g := range sum.Later {
+		r.Later = append(r.Later, ReportLater{g.Scenario, g.Invariant, g.Signature, g.Seed, g.Count, g.Key.Switches})
+	}
+	sort.Slice(r.Later, func(i, j int) bool {
+		a, b := r.Later[i], r.Later[j]
+		if a.Scenario != b.Scenario {
+			return a.Scenario < b.Scenario
+		}
+		if a.Seed != b.Seed {
+			return a.Seed < b.Seed
+		}
+		return a.Signature < b.Signature
+	})
+	r.Groups = TriageGroups(r.Stories, r.Later)
 	return r
 }
 

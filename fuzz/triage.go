@@ -60,11 +60,27 @@ func KeyString(invariant string, switches []string) string {
 // signature groups, so a shard merge (which keeps per signature the
 // lowest seed's group) gives exactly the unsharded groups. New groups come
 // first, then by invariant and switches.
-func TriageGroups(stories []ReportStory) []TriageGroup {
+func TriageGroups(stories []ReportStory, later []ReportLater) []TriageGroup {
 	at := map[string]int{}
 	out := []TriageGroup{}
+	type sig struct {
+		st    ReportStory
+		g     ReportGroup
+		first bool
+	}
+	var sigs []sig
 	for _, st := range stories {
 		for j, g := range st.Groups {
+			sigs = append(sigs, sig{st, g, j == 0})
+		}
+	}
+	for _, l := range later {
+		sigs = append(sigs, sig{ReportStory{Scenario: l.Scenario, Invariant: l.Invariant},
+			ReportGroup{Signature: l.Signature, Seed: l.Seed, Count: l.Count, Switches: l.Switches}, false})
+	}
+	{
+		for _, s := range sigs {
+			st, g := s.st, s.g
 			sw := g.Switches
 			if sw == nil {
 				sw = []string{}
@@ -88,7 +104,7 @@ func TriageGroups(stories []ReportStory) []TriageGroup {
 			}
 			if g.Seed < tg.FirstSeed || g.Seed == tg.FirstSeed && st.Scenario <= tg.FirstScenario || !ok {
 				tg.FirstSeed, tg.FirstScenario, tg.ReplayFile = g.Seed, st.Scenario, ""
-				if j == 0 {
+				if s.first {
 					tg.ReplayFile = st.ReplayFile
 				}
 			}

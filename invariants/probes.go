@@ -91,6 +91,12 @@ var (
 		Doc: "a live provider session's agent called an MCP tool after 30 min (the idle era's timeout) without one on that credential"})
 	probeTabActedAfterRotation = declareProbe(ProbeInfo{Name: "tab-acted-after-rotation", Group: catalog.PreviewTab,
 		Doc: "a thread acted on its tab with a credential other than the one that opened it"})
+	probeTabOnAnotherHostThanPin = declareProbe(ProbeInfo{Name: "tab-on-another-host-than-pin", Group: catalog.PreviewTab,
+		Doc: "a preview call of a session pinned to one host addressed a tab another host holds (t3code#13051)"})
+	probeHostWaitExhausted = declareProbe(ProbeInfo{Name: "host-wait-exhausted", Group: catalog.PreviewTab,
+		Doc: "a host's waitFor ran out its whole budget and answered not found (t3code#12407)"})
+	probeRequestToHalfOpenHost = declareProbe(ProbeInfo{Name: "request-to-half-open-host", Group: catalog.PreviewTab,
+		Doc: "the broker sent a request to a host whose socket was half-open (a suspended mobile client, t3code#11167)"})
 )
 
 // ProbeCounter is a checker that counts probe hits; it never reports a
@@ -110,6 +116,8 @@ type ProbeCounter struct {
 	lastCall  map[string]time.Duration // credential -> last MCP call or issue
 	claude    map[string]bool          // terminal session -> Claude
 	draft     map[string]bool          // terminal session -> a draft is in the composer
+	nested    nestedTasks              // tasks delegated by delegated children (cancel.go)
+	suspended map[string]bool          // preview host client -> suspended (half-open)
 	replaced  map[string]bool          // incarnations released by an in-place restart
 	running   map[string]bool          // terminal backends spawned and not yet stopped
 	backends  int                      // len(running)
@@ -119,7 +127,7 @@ type ProbeCounter struct {
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
 		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
-		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, replaced: map[string]bool{}}
+		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}}
 }
 
 // Name implements sim.Checker.
@@ -140,6 +148,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.live.observe(ev)
 	p.quietCredential(ev, hit)
 	p.waitChild(ev, hit)
+	p.nested.observe(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		if p.starts > 0 && len(p.tasks) > 0 {
@@ -174,6 +183,19 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		hit(probeRestartFoundRunningRun)
 	case ev.Kind == "restart-continuation":
 		hit(probeRestartContinuation)
+	case ev.Kind == "host.suspend":
+		p.suspended[ev.Get("client")] = true
+	case ev.Kind == "host.resume":
+		delete(p.suspended, ev.Get("client"))
+	case ev.Kind == "host.wait-exhausted":
+		hit(probeHostWaitExhausted)
+	case ev.Actor == "broker" && ev.Kind == "host.request":
+		if pin, holder := ev.Get("pin"), ev.Get("tab-host"); pin != "-" && holder != "-" && pin != holder {
+			hit(probeTabOnAnotherHostThanPin)
+		}
+		if p.suspended[ev.Get("client")] {
+			hit(probeRequestToHalfOpenHost)
+		}
 	case ev.Kind == "tab.swept":
 		p.closeTab(ev.Get("tab"))
 	case strings.HasPrefix(ev.Actor, "agent/") && ev.Outcome == "401 unknown_or_expired_token":

@@ -82,6 +82,32 @@ type MutantInfo struct {
 	Doc        string
 	Scenario   string
 	Invariants []string
+	// GateSeeds is how many seeds of each scenario the mutation gate
+	// (`orchsim mutants` without --seeds, as .ci/run calls it) gives the
+	// mutant, 0 meaning DefaultGateSeeds; GateStrategy is the strategy it
+	// runs under ("" meaning random). A mutant that needs a coincidence
+	// records what kills it reliably (from docs/exploration.md's
+	// measurements), so it stays killed instead of surviving a fixed
+	// budget.
+	GateSeeds    uint64
+	GateStrategy string
+}
+
+// DefaultGateSeeds is the mutation gate's seeds per scenario for a mutant
+// that records none.
+const DefaultGateSeeds = 100
+
+// Gate returns the seeds per scenario and the strategy the mutation gate
+// gives m.
+func (m MutantInfo) Gate() (seeds uint64, strategy string) {
+	seeds, strategy = m.GateSeeds, m.GateStrategy
+	if seeds == 0 {
+		seeds = DefaultGateSeeds
+	}
+	if strategy == "" {
+		strategy = "random"
+	}
+	return seeds, strategy
 }
 
 var (
@@ -115,6 +141,11 @@ func RegisterMutant(i MutantInfo) {
 	}
 	if !i.Group.Valid() || i.Doc == "" || i.Scenario == "" || len(i.Invariants) == 0 {
 		panic("model: mutant " + string(i.Name) + " needs a group, doc, scenario and invariants")
+	}
+	switch i.GateStrategy {
+	case "", "random", "swarm", "pct":
+	default:
+		panic("model: mutant " + string(i.Name) + ": unknown gate strategy " + i.GateStrategy)
 	}
 	mutants = append(mutants, i)
 	sort.Slice(mutants, func(a, b int) bool {

@@ -13,6 +13,11 @@ const (
 	ToolPreviewClick    = "preview_click"
 	ToolPreviewSnapshot = "preview_snapshot"
 	ToolPreviewClose    = "t3_preview_close"
+	// ToolPreviewEvaluate and ToolPreviewWaitFor run on a client host
+	// (a desktop or mobile app) through the PreviewAutomationBroker; the
+	// call's Timeout is preview_wait_for's timeoutMs (0: the default).
+	ToolPreviewEvaluate = "preview_evaluate"
+	ToolPreviewWaitFor  = "preview_wait_for"
 )
 
 // Orchestrator tool names (OrchestratorMcpService, ThreadMetadataMcpService).

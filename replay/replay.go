@@ -62,7 +62,10 @@ type File struct {
 	Horizon Duration `json:"horizon"`
 	// EventBudget is the run's event budget when it was not the default
 	// (run --event-budget); 0 (absent) is the default.
-	EventBudget uint64         `json:"event_budget,omitempty"`
+	EventBudget uint64 `json:"event_budget,omitempty"`
+	// KeepGoing records a run --keep-going run: it went on past its first
+	// violation (scenarios.Config.KeepGoing), which its fingerprint covers.
+	KeepGoing   bool           `json:"keep_going,omitempty"`
 	Violation   *sim.Violation `json:"violation,omitempty"`
 	Fingerprint string         `json:"fingerprint"`
 	Events      uint64         `json:"events"`
@@ -185,7 +188,8 @@ func TapeHash(f *File) string {
 // Marshal writes them: the profile ("" counts as reported), the fixes and
 // the mutants (as sets), the horizon, the event budget (0 for the
 // default; readers map an explicit default to 0 first) and, when there is
-// one, the unfix set (so files written before it existed keep their hash). It is the first 8 bytes
+// one, the unfix set, and keep_going when set (so files written before
+// they existed keep their hash). It is the first 8 bytes
 // of a SHA-256 over a length-prefixed encoding, as 16 hex digits.
 func SettingsHash(f *File) string {
 	var buf []byte
@@ -211,6 +215,9 @@ func SettingsHash(f *File) string {
 	if len(f.Unfix) > 0 {
 		str("unfix")
 		list(f.Unfix)
+	}
+	if f.KeepGoing {
+		str("keep-going")
 	}
 	sum := sha256.Sum256(buf)
 	return fmt.Sprintf("%016x", sum[:8])

@@ -38,8 +38,9 @@ func Catalog() catalog.Catalog {
 		return catalog.Less(c.Obligations[a].Group, c.Obligations[a].Name, c.Obligations[b].Group, c.Obligations[b].Name)
 	})
 	for _, m := range model.Mutants() {
+		seeds, strategy := m.Gate()
 		c.Mutants = append(c.Mutants, catalog.Mutant{Name: string(m.Name), Group: m.Group, Doc: m.Doc,
-			Scenario: m.Scenario, Invariants: m.Invariants})
+			Scenario: m.Scenario, Invariants: m.Invariants, GateSeeds: seeds, GateStrategy: strategy})
 	}
 	for _, p := range invariants.Probes {
 		c.Probes = append(c.Probes, catalog.Probe{Name: p.Name, Group: p.Group, Doc: p.Doc})

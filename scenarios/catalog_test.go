@@ -94,8 +94,13 @@ func keysOf[T any](rows []T, key func(T) (catalog.Group, string)) [][2]string {
 // first violation's invariant and seed ("" when every seed passed).
 func firstViolation(t *testing.T, scenario string, prof model.Profile, n uint64) (string, uint64) {
 	t.Helper()
+	return firstViolationUnder(t, scenario, prof, n, DefaultStrategy)
+}
+
+func firstViolationUnder(t *testing.T, scenario string, prof model.Profile, n uint64, st Strategy) (string, uint64) {
+	t.Helper()
 	for seed := uint64(1); seed <= n; seed++ {
-		res := mustRun(t, Config{Scenario: scenario, Seed: seed, Profile: prof})
+		res := mustRun(t, Config{Scenario: scenario, Seed: seed, Profile: prof, Strategy: st})
 		if res.Violation != nil {
 			return res.Violation.Invariant, seed
 		}
@@ -125,8 +130,12 @@ func TestMutants_KilledWhereDeclared(t *testing.T) {
 	for _, m := range model.Mutants() {
 		t.Run(string(m.Name), func(t *testing.T) {
 			prof := model.MustProfile(model.PresetFixed, nil, []string{string(m.Name)})
-			inv, seed := firstViolation(t, m.Scenario, prof, foundAloneSeeds)
-			require.NotEmpty(t, inv, "mutant %s survives %d seeds of %s", m.Name, foundAloneSeeds, m.Scenario)
+			// The gate's strategy, and at least the gate's seeds (the gate
+			// also runs every other scenario).
+			n, st := m.Gate()
+			n = max(n, foundAloneSeeds)
+			inv, seed := firstViolationUnder(t, m.Scenario, prof, n, Strategy(st))
+			require.NotEmpty(t, inv, "mutant %s survives %d seeds of %s under %s", m.Name, n, m.Scenario, st)
 			assert.Contains(t, m.Invariants, inv, fmt.Sprintf("mutant %s: seed %d of %s violates %s", m.Name, seed, m.Scenario, inv))
 		})
 	}

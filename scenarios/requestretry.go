@@ -31,7 +31,8 @@ func init() {
 			// The setting is off by default upstream; half of the runs turn it on.
 			w.Store.Settings.ContinueThreadsAfterServerUpdate = r.Chance("continue-after-update", sim.Per(1, 2))
 			w.ResponseLoss = sim.Per(1+r.Below("response-loss", 4), 20)
-			w.KeyReuse = sim.Per(1, 20) // t3code#5231: a clientRequestId reused for a new request
+			w.KeyReuse = sim.Per(1, 20)        // t3code#5231: a clientRequestId reused for a new request
+			w.NestedDelegation = sim.Per(1, 4) // claude-code#95138: a child delegates a task of its own
 			w.ImpatienceMin, w.ImpatienceMax = 20*time.Minute, 90*time.Minute
 			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,
 				Crash: 30, CapabilityChange: 20, ServerRestart: 20}

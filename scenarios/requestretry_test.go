@@ -19,10 +19,12 @@ func TestRequestRetry_ReportedFindsTheBug(t *testing.T) {
 var duplicateMessage = regexp.MustCompile(`ran (\S+) with clientRequestId .* \(credential re-issued by (.*)\)$`)
 
 // The failing seeds cover several re-issue paths and several tools: the
-// violation message names both.
+// violation message names both. The profile pins the report's own bug
+// (fixed~stable-request-namespace), so bugs added to reported later, which
+// end some seeds first, do not change what this counts.
 func TestRequestRetry_BugReachedThroughSeveralPathsAndTools(t *testing.T) {
 	paths, tools := map[string]int{}, map[string]int{}
-	prof := model.MustProfile(model.PresetReported, nil, nil)
+	prof := model.MustSpec(model.Spec{Preset: model.PresetFixed, Unfix: []string{string(orchestrator.StableRequestNamespace)}})
 	for seed := uint64(1); seed <= 100; seed++ {
 		res := mustRun(t, Config{Scenario: RequestRetry, Seed: seed, Profile: prof})
 		if res.Violation == nil || res.Violation.Invariant != invariants.OneEffectPerRequest {

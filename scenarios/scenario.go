@@ -6,8 +6,10 @@ package scenarios
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/orchsim/orchsim/catalog"
@@ -150,6 +152,11 @@ type Config struct {
 	EventBudget uint64
 	// OnEvent, when set, sees every event as it is appended.
 	OnEvent func(*sim.Event)
+	// KeepGoing runs on past the first violation to the horizon and the
+	// heal phase, and records the first violation of every other
+	// invariant (Result.Later): run --keep-going, and fuzz. The run up to
+	// the first violation is the same as without it.
+	KeepGoing bool
 }
 
 // Result is what a run produced.
@@ -173,6 +180,67 @@ type Result struct {
 	Tape        []sim.Choice
 	// Probes are the hit counts of invariants.Probes, in that order.
 	Probes []int
+	// Later are the first violations of the other invariants the run broke
+	// after Violation, in order (Config.KeepGoing; nil otherwise).
+	Later []Later
+}
+
+// Later is a violation after a keep-going run's first: the first event of
+// another invariant it broke, and, when it follows from an earlier
+// violation of the run (Follows), that violation's invariant.
+type Later struct {
+	sim.Violation
+	// Follows names the earlier violation's invariant this one follows
+	// from, by the rule of FollowsFrom; "" for an independent one.
+	Follows string `json:"follows,omitempty"`
+}
+
+// idTokens are the ids of a violation message: thread names and words
+// with a digit, but times (hh:mm:ss.mmm) and plain numbers (counts).
+var (
+	idToken   = regexp.MustCompile(`thread-[a-z]+|[A-Za-z0-9_:%.@/#-]*[0-9][A-Za-z0-9_:%.@/#-]*`)
+	notAnID   = regexp.MustCompile(`^(\d+:)*\d+(\.\d+)?[.:]?$`)
+	trimPunct = ".,:;"
+)
+
+func ids(message string) []string {
+	var out []string
+	for _, t := range idToken.FindAllString(message, -1) {
+		t = strings.TrimRight(t, trimPunct)
+		if t != "" && !notAnID.MatchString(t) && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// FollowsFrom is the rule that marks a later violation b of a keep-going
+// run as following from an earlier one a: one registered fix switch
+// declares both invariants (a known bug is known to break both: b is the
+// same cause showing again, as a thread that lost its tab also fails to
+// regain it), and the two messages name a common id (a thread, tab,
+// request, credential, pane: a word with a digit that is not a time or a
+// count, or a thread name), so they are about the same thing. A later
+// violation of an invariant no switch pairs with the first's, or about
+// other ids, is independent: possibly another bug.
+func FollowsFrom(a, b sim.Violation) bool {
+	paired := false
+	for _, s := range model.Switches() {
+		if slices.Contains(s.Invariants, a.Invariant) && slices.Contains(s.Invariants, b.Invariant) {
+			paired = true
+			break
+		}
+	}
+	if !paired {
+		return false
+	}
+	bi := ids(b.Message)
+	for _, id := range ids(a.Message) {
+		if slices.Contains(bi, id) {
+			return true
+		}
+	}
+	return false
 }
 
 // Failed reports whether an invariant was violated.
@@ -223,6 +291,7 @@ func Run(cfg Config) (Result, error) {
 	for _, c := range invariants.New(names...) {
 		tr.AddChecker(c)
 	}
+	tr.SetKeepGoing(cfg.KeepGoing)
 	strategy := cfg.Strategy
 	if strategy == "" {
 		strategy = DefaultStrategy
@@ -241,12 +310,31 @@ func Run(cfg Config) (Result, error) {
 	if !buildSafely(sc, env) {
 		res.End = sim.EndViolation
 	} else {
-		res.End = k.Run(sim.Limits{Horizon: horizon, EventBudget: budget})
+		res.End = k.Run(sim.Limits{Horizon: horizon, EventBudget: budget, KeepGoing: cfg.KeepGoing})
 		if res.End == sim.EndHorizon || res.End == sim.EndQuiescent {
 			res.End = heal(k, env, sc, horizon)
 		}
 	}
 	res.Violation = tr.Violation()
+	if res.Violation != nil && cfg.KeepGoing {
+		if res.End != sim.EndBudget {
+			res.End = sim.EndViolation
+		}
+		for _, v := range tr.Later() {
+			l := Later{Violation: v}
+			earlier := append([]sim.Violation{*res.Violation}, tr.Later()...)
+			for _, e := range earlier {
+				if e.Invariant == v.Invariant {
+					break // only the violations before v
+				}
+				if FollowsFrom(e, v) {
+					l.Follows = e.Invariant
+					break
+				}
+			}
+			res.Later = append(res.Later, l)
+		}
+	}
 	res.Events = tr.Len()
 	res.Executed = k.Executed()
 	res.Virtual = k.Elapsed()
@@ -269,6 +357,12 @@ func heal(k *sim.Kernel, env *model.Env, sc Scenario, horizon time.Duration) sim
 	env.Emit("harness", "heal", "", sim.A("until", sim.FormatT(horizon+window)))
 	if !k.RunUntil(horizon + window) {
 		return sim.EndViolation
+	}
+	if k.Trace().KeepGoing() {
+		for _, v := range env.Obligations.Violations(k.Elapsed(), horizon) {
+			k.Trace().Fail(v)
+		}
+		return sim.EndHorizon
 	}
 	if v := env.Obligations.Violation(k.Elapsed(), horizon); v != nil {
 		k.Trace().Fail(*v)

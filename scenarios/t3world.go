@@ -46,6 +46,15 @@ type T3World struct {
 	ImpatienceMin, ImpatienceMax time.Duration
 	// Habits are the users' optional behaviours.
 	Habits agent.Habits
+	// NestedDelegation is the chance that a delegated child delegates a
+	// task of its own (orchestrator.Orchestrator.Nested); swarm redraws it,
+	// from a stream of its own, when it is set.
+	NestedDelegation sim.Ratio
+
+	// hosts are the client preview hosts (previewhosts.go), hrand their
+	// stream.
+	hosts []*browser.DesktopHost
+	hrand *sim.Rand
 	// RuntimeRestarts: now and then a user changes an idle thread's runtime
 	// options (model, runtime mode), which restarts its live provider
 	// session in place (server.ChangeRuntimeOptions; the situation of
@@ -136,6 +145,14 @@ func (w *T3World) swarm() {
 		attrs = append(attrs, sim.A("key-reuse", ratioString(w.KeyReuse)))
 	}
 	w.env.Emit("world", "swarm", "", attrs...)
+	if w.NestedDelegation.Numerator > 0 {
+		// Its own stream and its own banner, so the draws and the banner
+		// of a world without nesting stay as they were.
+		w.NestedDelegation = sim.Per(w.env.Rand("swarm/nested").Below("nested-delegation", 3), 4)
+		if w.NestedDelegation.Numerator > 0 {
+			w.env.Emit("world", "nested-delegation", "", sim.A("chance", ratioString(w.NestedDelegation)))
+		}
+	}
 }
 
 // applyOff zeroes the fault kinds the shrinker switched off.
@@ -194,6 +211,7 @@ func (w *T3World) Start() {
 			sim.A("browser-access", fmt.Sprint(w.Store.Project(t.ProjectID).BrowserAccess)))
 	}
 	w.boot()
+	w.startHosts()
 	for _, u := range w.Users {
 		u.Start()
 	}
@@ -265,6 +283,10 @@ func (w *T3World) boot() {
 			return w.rand.Duration("open-latency", 300*time.Millisecond, 8*time.Second)
 		},
 	})
+	w.srv.Orch.Nested = w.NestedDelegation
+	for _, h := range w.hosts {
+		h.Attach(w.srv.Broker)
+	}
 }
 
 // Server returns the live server process, or nil while it is down.

@@ -213,7 +213,10 @@ type Limits struct {
 	// EventBudget is the most events that may run (0: unbounded); running
 	// out is reported as the violation "event-budget-exceeded".
 	EventBudget uint64
-	// KeepGoing continues past the first violation (the default stops).
+	// KeepGoing continues past the first violation (the default stops),
+	// as the trace's keep-going mode (Trace.SetKeepGoing) records: Run
+	// then returns why the run stopped (horizon, quiescence, budget) even
+	// when it violated, and stops at a model panic.
 	KeepGoing bool
 }
 
@@ -243,7 +246,7 @@ func (k *Kernel) Run(lim Limits) (end EndReason) {
 		}
 	}()
 	for {
-		if k.trace.violation != nil && !lim.KeepGoing {
+		if k.trace.violation != nil && (!lim.KeepGoing || k.trace.panicked) {
 			return EndViolation
 		}
 		next := k.next()
@@ -285,7 +288,8 @@ func (k *Kernel) Step() (ran bool) {
 }
 
 // RunUntil runs every event due at or before t, then sets the clock to t.
-// It stops early at a violation; it reports whether the run may go on.
+// It stops early at a violation (in the keep-going mode, at a model
+// panic); it reports whether the run may go on.
 func (k *Kernel) RunUntil(t time.Duration) bool {
 	k.mustNotBeFiring("RunUntil")
 	for {
@@ -293,7 +297,7 @@ func (k *Kernel) RunUntil(t time.Duration) bool {
 		if next == nil || next.at > t {
 			break
 		}
-		if k.trace.violation != nil {
+		if k.trace.Stopped() {
 			return false
 		}
 		k.Step()
@@ -301,7 +305,7 @@ func (k *Kernel) RunUntil(t time.Duration) bool {
 	if t > k.now {
 		k.now = t
 	}
-	return k.trace.violation == nil
+	return !k.trace.Stopped()
 }
 
 func (k *Kernel) mustNotBeFiring(what string) {
@@ -355,6 +359,10 @@ func (k *Kernel) recoverModelPanic(r any) {
 }
 
 func (k *Kernel) finish(r EndReason) EndReason {
+	if k.trace.keepGoing {
+		k.trace.finishAll(k.now)
+		return r
+	}
 	if k.trace.violation != nil {
 		return EndViolation
 	}

@@ -225,3 +225,56 @@ func TestEvent_Describe(t *testing.T) {
 		Attrs: []Attr{A("tab", "tab_2")}, Outcome: "agentMismatch"}
 	assert.Equal(t, "T+00:01:00.000  agent/thread-b         t3_preview_close           tab=tab_2  -> agentMismatch", e.Describe())
 }
+
+// Keep-going: the run goes on past the first violation, every checker
+// that has not failed is still fed and finishes, and each other
+// invariant's first violation is recorded (once) and traced; the events
+// up to the first violation are those of a run that stops there.
+func TestKernel_KeepGoingRecordsEachInvariantOnce(t *testing.T) {
+	build := func(keep bool) *Kernel {
+		k := NewKernel(true)
+		k.Trace().AddChecker(failAt{"bad"})
+		k.Trace().AddChecker(failAt{"worse"})
+		k.Trace().AddChecker(&liveness{})
+		k.Trace().SetKeepGoing(keep)
+		k.Schedule(time.Second, func() { k.Trace().Emit("x", "good", "") })
+		k.Schedule(2*time.Second, func() { k.Trace().Emit("x", "bad", "") })
+		k.Schedule(3*time.Second, func() { k.Trace().Emit("x", "bad", "again"); k.Trace().Emit("x", "worse", "") })
+		k.Schedule(4*time.Second, func() { k.Trace().Emit("x", "worse", "again") })
+		return k
+	}
+	stop := build(false)
+	assert.Equal(t, EndViolation, stop.Run(Limits{}))
+	k := build(true)
+	assert.Equal(t, EndQuiescent, k.Run(Limits{KeepGoing: true}), "it ran to the end")
+	tr := k.Trace()
+	require.NotNil(t, tr.Violation())
+	assert.Equal(t, "fail-at-bad", tr.Violation().Invariant)
+	var later []string
+	for _, v := range tr.Later() {
+		later = append(later, v.Invariant)
+	}
+	assert.Equal(t, []string{"fail-at-worse", "eventually-done"}, later, "each other invariant once, the liveness one at the end")
+	assert.Equal(t, 3*time.Second, tr.Later()[0].At)
+	assert.Equal(t, stop.Trace().Events()[:3], tr.Events()[:3], "the same run up to its first violation")
+	violations := 0
+	for _, ev := range tr.Events() {
+		if ev.Actor == "invariant" {
+			violations++
+		}
+	}
+	assert.Equal(t, 3, violations, "each distinct violation traced once")
+	assert.Nil(t, stop.Trace().Later())
+}
+
+// Keep-going stops at a model panic: the models' state says nothing after it.
+func TestKernel_KeepGoingStopsAtAPanic(t *testing.T) {
+	k := NewKernel(false)
+	k.Trace().SetKeepGoing(true)
+	ran := false
+	k.Schedule(time.Second, func() { panic("boom") })
+	k.Schedule(2*time.Second, func() { ran = true })
+	assert.Equal(t, EndViolation, k.Run(Limits{KeepGoing: true}))
+	assert.False(t, ran)
+	assert.Equal(t, ModelPanic, k.Trace().Violation().Invariant)
+}

@@ -101,6 +101,29 @@ func (l *Ledger) Violation(now, openedBefore time.Duration) *Violation {
 		o.Entity, FormatT(o.OpenedAt), (now - o.OpenedAt).Round(time.Second), FormatT(o.Touched), o.LastEvent, more)}
 }
 
+// Violations reports, for the keep-going mode, the oldest still-open
+// obligation of each name opened before the given time, oldest first: the
+// first is Violation's.
+func (l *Ledger) Violations(now, openedBefore time.Duration) []Violation {
+	var out []Violation
+	first := l.Violation(now, openedBefore)
+	if first == nil {
+		return nil
+	}
+	out = append(out, *first)
+	seen := map[string]bool{first.Invariant: true}
+	for _, o := range l.open {
+		if o.OpenedAt >= openedBefore || seen[o.Name] {
+			continue
+		}
+		seen[o.Name] = true
+		out = append(out, Violation{Invariant: o.Name, At: now, Message: fmt.Sprintf(
+			"%s still open after the heal phase: opened at %s, %s old, last touched at %s by %s",
+			o.Entity, FormatT(o.OpenedAt), (now - o.OpenedAt).Round(time.Second), FormatT(o.Touched), o.LastEvent)})
+	}
+	return out
+}
+
 // ObligationInfo declares an obligation kind. The model that opens it
 // declares it from init, beside the code that opens and discharges it.
 type ObligationInfo struct {

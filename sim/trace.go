@@ -138,6 +138,13 @@ type Trace struct {
 	hash      uint64
 	checkers  []Checker
 	violation *Violation
+	// keepGoing: after the first violation, every checker that has not
+	// failed yet is still fed (SetKeepGoing); later holds the first
+	// violation of each other invariant, muted the checkers that failed.
+	keepGoing bool
+	later     []Violation
+	muted     []bool
+	panicked  bool
 	sink      func(*Event)
 	scratch   Event  // reused so that Emit does not allocate
 	attrs     []Attr // the scratch event's attributes
@@ -154,7 +161,10 @@ func NewTrace(clock Clock, keep bool) *Trace {
 }
 
 // AddChecker registers a safety checker; checkers run in registration order.
-func (t *Trace) AddChecker(c Checker) { t.checkers = append(t.checkers, c) }
+func (t *Trace) AddChecker(c Checker) {
+	t.checkers = append(t.checkers, c)
+	t.muted = append(t.muted, false)
+}
 
 // Checkers returns the registered checkers.
 func (t *Trace) Checkers() []Checker { return t.checkers }
@@ -188,6 +198,10 @@ func (t *Trace) Emit(actor, kind, outcome string, attrs ...Attr) {
 		ev.Attrs = t.attrs
 	}
 	t.append(ev)
+	if t.keepGoing {
+		t.observeAll(ev)
+		return
+	}
 	if t.violation != nil || len(t.checkers) == 0 {
 		return
 	}
@@ -227,20 +241,88 @@ func (t *Trace) keepAttrs(attrs []Attr) []Attr {
 	return t.slab[start : start+n : start+n]
 }
 
+// observeAll feeds ev to every checker that has not failed yet: the
+// keep-going mode, which records each invariant's first violation.
+func (t *Trace) observeAll(ev *Event) {
+	for i, c := range t.checkers {
+		if t.muted[i] {
+			continue
+		}
+		if v := c.Observe(ev); v != nil {
+			t.muted[i] = true
+			t.Fail(*v)
+		}
+	}
+}
+
+// SetKeepGoing sets the keep-going mode (before the first event): after
+// the first violation the run goes on, every checker that has not failed
+// is still fed, and the first violation of each other invariant is
+// recorded (Later) and appended to the trace like the first. A checker
+// stops being fed once it fails. The events before the first violation
+// are the same in both modes.
+func (t *Trace) SetKeepGoing(on bool) { t.keepGoing = on }
+
+// KeepGoing reports whether the trace is in the keep-going mode.
+func (t *Trace) KeepGoing() bool { return t.keepGoing }
+
+// Stopped reports whether the run must stop: a violation without the
+// keep-going mode, or a model panic (after which the models' state says
+// nothing) in it.
+func (t *Trace) Stopped() bool {
+	return t.violation != nil && (!t.keepGoing || t.panicked)
+}
+
 // Fail records v as the run's violation (only the first one counts) and
-// appends it to the trace as an event of actor "invariant".
+// appends it to the trace as an event of actor "invariant". In the
+// keep-going mode the first violation of every other invariant is
+// recorded too (Later) and appended the same way.
 func (t *Trace) Fail(v Violation) {
 	if t.violation != nil {
-		return
+		if !t.keepGoing || v.Invariant == t.violation.Invariant {
+			return
+		}
+		for _, l := range t.later {
+			if l.Invariant == v.Invariant {
+				return
+			}
+		}
 	}
 	v.At = t.elapsed()
-	t.violation = &v
+	if v.Invariant == ModelPanic {
+		t.panicked = true
+	}
+	if t.violation == nil {
+		t.violation = &v
+	} else {
+		t.later = append(t.later, v)
+	}
 	ev := Event{At: v.At, Seq: t.count, Actor: "invariant", Kind: v.Invariant, Outcome: "VIOLATED: " + v.Message}
 	t.append(&ev)
 }
 
 // Violation returns the first violation, or nil.
 func (t *Trace) Violation() *Violation { return t.violation }
+
+// Later returns the first violation of each other invariant after the
+// first, in order (keep-going mode; nil otherwise).
+func (t *Trace) Later() []Violation { return t.later }
+
+// finishAll lets the checkers that have not failed judge the end state
+// (keep-going mode).
+func (t *Trace) finishAll(end time.Duration) {
+	for i, c := range t.checkers {
+		if t.muted[i] {
+			continue
+		}
+		if f, ok := c.(Finisher); ok {
+			if v := f.Finish(end); v != nil {
+				t.muted[i] = true
+				t.Fail(*v)
+			}
+		}
+	}
+}
 
 // Events returns the kept events (nil unless keeping).
 func (t *Trace) Events() []Event { return t.events }

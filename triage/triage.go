@@ -26,7 +26,15 @@ func Breaks(res *scenarios.Result, inv string) bool {
 	if res.Violation == nil {
 		return false
 	}
-	return res.Violation.Invariant == inv
+	if res.Violation.Invariant == inv {
+		return true
+	}
+	for _, v := range res.Later {
+		if v.Invariant == inv {
+			return true
+		}
+	}
+	return false
 }
 
 // WithFixes returns p with the fixes add turned on as well (a switch p
@@ -56,13 +64,15 @@ type Judge struct {
 	cache map[string]bool
 }
 
-// NewJudge prepares a judge of cfg's failure of inv. Candidates do not
-// keep traces or tapes; a recorded event budget below the default was
+// NewJudge prepares a judge of cfg's failure of inv. Candidates run with
+// keep-going (scenarios.Config.KeepGoing), so a fix is judged by whether
+// inv breaks anywhere in the run, not by whether another bug now ends it
+// first; they do not keep traces or tapes. A recorded event budget below the default was
 // enough for the failing run, not for a candidate a fix lets run to the
 // horizon, so unless the budget itself is what failed candidates get the
 // default.
 func NewJudge(cfg scenarios.Config, inv string) *Judge {
-	cfg.KeepTrace, cfg.RecordTape, cfg.OnEvent = false, false, nil
+	cfg.KeepTrace, cfg.RecordTape, cfg.OnEvent, cfg.KeepGoing = false, false, nil, true
 	if inv != sim.EventBudgetExceeded && cfg.EventBudget < scenarios.DefaultEventBudget {
 		cfg.EventBudget = 0
 	}
@@ -232,7 +242,7 @@ func Explain(cfg scenarios.Config, inv string) ([]Verdict, error) {
 	j := NewJudge(cfg, inv)
 	ends := func(p model.Profile) (string, error) {
 		c := j.Base
-		c.Profile = p
+		c.Profile, c.KeepGoing = p, false // judged by what ends the run, as explain prints it
 		res, err := scenarios.Run(c)
 		if err != nil {
 			return "", err

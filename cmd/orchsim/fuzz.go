@@ -40,6 +40,7 @@ type fuzzFlags struct {
 	shrinkBudget time.Duration
 	shrinkRuns   int
 	determinism  int
+	keepGoing    bool
 }
 
 func newFuzzCmd() *cobra.Command {
@@ -89,6 +90,7 @@ with the summary, and give 1).`,
 	fl.StringVar(&f.jsonOut, "json", "", "write a machine-readable summary to FILE")
 	fl.StringVar(&f.junitOut, "junit", "", "write a JUnit XML report to FILE")
 	fl.IntVar(&f.determinism, "check-determinism", 0, "re-run P% of the seeds (0 to 100, chosen from --start) on another worker with the other GOMAXPROCS setting and compare fingerprints; a mismatch is exit 3")
+	fl.BoolVar(&f.keepGoing, "keep-going", true, "run every seed past its first violation (run --keep-going), so one seed can feed several groups; --keep-going=false stops each at its first")
 	fl.IntVar(&f.shrinkRuns, "shrink-runs", 300, "candidate runs to shrink each distinct failure (0: no shrinking)")
 	fl.DurationVar(&f.shrinkBudget, "shrink-budget", 30*time.Second, "wall-clock cap on shrinking each failure (a safety net: results then depend on the machine)")
 	return cmd
@@ -207,7 +209,7 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	defer stop()
 	c := &fuzz.Campaign{Scenarios: names, Profile: prof, Strategy: strategy, Start: f.start, Seeds: f.seeds,
 		Budget: f.budget, Shard: shard, Shards: shards, Workers: f.workers, ShrinkRuns: f.shrinkRuns,
-		ShrinkBudget: f.shrinkBudget, Corpus: f.corpus, CheckPercent: f.determinism}
+		ShrinkBudget: f.shrinkBudget, Corpus: f.corpus, CheckPercent: f.determinism, KeepGoing: f.keepGoing}
 	c.Progress = progress(errOut, total)
 	fmt.Fprintf(out, "fuzz: scenarios=%s profile=%s strategy=%s shard=%d/%d workers=%d\n",
 		strings.Join(names, ","), prof, strategy, shard, shards, f.workers)

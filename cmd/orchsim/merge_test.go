@@ -268,7 +268,7 @@ func TestMergeSummaries_SummariesWithoutTheCampaignFields(t *testing.T) {
 	code, out, errOut := cliWithMerge(t, "merge-summaries", o0, o1)
 	assert.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "fuzz: 10 seeds, 0 failures")
-	assert.Equal(t, "orchsim: warning: no summary has horizon_ms, start, seeds, budget_ms, shrink_runs, shrink_budget_ms "+
+	assert.Equal(t, "orchsim: warning: no summary has horizon_ms, start, seeds, budget_ms, shrink_runs, shrink_budget_ms, keep_going "+
 		"(written by an older orchsim): cannot check that they are shards of one campaign\n", errOut)
 
 	a, _ := mergeable(t, dir)
@@ -402,14 +402,14 @@ func TestMergeSummaries_AbsentCampaignFieldsStayAbsent(t *testing.T) {
 	code, out, errOut := cliWithMerge(t, "merge-summaries", "--out", merged, "--markdown", md, old("o0.json", "0/2"), old("o1.json", "1/2"))
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "profile=fixed strategy=unknown\n")
-	warning := "orchsim: warning: no summary has horizon_ms, strategy, start, seeds, budget_ms, shrink_runs, shrink_budget_ms " +
+	warning := "orchsim: warning: no summary has horizon_ms, strategy, start, seeds, budget_ms, shrink_runs, shrink_budget_ms, keep_going " +
 		"(written by an older orchsim): cannot check that they are shards of one campaign\n"
 	assert.Equal(t, warning, errOut)
 	raw, err := os.ReadFile(merged)
 	require.NoError(t, err)
 	var fields map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(raw, &fields))
-	for _, f := range []string{"horizon_ms", "strategy", "start", "seeds", "budget_ms", "shrink_runs", "shrink_budget_ms"} {
+	for _, f := range []string{"horizon_ms", "strategy", "start", "seeds", "budget_ms", "shrink_runs", "shrink_budget_ms", "keep_going"} {
 		assert.NotContains(t, fields, f)
 	}
 	for _, f := range []string{"scenarios", "profile", "shard", "seeds_run", "shards", "shards_merged", "sources"} {

@@ -21,13 +21,17 @@ type mutantKill struct {
 
 func newMutantsCmd() *cobra.Command {
 	var seeds uint64
+	var strategy string
 	var workers int
 	var unfix []string
 	cmd := &cobra.Command{
-		Use:   "mutants [--seeds N]",
+		Use:   "mutants [--seeds N] [--strategy S]",
 		Short: "Run every mutant against every scenario; which invariants kill it",
 		Long: `Run every mutant (a deliberately wrong fix) on top of the fixed profile against
-every scenario, seeds 1..N, stopping a scenario at its first violation. Prints, per
+every scenario, seeds 1..N, stopping a scenario at its first violation. Without
+--seeds, each mutant gets the seeds and strategy it records (its gate: 100 seeds and
+random unless it needs more to be killed reliably; orchsim list shows them); --seeds
+and --strategy set them for every mutant. Prints, per
 mutant, the invariants that killed it and the first seed: the lowest seed that killed
 it in any scenario (on a tie, the first scenario in list order). Exit 1 if a mutant
 survives every scenario (the invariant suite missed a wrong fix), 0 if all are killed,
@@ -36,8 +40,24 @@ on. --workers is 1 to 64 per CPU (default: the number of CPUs); no more
 start than there are (mutant, scenario) pairs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if seeds == 0 {
+			if cmd.Flags().Changed("seeds") && seeds == 0 {
 				return usageErr("--seeds must be positive")
+			}
+			if strategy != "" {
+				if _, err := scenarios.ParseStrategy(strategy); err != nil {
+					return usageErr("%v", err)
+				}
+			}
+			gate := map[string]gateBudget{}
+			for _, m := range model.Mutants() {
+				n, st := m.Gate()
+				if seeds > 0 {
+					n = seeds
+				}
+				if strategy != "" {
+					st = strategy
+				}
+				gate[string(m.Name)] = gateBudget{seeds: n, strategy: scenarios.Strategy(st)}
 			}
 			type pair struct{ mutant, scenario string }
 			var pairs []pair
@@ -70,8 +90,9 @@ start than there are (mutant, scenario) pairs.`,
 						spec := base
 						spec.Mutants = []string{p.mutant}
 						prof := model.MustSpec(spec)
-						for seed := uint64(1); seed <= seeds; seed++ {
-							res, err := scenarios.Run(scenarios.Config{Scenario: p.scenario, Seed: seed, Profile: prof})
+						g := gate[p.mutant]
+						for seed := uint64(1); seed <= g.seeds; seed++ {
+							res, err := scenarios.Run(scenarios.Config{Scenario: p.scenario, Seed: seed, Profile: prof, Strategy: g.strategy})
 							if err != nil {
 								mu.Lock()
 								failure = err
@@ -94,20 +115,28 @@ start than there are (mutant, scenario) pairs.`,
 			if failure != nil {
 				return &exitError{code: exitHarness, msg: failure.Error()}
 			}
-			survivors := printMutants(cmd, kills, seeds)
+			survivors := printMutants(cmd, kills, gate)
 			if len(survivors) > 0 {
 				return &exitError{code: exitViolation, msg: fmt.Sprintf("mutants survived: %s", strings.Join(survivors, ", "))}
 			}
 			return nil
 		},
 	}
-	cmd.Flags().Uint64Var(&seeds, "seeds", 200, "seeds per scenario and mutant")
+	cmd.Flags().Uint64Var(&seeds, "seeds", 0, "seeds per scenario for every mutant (default: each mutant's own gate)")
+	cmd.Flags().StringVar(&strategy, "strategy", "", "strategy for every mutant: random, swarm or pct (default: each mutant's own gate)")
 	cmd.Flags().IntVar(&workers, "workers", 0, workersUsage)
 	cmd.Flags().StringSliceVar(&unfix, "unfix", nil, "fixes to turn off on top of the fixed profile")
 	return cmd
 }
 
-func printMutants(cmd *cobra.Command, kills []mutantKill, seeds uint64) []string {
+// gateBudget is what one mutant runs for: seeds per scenario, and the
+// strategy.
+type gateBudget struct {
+	seeds    uint64
+	strategy scenarios.Strategy
+}
+
+func printMutants(cmd *cobra.Command, kills []mutantKill, gate map[string]gateBudget) []string {
 	w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "MUTANT\tKILLED BY\tFIRST SEED")
 	var survivors []string
@@ -122,7 +151,8 @@ func printMutants(cmd *cobra.Command, kills []mutantKill, seeds uint64) []string
 		first, ok := firstKill(kills, string(m.Name))
 		if !ok {
 			survivors = append(survivors, string(m.Name))
-			fmt.Fprintf(w, "%s\tSURVIVED %d seeds of every scenario\t-\n", m.Name, seeds)
+			g := gate[string(m.Name)]
+			fmt.Fprintf(w, "%s\tSURVIVED %d seeds (%s) of every scenario\t-\n", m.Name, g.seeds, g.strategy)
 			continue
 		}
 		fmt.Fprintf(w, "%s\t%s\t%d (%s)\n", m.Name, strings.Join(by, ", "), first.seed, first.scenario)

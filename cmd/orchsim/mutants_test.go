@@ -11,12 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/scenarios"
 )
 
-// Every mutant is killed by some invariant within a few seeds, and the
-// table names each mutant.
+// Every mutant is killed by some invariant within its own gate (the seeds
+// and strategy it records; .ci/run's mutation gate), and the table names
+// each mutant.
 func TestMutants_AllKilled(t *testing.T) {
-	code, out, errOut := cli(t, "mutants", "--seeds", "60")
+	code, out, errOut := cli(t, "mutants")
 	assert.Equal(t, exitOK, code, "%s%s", out, errOut)
 	for _, m := range model.Mutants() {
 		assert.Contains(t, out, string(m.Name))
@@ -28,6 +30,9 @@ func TestMutants_BadSeeds(t *testing.T) {
 	code, _, errOut := cli(t, "mutants", "--seeds", "0")
 	assert.Equal(t, exitUsage, code)
 	assert.True(t, strings.HasPrefix(errOut, "orchsim: "))
+	code, _, errOut = cli(t, "mutants", "--strategy", "bogus")
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "orchsim: unknown strategy \"bogus\" (want random, swarm or pct)\n", errOut)
 }
 
 // mutants rejects a --workers out of 1..maxWorkers as fuzz does: exit 2,
@@ -66,7 +71,7 @@ func TestMutants_FirstSeedIsTheLowest(t *testing.T) {
 	var out bytes.Buffer
 	cmd := &cobra.Command{}
 	cmd.SetOut(&out)
-	printMutants(cmd, kills, 5)
+	printMutants(cmd, kills, map[string]gateBudget{a: {5, scenarios.Random}, b: {5, scenarios.Random}})
 	rows := map[string]string{}
 	for _, l := range strings.Split(out.String(), "\n") {
 		if f := strings.Fields(l); len(f) > 0 {

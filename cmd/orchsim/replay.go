@@ -92,6 +92,7 @@ the last line).`,
 			}
 			saveErr := saveOutputsTo(stdStreams{out: out, err: cmd.ErrOrStderr()}, htmlOutput(htmlPath, &res, replayCmd, nr.point))
 			status := statusLines{out: out, err: cmd.ErrOrStderr(), mermaid: format == "mermaid"}
+			brokenNotes(status, &res)
 			if nr.note != "" {
 				status.note(nr.note)
 			}

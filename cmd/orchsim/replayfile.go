@@ -66,7 +66,7 @@ func loadReplay(path string, unfix []string) (loaded, error) {
 		return loaded{}, usageErr("%s: the violation names unknown invariant %q (see orchsim list)", path, v.Invariant)
 	}
 	cfg := scenarios.Config{Scenario: f.Scenario, Seed: f.Seed, Profile: prof, Strategy: strategy, Off: f.Off,
-		Horizon: time.Duration(f.Horizon), EventBudget: f.EventBudget, Tape: f.Tape}
+		Horizon: time.Duration(f.Horizon), EventBudget: f.EventBudget, Tape: f.Tape, KeepGoing: f.KeepGoing}
 	return loaded{file: f, cfg: cfg, unfixed: !slices.Equal(prof.Fixes(), recorded.Fixes())}, nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"time"
 
@@ -30,6 +31,7 @@ type runFlags struct {
 	strategy    string
 	eventBudget int64
 	noReturn    bool
+	keepGoing   bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -98,7 +100,7 @@ for writing, such as /dev/stdin, is bad usage).`,
 			}
 			cfg := scenarios.Config{Scenario: f.scenario, Seed: f.seed, Profile: prof, Horizon: f.horizon,
 				EventBudget: uint64(f.eventBudget),
-				Strategy:    strategy, KeepTrace: true, RecordTape: f.out != ""}
+				Strategy:    strategy, KeepTrace: true, RecordTape: f.out != "", KeepGoing: f.keepGoing}
 			return execute(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg, outputs{format: f.format, trace: f.trace, out: f.out, html: f.html, noReturn: f.noReturn})
 		},
 	}
@@ -117,6 +119,7 @@ for writing, such as /dev/stdin, is bad usage).`,
 	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML timeline to FILE")
 	fl.BoolVar(&f.noReturn, "no-return", false, noReturnUsage)
 	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm or pct")
+	fl.BoolVar(&f.keepGoing, "keep-going", false, "go on past the first violation and report every distinct invariant broken, each with its first event (a \"broken:\" line each, before the last line, which names the first)")
 	return cmd
 }
 
@@ -153,6 +156,7 @@ func execute(stdout, stderr io.Writer, cfg scenarios.Config, o outputs) error {
 		output{"--out", o.out, func() ([]byte, error) { return replay.Marshal(replayFile(cfg, &res)) }},
 		htmlOutput(o.html, &res, replayCmd, nr.point))
 	status := statusLines{out: w, err: stderr, mermaid: o.format == "mermaid"}
+	brokenNotes(status, &res)
 	if nr.note != "" {
 		status.note(nr.note)
 	}
@@ -181,7 +185,27 @@ func replayFile(cfg scenarios.Config, res *scenarios.Result) *replay.File {
 		Profile: spec.Preset, Fixes: spec.Fix, Unfix: spec.Unfix,
 		Mutants: res.Profile.MutantNames(), Seed: res.Seed, Horizon: replay.Duration(res.Horizon),
 		Violation: res.Violation, Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events,
-		Tape: res.Tape}
+		Tape: res.Tape, KeepGoing: cfg.KeepGoing}
+}
+
+// brokenNotes prints, for a keep-going run that violated, one line per
+// distinct invariant it broke, in order, each at its first event:
+// "broken: INV at T+... (first)", then "broken: INV at T+..." with
+// "(follows INV)" for one that follows from an earlier violation
+// (scenarios.FollowsFrom).
+func brokenNotes(status statusLines, res *scenarios.Result) {
+	v := res.Violation
+	if v == nil || res.Later == nil {
+		return
+	}
+	status.note(fmt.Sprintf("broken: %s at %s (first)", v.Invariant, sim.FormatT(v.At)))
+	for _, l := range res.Later {
+		line := fmt.Sprintf("broken: %s at %s", l.Invariant, sim.FormatT(l.At))
+		if l.Follows != "" {
+			line += " (follows " + l.Follows + ")"
+		}
+		status.note(line)
+	}
 }
 
 // traceEvent is the documented JSON shape of one trace event (one per line

@@ -62,6 +62,12 @@ type Agent struct {
 	// a fresh one.
 	KeyReuse sim.Ratio
 
+	// HostTools makes the agent also read the user's pages on the client
+	// hosts (preview_evaluate, preview_wait_for through the broker); its
+	// draws for them come from their own stream, agent-host/<thread>.
+	HostTools bool
+	hrand     *sim.Rand
+
 	rounds  map[string]int
 	pending []model.ToolCall // calls that never got an answer, retried next
 	// redispatch are new delegate_task calls for tasks the agent took
@@ -343,6 +349,15 @@ func (a *Agent) rememberOrchestrator(call model.ToolCall, r model.ToolResult) {
 // previewStep makes one preview tool call, chosen from what the
 // conversation remembers.
 func (a *Agent) previewStep(turn int) {
+	if a.HostTools {
+		if a.hrand == nil {
+			a.hrand = a.env.Rand("agent-host/" + a.Thread)
+		}
+		if a.hrand.Chance("host-call", sim.Per(1, 3)) {
+			a.hostStep(turn)
+			return
+		}
+	}
 	call := model.ToolCall{URL: "http://localhost:5173/" + a.rand.Hex("page", 2)}
 	if len(a.Tabs) == 0 {
 		call.Tool = model.ToolPreviewOpen
@@ -378,6 +393,22 @@ func (a *Agent) previewStep(turn int) {
 	}
 	a.net.Call(a.Thread, a.cred, call, func(r model.ToolResult) {
 		a.remember(call, r)
+		if a.turn == turn && a.active {
+			a.next(turn)
+		}
+	})
+}
+
+// hostStep reads the thread's page on a client host: preview_evaluate, or
+// preview_wait_for with the default timeout (15 s), 5 s (#12898's repro)
+// or 30 s. Neither names a tab: the page is the one the user has open.
+func (a *Agent) hostStep(turn int) {
+	call := model.ToolCall{Tool: model.ToolPreviewEvaluate}
+	if a.hrand.Chance("wait-for", sim.Per(1, 2)) {
+		call.Tool = model.ToolPreviewWaitFor
+		call.Timeout = []time.Duration{0, 5 * time.Second, 30 * time.Second}[a.hrand.Pick("wait-timeout", 2, 1, 1)]
+	}
+	a.net.Call(a.Thread, a.cred, call, func(model.ToolResult) {
 		if a.turn == turn && a.active {
 			a.next(turn)
 		}

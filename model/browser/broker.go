@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/sim"
 )
@@ -18,6 +19,96 @@ import (
 // the preferred one, so routing is trivial there. The broker is exercised by
 // the fidelity cases (PB-*), and the pin key's dependence on the credential
 // (BUG-1) is shown there; see docs/fidelity.md.
+
+// RouteByTabOwner routes an operation on a tab to the host that holds it:
+// hosts report their tabs (reportStatus, per clientId, kept across a
+// re-registration), and an operation that names a tab, or none (the
+// thread's current tab), goes to that tab's host, a host that is not
+// connected being a typed NoAvailableHost failure. Off is
+// PreviewAutomationBroker.ts @ 0330fb08 (t3code#13051): the first call of
+// a provider session pins it to the best host of the moment (capability,
+// focus, focus recency) for the life of that host's connection; the pin is
+// re-evaluated on disconnect only, so with two desktop clients registered
+// the session's calls run in the browsing context of the host the user is
+// not looking at, and succeed there silently. The follow-up of #12535
+// (t3code#12898, a re-registration drops the session's tab assignment) is
+// the same fault: the tab records here are the hosts', not the lease's.
+const RouteByTabOwner model.Switch = "route-by-tab-owner"
+
+// TimeoutEvictsHost is PR #11381: a request that its host leaves
+// unanswered past the broker's deadline invalidates that connection; the
+// host is evicted (its other requests fail disconnected) and is chosen
+// again only once it registers anew, which a live host does a second later
+// (#12535). Off is t3code#11167: a still-registered socket counts as a live
+// host; a backgrounded mobile client whose socket is half-open stays
+// listed, keeps its leases, and every thread's calls routed to it time out,
+// with no failover.
+const TimeoutEvictsHost model.Switch = "timeout-evicts-host"
+
+// HostDeadlineHeadroom hands the host a wait budget below the broker's
+// deadline (previewAutomationHostTimeoutMs, PreviewAutomationBroker.ts
+// @ 0f941fd4: the caller's timeout less min(500 ms, timeout/4)), so the
+// broker's deadline is strictly greater than the operation's own timeout.
+// Off is t3code#12407 and its follow-up #12898: preview_wait_for passes one
+// timeoutMs as both the host's wait budget and the broker's deadline; the
+// host's honest "not found" lands at or just after the deadline, and the
+// evicting broker (#11381) drops a healthy host.
+const HostDeadlineHeadroom model.Switch = "host-deadline-headroom"
+
+// Wrong fixes of the host routing and eviction.
+const (
+	// RouteExplicitTabOnly consults the tab records only for an explicit
+	// tabId; a call that names no tab still follows the session's pin.
+	RouteExplicitTabOnly model.Mutant = "route-explicit-tab-only"
+	// TimeoutDropsAssignmentOnly answers a missed deadline by dropping the
+	// session's lease only: the host stays registered and routable.
+	TimeoutDropsAssignmentOnly model.Mutant = "timeout-drops-assignment-only"
+	// HeadroomForExplicitTimeoutOnly applies the host headroom only when
+	// the caller set timeoutMs; the 15 s default is still passed both ways.
+	HeadroomForExplicitTimeoutOnly model.Mutant = "headroom-for-explicit-timeout-only"
+)
+
+func init() {
+	model.RegisterSwitch(model.SwitchInfo{Name: RouteByTabOwner, Group: catalog.PreviewTab,
+		Reports:    []catalog.Report{"t3code#13051"},
+		Source:     "apps/server/src/mcp/PreviewAutomationBroker.ts@0330fb08 (hostAssignmentKey, invoke's route); issue #13051's triage",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"preview-op-on-owning-host"},
+		Reported:   "a provider session's first call pins it to the best host of the moment until that host disconnects; its later calls run there",
+		Fixed:      "an operation on a tab (or on the thread's current tab) runs on the host that reported the tab; an absent holder is NoAvailableHost",
+		Upstream:   "",
+		Mechanism:  "model/browser: broker host routing (pin vs tab records)"})
+	model.RegisterSwitch(model.SwitchInfo{Name: TimeoutEvictsHost, Group: catalog.PreviewTab,
+		Reports:    []catalog.Report{"t3code#11167"},
+		Source:     "issue #11167's triage (PreviewAutomationBroker.ts@0330fb08: prune on disconnect only); PR #11381 (evict on an unanswered deadline), PR #12535 (re-register after 1 s)",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"timed-out-host-not-rechosen"},
+		Reported:   "a host that missed a deadline stays registered with its leases and is routed to again",
+		Fixed:      "a missed deadline evicts the host; it is routed to again only after it registers anew",
+		Upstream:   "t3code PR #11381",
+		Mechanism:  "model/browser: broker host liveness (eviction on a missed deadline)"})
+	model.RegisterSwitch(model.SwitchInfo{Name: HostDeadlineHeadroom, Group: catalog.PreviewTab,
+		Reports:    []catalog.Report{"t3code#12407"},
+		Source:     "apps/server/src/mcp/PreviewAutomationBroker.ts@0f941fd4 (previewAutomationHostTimeoutMs); issues #12407, #12898; toolkits/preview/handlers.ts preview_wait_for",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"host-evicted-only-past-its-budget"},
+		Reported:   "the host's wait budget equals the broker's deadline: an honest miss lands at the deadline and the host is evicted",
+		Fixed:      "the host's budget is the caller's timeout less min(500 ms, timeout/4); the deadline stays the caller's timeout",
+		Upstream:   "",
+		Mechanism:  "model/browser: broker deadline vs host wait budget"})
+	model.RegisterMutant(model.MutantInfo{Name: RouteExplicitTabOnly, Group: catalog.PreviewTab,
+		Doc:        "the tab records route only calls with an explicit tabId; a call naming no tab follows the session's pin",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"preview-op-on-owning-host"}})
+	model.RegisterMutant(model.MutantInfo{Name: TimeoutDropsAssignmentOnly, Group: catalog.PreviewTab,
+		Doc:        "a missed deadline drops the session's lease, but the host stays registered and routable",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"timed-out-host-not-rechosen"}})
+	model.RegisterMutant(model.MutantInfo{Name: HeadroomForExplicitTimeoutOnly, Group: catalog.PreviewTab,
+		Doc:        "the host headroom applies only to an explicit timeoutMs; the 15 s default is passed as both budget and deadline",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"host-evicted-only-past-its-budget"}})
+}
 
 // Broker constants.
 const (
@@ -98,6 +189,10 @@ type Host struct {
 	Requests []HostRequest
 	// OnRequest, if set, is called with each delivered request.
 	OnRequest func(HostRequest)
+	// OnClose, if set, is called once when the broker ends the connection
+	// (evicted, replaced by a newer registration, the server died), with
+	// the reason.
+	OnClose func(reason string)
 }
 
 func (h *Host) supports(op string) bool {
@@ -215,6 +310,9 @@ type pendingRequest struct {
 	read    bool
 	// tabID is the tab the caller named ("" none).
 	tabID string
+	// budget is the wait budget sent to the host; sent when.
+	budget time.Duration
+	sent   time.Duration
 }
 
 type tombstone struct {
@@ -238,6 +336,18 @@ type Broker struct {
 	// arrives or TombstoneTTL passes.
 	Quarantine bool
 	tombstones []tombstone
+	// tabs are the hosts' reportStatus records: which client holds which
+	// tab of which thread, in report order (the last of a thread is its
+	// current tab). They are keyed by clientId, not connection, so they
+	// outlive a re-registration.
+	tabs []tabRecord
+	dead bool
+}
+
+// tabRecord is one tab a host reported.
+type tabRecord struct {
+	env, thread, tab, client string
+	opened                   time.Duration
 }
 
 // NewBroker returns a broker with no hosts.
@@ -258,18 +368,89 @@ func (b *Broker) Connect(clientID, environmentID string, ops []string) *Host {
 	h.Stream = append(h.Stream, "connected")
 	for _, old := range b.hosts {
 		if old.ClientID == clientID {
-			b.drop(old)
+			b.close(old, "replaced")
 			break
 		}
 	}
 	b.focusSeq++
 	h.focusOrder = b.focusSeq
 	b.hosts = append(b.hosts, h)
+	b.env.Emit(brokerActor, "host.connect", "", sim.A("client", clientID), sim.A("conn", h.ConnectionID))
 	return h
 }
 
-// Disconnect ends a host's stream.
-func (b *Broker) Disconnect(h *Host) { b.drop(h) }
+const brokerActor = "broker"
+
+// Disconnect ends a host's stream (the host went away).
+func (b *Broker) Disconnect(h *Host) { b.close(h, "closed") }
+
+// close drops h's connection, traces it and tells the host why.
+func (b *Broker) close(h *Host, reason string) {
+	if h.closed {
+		return
+	}
+	b.drop(h)
+	b.env.Emit(brokerActor, "host.disconnect", reason, sim.A("client", h.ClientID), sim.A("conn", h.ConnectionID))
+	if h.OnClose != nil {
+		h.OnClose(reason)
+	}
+}
+
+// Kill ends the broker with its server process: every connection closes
+// (reason "server-died"); pending requests die unanswered with the process.
+func (b *Broker) Kill() {
+	b.dead = true
+	for _, p := range b.pending {
+		p.done = true
+		p.timer.Stop()
+	}
+	b.pending = nil
+	for len(b.hosts) > 0 {
+		b.close(b.hosts[0], "server-died")
+	}
+}
+
+// ReportTab is a host's reportStatus of a tab it holds for threadID,
+// opened (made current) at openedAt. It is recorded under every profile;
+// only route-by-tab-owner routes by it.
+func (b *Broker) ReportTab(clientID, environmentID, threadID, tabID string, openedAt time.Duration) {
+	for i, r := range b.tabs {
+		if r.tab == tabID && r.env == environmentID {
+			b.tabs[i].client, b.tabs[i].opened = clientID, openedAt
+			return
+		}
+	}
+	b.tabs = append(b.tabs, tabRecord{env: environmentID, thread: threadID, tab: tabID, client: clientID, opened: openedAt})
+}
+
+// tabHolder returns the tab an operation of thread addresses (tabID if
+// given, else the thread's current tab: the last opened) and the client
+// that holds it, or "" for both when no host reported one.
+func (b *Broker) tabHolder(environmentID, threadID, tabID string) (tab, client string) {
+	var best *tabRecord
+	for i := range b.tabs {
+		r := &b.tabs[i]
+		if r.env != environmentID || r.thread != threadID || tabID != "" && r.tab != tabID {
+			continue
+		}
+		if best == nil || r.opened >= best.opened {
+			best = r
+		}
+	}
+	if best == nil {
+		return "", ""
+	}
+	return best.tab, best.client
+}
+
+func (b *Broker) hostByClient(clientID, environmentID string) *Host {
+	for _, h := range b.hosts {
+		if h.ClientID == clientID && h.EnvironmentID == environmentID {
+			return h
+		}
+	}
+	return nil
+}
 
 func (b *Broker) drop(h *Host) {
 	for i, x := range b.hosts {
@@ -383,7 +564,8 @@ func (b *Broker) removeAssignment(a *assignment) {
 // chosen, is sent instead (tabIdExplicit false).
 func (b *Broker) Invoke(s BrokerScope, op string, in BrokerInput, tabID string, timeout time.Duration,
 	reply func(BrokerResult, *BrokerError)) {
-	if timeout <= 0 {
+	explicitTimeout := timeout > 0
+	if !explicitTimeout {
 		timeout = BrokerDefaultTimeout
 	}
 	key := AssignmentKey(b.env.Profile, s)
@@ -396,7 +578,33 @@ func (b *Broker) Invoke(s BrokerScope, op string, in BrokerInput, tabID string, 
 		reply(BrokerResult{}, &e)
 		return
 	}
-	h, a := b.route(key, s, op)
+	if b.dead {
+		e := ctx
+		e.Tag = ErrNoAvailableHost
+		reply(BrokerResult{}, &e)
+		return
+	}
+	pin := "-"
+	if a := b.assignment(key); a != nil && b.live(a.host) {
+		pin = a.host.ClientID
+	}
+	ownerTab, owner := b.tabHolder(s.EnvironmentID, s.ThreadID, tabID)
+	var h *Host
+	var a *assignment
+	if owner != "" && b.env.Profile.Fixed(RouteByTabOwner) && (tabID != "" || !b.env.Profile.Has(RouteExplicitTabOnly)) {
+		// The tab's holder executes the operation, whatever the session's
+		// pin says; a holder that is not connected is a typed failure,
+		// never a silent run in another host's browsing context.
+		h, a = b.hostByClient(owner, s.EnvironmentID), b.assignment(key)
+		if h == nil || !h.supports(op) {
+			e := ctx
+			e.Tag, e.TabID, e.ClientID = ErrNoAvailableHost, ownerTab, owner
+			reply(BrokerResult{}, &e)
+			return
+		}
+	} else {
+		h, a = b.route(key, s, op)
+	}
 	if h == nil {
 		e := ctx
 		e.Tag = ErrNoAvailableHost
@@ -415,6 +623,9 @@ func (b *Broker) Invoke(s BrokerScope, op string, in BrokerInput, tabID string, 
 	if !explicit && reuseTab {
 		tabID = a.tabID
 	}
+	if !explicit && h.ClientID == owner && b.env.Profile.Fixed(RouteByTabOwner) {
+		tabID = ownerTab // the thread's current tab, on the host that holds it
+	}
 	seq := b.seq
 	b.seq++
 	id := fmt.Sprintf("preview-%d", seq)
@@ -430,11 +641,21 @@ func (b *Broker) Invoke(s BrokerScope, op string, in BrokerInput, tabID string, 
 		p.tabID = tabID
 	}
 	b.pending = append(b.pending, p)
+	budget := timeout
+	if b.env.Profile.Fixed(HostDeadlineHeadroom) && (explicitTimeout || !b.env.Profile.Has(HeadroomForExplicitTimeoutOnly)) {
+		budget = HostTimeout(timeout)
+	}
 	req := HostRequest{RequestID: id, ThreadID: s.ThreadID, TabID: tabID, TabIDExplicit: explicit, Operation: op,
-		Timeout: timeout, Input: in}
+		Timeout: budget, Input: in}
 	h.Stream = append(h.Stream, "request "+id)
 	h.Requests = append(h.Requests, req)
-	p.timer = b.env.Clock.AfterFunc(initialDeadline(op, timeout), func() { b.timeout(p) })
+	deadline := initialDeadline(op, timeout)
+	p.budget, p.sent = budget, b.env.Now()
+	b.env.Emit(brokerActor, "host.request", "", sim.A("client", h.ClientID), sim.A("conn", h.ConnectionID),
+		sim.A("request", id), sim.A("thread", s.ThreadID), sim.A("op", op), sim.A("tab", orNone(tabID)),
+		sim.A("explicit", fmt.Sprint(explicit)), sim.A("budget", budget.String()), sim.A("deadline", deadline.String()), sim.A("pin", pin),
+		sim.A("tab-host", orNone(owner)))
+	p.timer = b.env.Clock.AfterFunc(deadline, func() { b.timeout(p) })
 	if h.OnRequest != nil {
 		h.OnRequest(req)
 	}
@@ -469,6 +690,7 @@ func (b *Broker) Respond(r Response) {
 		b.clearTombstone(r.RequestID)
 		return
 	}
+	b.env.Emit(brokerActor, "host.respond", "", sim.A("client", r.ClientID), sim.A("conn", r.ConnectionID), sim.A("request", r.RequestID))
 	if r.Phase == "started" && r.OK {
 		if !p.started {
 			p.started = true
@@ -555,7 +777,49 @@ func (b *Broker) timeout(p *pendingRequest) {
 		b.tombstones = append(b.tombstones, tombstone{requestID: p.id, env: p.scope.EnvironmentID,
 			psid: p.scope.ProviderSessionID, until: b.env.Now() + TombstoneTTL})
 	}
+	h := p.host
+	attrs := []sim.Attr{sim.A("client", h.ClientID), sim.A("conn", h.ConnectionID), sim.A("request", p.id),
+		sim.A("thread", p.scope.ThreadID), sim.A("op", p.ctx.Operation), sim.A("budget", p.budget.String()),
+		sim.A("waited", (b.env.Now() - p.sent).String())}
+	b.env.Emit(brokerActor, "host.deadline-missed", "", attrs...)
 	b.fail(p, ErrTimeout)
+	if b.env.Profile.Fixed(TimeoutEvictsHost) && !b.env.Profile.Has(TimeoutDropsAssignmentOnly) && b.live(h) {
+		// An unanswered request invalidates the connection (#11381): the
+		// host is dropped, its other requests fail disconnected, and it is
+		// not routed to again until it registers anew.
+		b.env.Emit(brokerActor, "host.evict", "", attrs...)
+		b.close(h, "evicted")
+		return
+	}
+	if b.env.Profile.Has(TimeoutDropsAssignmentOnly) {
+		if a := b.assignment(AssignmentKey(b.env.Profile, p.scope)); a != nil && a.host == h {
+			b.removeAssignment(a)
+		}
+	}
+}
+
+// HostTimeout is previewAutomationHostTimeoutMs (PreviewAutomationBroker.ts
+// @ 0f941fd4): the wait budget a host gets for a caller's timeout, below
+// the broker's own deadline by a headroom of min(500 ms, timeout/4) (at
+// least 1 ms), so an honest answer at the end of the host's budget still
+// lands before the broker gives up.
+func HostTimeout(timeout time.Duration) time.Duration {
+	if timeout <= time.Millisecond {
+		return time.Millisecond
+	}
+	headroom := min(ResponseHeadroom, timeout/4)
+	headroom = max(headroom, time.Millisecond)
+	return timeout - headroom
+}
+
+// ResponseHeadroom is PREVIEW_AUTOMATION_RESPONSE_HEADROOM_MS.
+const ResponseHeadroom = 500 * time.Millisecond
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func (b *Broker) quarantined(s BrokerScope) bool {

@@ -301,13 +301,18 @@ type Orchestrator struct {
 	// CancelAfter, if set, cancels the call after commandID committed (the
 	// MCP call's fiber interrupted): it answers Interrupted.
 	CancelAfter func(commandID string) bool
+	// Nested is the chance that a delegated child delegates a task of its
+	// own (then its child may too, MaxNestedDepth deep); 0 (the default)
+	// never. The world sets it; the draws come from orchestrator/nested.
+	Nested sim.Ratio
+	nested *sim.Rand
 }
 
 const actor = "orchestrator"
 
 // New returns the orchestrator of a server process over st.
 func New(env *model.Env, st *store.Store) *Orchestrator {
-	o := &Orchestrator{env: env, rand: env.Rand(actor), st: st}
+	o := &Orchestrator{env: env, rand: env.Rand(actor), nested: env.Rand(actor + "/nested"), st: st}
 	o.ChildDuration = func() time.Duration { return o.rand.Duration("child-duration", 30*time.Second, 90*time.Minute) }
 	o.ChildFails = func() bool { return o.rand.Chance("child-fails", sim.Per(1, 10)) }
 	return o
@@ -383,6 +388,7 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			o.st.Tasks = append(o.st.Tasks, t)
 			o.env.Obligations.Open(TaskSettles, t.ID, "delegate_task accepted")
 			o.armChild(t)
+			o.spawnNested(t, 1)
 			return store.Result{TaskID: t.ID, ChildThreadID: child, Status: t.Status, InstanceID: instance}, true
 		})
 		if t := o.st.Task(a.Result.TaskID); t != nil && (a.Outcome == Accepted || a.Outcome == Replayed) {
@@ -530,6 +536,11 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			return
 		}
 		if t.Status != store.TaskRunning {
+			if o.cascades(false) {
+				// The child's published result stays terminal; the work
+				// it delegated is stopped all the same.
+				o.stopDescendants(t)
+			}
 			id := cmd("cancel-task-completion-delivery", k)
 			reply(o.dispatch(id, caller, EffectDispose, c, func() (store.Result, bool) {
 				t.Delivery = "disposed"
@@ -543,6 +554,9 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 		id := cmd("cancel-task", k)
 		a := o.dispatch(id, caller, EffectInterrupt, c, func() (store.Result, bool) {
 			o.settle(t, store.TaskCancelled)
+			if o.cascades(true) {
+				o.stopDescendants(t)
+			}
 			return store.Result{TaskID: t.ID, Status: "cancel_requested"}, true
 		})
 		if a.Outcome != Accepted && a.Outcome != Replayed {

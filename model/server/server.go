@@ -35,12 +35,15 @@ type Hooks struct {
 
 // Server is one T3 server process.
 type Server struct {
-	env         *model.Env
-	Store       *store.Store
-	Registry    *mcp.Registry
-	Slots       *mcp.Slots
-	PSM         *provider.Manager
-	Browser     *browser.ServerBrowser
+	env      *model.Env
+	Store    *store.Store
+	Registry *mcp.Registry
+	Slots    *mcp.Slots
+	PSM      *provider.Manager
+	Browser  *browser.ServerBrowser
+	// Broker routes the client-host preview tools to the desktop and
+	// mobile apps registered with this process.
+	Broker      *browser.Broker
 	Orch        *orchestrator.Orchestrator
 	Incarnation int
 	// messages counts the messages SendPrompt named.
@@ -85,6 +88,7 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 	s.PSM.Store = st
 	s.Browser = browser.NewServerBrowser(env, incarnation)
 	s.Browser.DesktopFor = hooks.DesktopFor
+	s.Broker = browser.NewBroker(env)
 	s.Orch = orchestrator.New(env, st)
 	s.Orch.Interrupt = s.interrupt
 	s.Orch.StartRun = s.startIdle
@@ -233,6 +237,7 @@ func (s *Server) Kill() {
 	s.dead = true
 	s.PSM.Kill()
 	s.Browser.Kill()
+	s.Broker.Kill()
 	s.Orch.Kill()
 	for _, t := range s.turns {
 		if s.hooks.TurnAborted != nil {
@@ -584,6 +589,10 @@ func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, 
 		reply(model.ToolResult{Outcome: model.OutcomeParentNotActive})
 		return
 	}
+	if call.Tool == model.ToolPreviewEvaluate || call.Tool == model.ToolPreviewWaitFor {
+		s.callHost(scope, call, trace, reply)
+		return
+	}
 	key := browser.OwnerKey(s.env.Profile, scope.EnvironmentID, scope.Thread.ProviderSessionID, threadID)
 	req := browser.Request{ThreadID: threadID, TabID: call.TabID, AgentSessionID: key, URL: call.URL,
 		ReuseExistingTab: !call.NewTab}
@@ -633,6 +642,45 @@ func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, 
 		}
 		reply(model.ToolResult{Outcome: r.Outcome, TabID: r.TabID})
 	})
+}
+
+// callHost serves a client-host preview tool through the broker and traces
+// its outcome with the host that ran it (client), the request id, and
+// deadline=missed when the broker's deadline passed unanswered.
+func (s *Server) callHost(scope mcp.Scope, call model.ToolCall, trace func(string, ...sim.Attr), reply func(model.ToolResult)) {
+	op := browser.OpEvaluate
+	if call.Tool == model.ToolPreviewWaitFor {
+		op = browser.OpWaitFor
+	}
+	bs := browser.BrokerScope{EnvironmentID: scope.EnvironmentID, ThreadID: scope.Thread.ThreadID,
+		ProviderSessionID: scope.Thread.ProviderSessionID, ProviderInstanceID: scope.Thread.ProviderInstanceID}
+	authorized := s.env.Now()
+	s.Broker.Invoke(bs, op, browser.BrokerInput{}, call.TabID, call.Timeout, func(r browser.BrokerResult, e *browser.BrokerError) {
+		var attrs []sim.Attr
+		if now := s.env.Now(); now != authorized {
+			// Answered later: say when the call was authorized, which is
+			// what credential checks judge.
+			attrs = append(attrs, sim.A("authorized", sim.FormatT(authorized)))
+		}
+		if e != nil {
+			attrs = append(attrs, sim.A("client", orNone(e.ClientID)), sim.A("request", orNone(e.RequestID)))
+			if e.Outcome == "unknown" {
+				attrs = append(attrs, sim.A("deadline", "missed"))
+			}
+			trace(e.Tag, attrs...)
+			reply(model.ToolResult{Outcome: e.Tag, TabID: e.TabID})
+			return
+		}
+		trace(browser.OK, append(attrs, sim.A("client", r.ClientID), sim.A("tab", orNone(r.TabID)), sim.A("value", r.Value))...)
+		reply(model.ToolResult{Outcome: browser.OK, TabID: r.TabID})
+	})
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // liveCaller is assertLiveCaller: the calling thread exists, is not

@@ -329,6 +329,10 @@ type Task struct {
 	ChildThreadID string
 	CommandID     string
 	Status        string
+	// ParentTask is the task whose child thread delegated this one ("" for
+	// a task an agent's own thread delegated): the delegation tree
+	// task_cancel walks.
+	ParentTask string
 	// Text is the task the child received; Summary its answer once
 	// completed.
 	Text    string

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func brokenLines(out string) []string {
+	var bs []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "broken: ") {
+			bs = append(bs, l)
+		}
+	}
+	return bs
+}
+
+// run --keep-going reports every distinct invariant a run breaks, each at
+// its first event, before the last line, which still names the first; its
+// replay file reproduces it byte for byte.
+func TestRun_KeepGoingReportsEveryInvariant(t *testing.T) {
+	args := []string{"run", "--scenario", "chaos", "--seed", "1"}
+	code, plain, _ := cli(t, args...)
+	assert.Equal(t, exitViolation, code)
+	assert.Empty(t, brokenLines(plain), "without --keep-going, no broken: lines")
+
+	out := filepath.Join(t.TempDir(), "kg.json")
+	code, kg, errOut := cli(t, append(args, "--keep-going", "--out", out)...)
+	assert.Equal(t, exitViolation, code, errOut)
+	last := lastLineOf(kg)
+	assert.Regexp(t, violationLine, last)
+	inv := strings.Fields(lastLineOf(plain))[1]
+	assert.True(t, strings.HasPrefix(last, "violation: "+inv+" at "), "the last line names the same first violation")
+	broken := brokenLines(kg)
+	require.Greater(t, len(broken), 1, "chaos seed 1 under reported breaks several invariants")
+	assert.True(t, strings.HasPrefix(broken[0], "broken: "+inv+" at ") && strings.HasSuffix(broken[0], " (first)"), broken[0])
+	seen := map[string]bool{}
+	for _, b := range broken {
+		name := strings.Fields(b)[1]
+		assert.False(t, seen[name], "each invariant once: %s", b)
+		seen[name] = true
+	}
+	assert.Contains(t, kg, "(follows ", "a later violation that follows from an earlier one is marked")
+
+	code, rep, errOut := cli(t, "replay", out)
+	assert.Equal(t, exitViolation, code, errOut)
+	assert.Contains(t, rep, "fingerprint matches")
+	assert.Equal(t, last, lastLineOf(rep))
+	assert.Equal(t, broken, brokenLines(rep))
+}

@@ -1,0 +1,175 @@
+package invariants
+
+import (
+	"time"
+
+	"github.com/orchsim/orchsim/catalog"
+	"github.com/orchsim/orchsim/sim"
+)
+
+// CancelReachesDescendants is written from task_cancel's contract in
+// OrchestratorMcpService.cancelTask (t3code@04058804): "Cancelling stops
+// the child and every task under it", "including ... the tasks it
+// delegated". Once task_cancel answers for a task (accepted or replayed),
+// every task delegated under it (by its child thread, by that child's
+// children, ...) is terminal within CancelGrace: none keeps running, and
+// none completes or fails afterwards. It reads delegate_task's result
+// task=..., the orchestrator's task.delegated (task, parent-task) and
+// task.settled, and task_cancel's task attribute.
+const CancelReachesDescendants = "cancel-reaches-descendants"
+
+// CancelGrace is how long after task_cancel answers a descendant may
+// still run: the stop of a thread's run is asynchronous upstream
+// (thread.stop dispatches; the run settles when its provider turn ends).
+const CancelGrace = time.Minute
+
+func init() {
+	register(Info{Name: CancelReachesDescendants, Group: catalog.Orchestrator,
+		Property: "after task_cancel answers for a task, every task delegated under it is terminal within a minute: none keeps running or completes afterwards",
+		Source:   "OrchestratorMcpService.cancelTask at t3code@04058804 (\"Cancelling stops the child and every task under it\"; stopDelegatedTasks)",
+		Reports:  []catalog.Report{"anthropics/claude-code#95138"},
+		New:      func() sim.Checker { return &cancelTree{index: map[string]int{}} }})
+}
+
+type taskNode struct {
+	id, parent string // parent: the task whose child delegated it ("" for an agent's task)
+	created    time.Duration
+	running    bool
+	settledAt  time.Duration
+	// cancelledBy and cancelledAt name the first cancel of an ancestor
+	// that this task outlived ("" while none).
+	cancelledBy string
+	cancelledAt time.Duration
+	by          string // the thread that cancelled
+}
+
+type cancelTree struct {
+	nodes []taskNode // creation order; a slice keeps the checker free of map ranges
+	index map[string]int
+	// pending counts the running tasks an ancestor's cancel should have
+	// stopped, so most events skip the scan.
+	pending int
+}
+
+func (*cancelTree) Name() string { return CancelReachesDescendants }
+
+func (c *cancelTree) add(id, parent string, at time.Duration) {
+	if _, seen := c.index[id]; seen || id == "" {
+		return
+	}
+	c.index[id] = len(c.nodes)
+	c.nodes = append(c.nodes, taskNode{id: id, parent: parent, created: at, running: true})
+}
+
+// under reports whether n's ancestors include root.
+func (c *cancelTree) under(n taskNode, root string) bool {
+	for depth := 0; n.parent != "" && depth < 64; depth++ {
+		if n.parent == root {
+			return true
+		}
+		i, ok := c.index[n.parent]
+		if !ok {
+			return false
+		}
+		n = c.nodes[i]
+	}
+	return false
+}
+
+func (c *cancelTree) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case isToolEvent(ev) && ev.Kind == "delegate_task" && ev.Outcome == "accepted":
+		c.add(resultField(ev.Get("result"), "task"), "", ev.At)
+	case ev.Actor == "orchestrator" && ev.Kind == "task.delegated":
+		c.add(ev.Get("task"), ev.Get("parent-task"), ev.At)
+	case ev.Actor == "orchestrator" && ev.Kind == "task.settled":
+		if i, ok := c.index[ev.Get("task")]; ok {
+			n := &c.nodes[i]
+			if n.running && n.cancelledBy != "" {
+				c.pending--
+			}
+			n.running, n.settledAt = false, ev.At
+			if n.cancelledBy != "" && ev.Outcome != "interrupted" {
+				return violation(CancelReachesDescendants,
+					"task %s, delegated at %s under task %s, kept working and %s at %s although thread %s's task_cancel of %s answered at %s: the cancel did not reach the tasks its child delegated",
+					n.id, at(n.created), n.cancelledBy, ev.Outcome, at(ev.At), n.by, n.cancelledBy, at(n.cancelledAt))
+			}
+		}
+	case isToolEvent(ev) && ev.Kind == "task_cancel" && (ev.Outcome == "accepted" || ev.Outcome == "replayed"):
+		root := ev.Get("task")
+		for i := range c.nodes {
+			n := &c.nodes[i]
+			if n.running && n.cancelledBy == "" && c.under(*n, root) {
+				n.cancelledBy, n.cancelledAt, n.by = root, ev.At, ev.Get("thread")
+				c.pending++
+			}
+		}
+	}
+	return c.overdue(ev.At)
+}
+
+func (c *cancelTree) overdue(now time.Duration) *sim.Violation {
+	if c.pending == 0 {
+		return nil
+	}
+	for _, n := range c.nodes {
+		if n.running && n.cancelledBy != "" && now-n.cancelledAt > CancelGrace {
+			return violation(CancelReachesDescendants,
+				"task %s, delegated at %s under task %s, is still running at %s, %s after thread %s's task_cancel of %s answered at %s: the cancel did not reach the tasks its child delegated",
+				n.id, at(n.created), n.cancelledBy, at(now), now-n.cancelledAt, n.by, n.cancelledBy, at(n.cancelledAt))
+		}
+	}
+	return nil
+}
+
+// Finish implements sim.Finisher: a descendant still running at the end
+// of the run outlived its ancestor's cancel.
+func (c *cancelTree) Finish(end time.Duration) *sim.Violation {
+	return c.overdue(end + CancelGrace + 1)
+}
+
+// probeCancelWithLiveDescendant is the situation cancel-reaches-descendants
+// needs: a task_cancel answered for a task while a task its child (or a
+// deeper descendant) delegated was running, whether the cancel then
+// stopped it (fixed) or left it running (reported).
+var probeCancelWithLiveDescendant = declareProbe(ProbeInfo{Name: "cancel-with-live-descendant", Group: catalog.Orchestrator,
+	Doc: "a task_cancel answered for a task while a task delegated under it was running"})
+
+// nestedTasks follows the tasks delegated by delegated children, for the
+// probe.
+type nestedTasks struct {
+	ids       []string
+	parent    map[string]string
+	live      map[string]bool
+	stoppedAt map[string]time.Duration
+}
+
+func (n *nestedTasks) observe(ev *sim.Event, hit func(string)) {
+	switch {
+	case ev.Actor == "orchestrator" && ev.Kind == "task.delegated":
+		if n.parent == nil {
+			n.parent, n.live, n.stoppedAt = map[string]string{}, map[string]bool{}, map[string]time.Duration{}
+		}
+		id := ev.Get("task")
+		n.ids = append(n.ids, id)
+		n.parent[id], n.live[id] = ev.Get("parent-task"), true
+	case ev.Actor == "orchestrator" && ev.Kind == "task.settled" && n.live[ev.Get("task")]:
+		n.live[ev.Get("task")] = false
+		if ev.Outcome == "interrupted" {
+			n.stoppedAt[ev.Get("task")] = ev.At
+		}
+	case isToolEvent(ev) && ev.Kind == "task_cancel" && (ev.Outcome == "accepted" || ev.Outcome == "replayed"):
+		root := ev.Get("task")
+		for _, id := range n.ids {
+			if at, stopped := n.stoppedAt[id]; !n.live[id] && !(stopped && at == ev.At) {
+				continue
+			}
+			for p, depth := n.parent[id], 0; p != "" && depth < 64; p, depth = n.parent[p], depth+1 {
+				if p == root {
+					hit(probeCancelWithLiveDescendant)
+					return
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package browser
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/orchsim/orchsim/model"
+	"github.com/orchsim/orchsim/sim"
+)
+
+// DesktopHost is one client app registered with the server's broker as a
+// preview automation host (PreviewAutomationHosts in apps/web, mounted on
+// Electron; a mobile client too): it holds its own tabs, each in its own
+// browsing context (cookies, DOM), reports them to the broker
+// (ws.rpc.preview.reportStatus), and answers the requests it reads.
+//
+// A desktop host answers evaluate after the page's action time; waitFor
+// either finds its text within the budget it was given or waits out that
+// whole budget, overshooting it by up to WaitForOvershoot, and answers an
+// honest "not found" (issue #12407: "Desktop waitFor also uses the full
+// budget and can overshoot it"). A request that names no tab runs on the
+// host's current tab of the thread, or in the host's blank context when it
+// holds none (issue #13051: the login form, document.cookie ""). A
+// suspended host (a backgrounded mobile page, #11167) reads nothing: its
+// socket is half-open, the broker still lists it, and requests sent to it
+// are never answered. When the broker ends its connection the host
+// registers again ReregisterDelay later (#12535) unless it is suspended;
+// on resuming it registers anew.
+type DesktopHost struct {
+	env      *model.Env
+	rand     *sim.Rand
+	ClientID string
+	// Mobile marks a mobile client (it can be backgrounded).
+	Mobile    bool
+	broker    *Broker
+	conn      *Host
+	started   bool
+	suspended bool
+	focused   bool
+	tabs      []hostTab
+	nextTab   int
+}
+
+type hostTab struct {
+	thread, tab string
+	opened      time.Duration
+}
+
+// Desktop host constants.
+const (
+	// ReregisterDelay is how long after an eviction the preview client
+	// registers again (PR #12535: "after one second").
+	ReregisterDelay = time.Second
+	// WaitForOvershoot bounds how far past its budget a host's waitFor
+	// answers (a model choice: the last poll and the reply's serialization).
+	WaitForOvershoot = 50 * time.Millisecond
+	// OpWaitFor is the waitFor operation (preview_wait_for).
+	OpWaitFor = "waitFor"
+)
+
+// NewDesktopHost returns a host that has not registered yet.
+func NewDesktopHost(env *model.Env, clientID string, mobile bool) *DesktopHost {
+	return &DesktopHost{env: env, rand: env.Rand("host/" + clientID), ClientID: clientID, Mobile: mobile}
+}
+
+func (d *DesktopHost) actor() string { return "host/" + d.ClientID }
+
+func (d *DesktopHost) latency() time.Duration {
+	return d.rand.Duration("latency", time.Millisecond, 40*time.Millisecond)
+}
+
+// Start launches the app: it registers with the broker it is attached to.
+func (d *DesktopHost) Start() {
+	d.started = true
+	d.connect()
+}
+
+// Attach points the host at a (new) server's broker and registers if the
+// app runs; nil detaches it (the server is down).
+func (d *DesktopHost) Attach(b *Broker) {
+	d.broker = b
+	d.conn = nil
+	if b != nil && d.started {
+		d.connect()
+	}
+}
+
+// Connected reports whether the host holds a broker connection.
+func (d *DesktopHost) Connected() bool { return d.conn != nil }
+
+// Suspended reports whether the host is suspended (half-open).
+func (d *DesktopHost) Suspended() bool { return d.suspended }
+
+func (d *DesktopHost) connect() {
+	b := d.broker
+	if b == nil || b.dead || d.suspended {
+		return
+	}
+	c := b.Connect(d.ClientID, d.env.EnvironmentID, nil)
+	d.conn = c
+	c.OnRequest = func(r HostRequest) { d.onRequest(b, c, r) }
+	c.OnClose = func(reason string) { d.onClose(b, c, reason) }
+	for _, t := range d.tabs {
+		b.ReportTab(d.ClientID, d.env.EnvironmentID, t.thread, t.tab, t.opened)
+	}
+	if d.focused {
+		b.Focus(d.ClientID, d.env.EnvironmentID, c.ConnectionID, true)
+	}
+}
+
+func (d *DesktopHost) onClose(b *Broker, c *Host, reason string) {
+	if d.conn != c {
+		return
+	}
+	d.conn = nil
+	if reason == "evicted" {
+		d.env.After(ReregisterDelay, func() {
+			if d.broker == b && d.conn == nil && !d.suspended {
+				d.connect()
+			}
+		})
+	}
+}
+
+// Focus is the user bringing this host's window to the front (or leaving
+// it); the broker hears it as focusHost.
+func (d *DesktopHost) Focus(on bool) {
+	d.focused = on
+	if on {
+		d.env.Emit(d.actor(), "host.focus", "", sim.A("client", d.ClientID))
+	}
+	if d.conn != nil && d.broker != nil {
+		d.broker.Focus(d.ClientID, d.env.EnvironmentID, d.conn.ConnectionID, on)
+	}
+}
+
+// OpenTab is the user opening a tab of thread by hand in this host (the
+// signed-in page the thread's agent is to read); it becomes the thread's
+// current tab and is reported to the broker.
+func (d *DesktopHost) OpenTab(threadID string) string {
+	d.nextTab++
+	tab := fmt.Sprintf("ptab_%s_%d", d.ClientID, d.nextTab)
+	d.tabs = append(d.tabs, hostTab{thread: threadID, tab: tab, opened: d.env.Now()})
+	d.env.Emit(d.actor(), "host.tab-open", "", sim.A("client", d.ClientID), sim.A("thread", threadID), sim.A("tab", tab))
+	if d.conn != nil && d.broker != nil {
+		d.broker.ReportTab(d.ClientID, d.env.EnvironmentID, threadID, tab, d.env.Now())
+	}
+	return tab
+}
+
+// Suspend backgrounds the app: its page stops reading, its socket stays
+// half-open.
+func (d *DesktopHost) Suspend() {
+	if d.suspended {
+		return
+	}
+	d.suspended = true
+	d.env.Emit(d.actor(), "host.suspend", "", sim.A("client", d.ClientID))
+}
+
+// Resume brings the app back: it registers anew (a fresh connection
+// replaces a half-open one the broker still lists).
+func (d *DesktopHost) Resume() {
+	if !d.suspended {
+		return
+	}
+	d.suspended = false
+	d.env.Emit(d.actor(), "host.resume", "", sim.A("client", d.ClientID))
+	d.connect()
+}
+
+// current returns the host's current tab of thread (its last), or "".
+func (d *DesktopHost) current(threadID string) string {
+	for i := len(d.tabs) - 1; i >= 0; i-- {
+		if d.tabs[i].thread == threadID {
+			return d.tabs[i].tab
+		}
+	}
+	return ""
+}
+
+func (d *DesktopHost) holds(threadID, tab string) bool {
+	for _, t := range d.tabs {
+		if t.thread == threadID && t.tab == tab {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *DesktopHost) onRequest(b *Broker, c *Host, r HostRequest) {
+	if d.suspended {
+		return // the frame queues up unread on a half-open socket
+	}
+	d.env.After(d.latency(), func() {
+		if d.suspended || d.conn != c {
+			return
+		}
+		tab := r.TabID
+		switch {
+		case tab != "" && d.holds(r.ThreadID, tab):
+		case r.TabIDExplicit:
+			d.respond(b, c, r, tab, &RemoteError{Tag: ErrTabNotFound, Message: "tab not found"}, 0)
+			return
+		default:
+			tab = d.current(r.ThreadID)
+		}
+		d.env.Emit(d.actor(), "host.execute", "", sim.A("client", d.ClientID), sim.A("request", r.RequestID),
+			sim.A("thread", r.ThreadID), sim.A("op", r.Operation), sim.A("tab", orNone(tab)))
+		if r.Operation == OpWaitFor {
+			if d.rand.Chance("wait-found", sim.Per(1, 2)) {
+				d.respond(b, c, r, tab, nil, d.rand.Duration("wait-found-after", 50*time.Millisecond, max(r.Timeout*3/4, 60*time.Millisecond)))
+				return
+			}
+			d.env.Emit(d.actor(), "host.wait-exhausted", "", sim.A("client", d.ClientID), sim.A("request", r.RequestID),
+				sim.A("budget", r.Timeout.String()))
+			over := d.rand.Duration("wait-overshoot", 0, WaitForOvershoot)
+			d.respond(b, c, r, tab, &RemoteError{Tag: ErrTimeout, Message: "text not found"}, r.Timeout+over)
+			return
+		}
+		d.respond(b, c, r, tab, nil, d.rand.Duration("action-time", 5*time.Millisecond, 1500*time.Millisecond))
+	})
+}
+
+// respond answers r after the page's time plus the way back.
+func (d *DesktopHost) respond(b *Broker, c *Host, r HostRequest, tab string, e *RemoteError, after time.Duration) {
+	d.env.After(after, func() {
+		if d.suspended || d.conn != c {
+			return
+		}
+		d.env.After(d.latency(), func() {
+			b.Respond(Response{ClientID: d.ClientID, ConnectionID: c.ConnectionID, RequestID: r.RequestID,
+				OK: e == nil, Error: e, TabID: tab, Value: "ctx:" + d.ClientID})
+		})
+	})
+}
