@@ -186,7 +186,10 @@ func init() {
 	model.RegisterMutant(model.MutantInfo{Name: AdoptSettledOnly, Group: catalog.TerminalSession,
 		Doc:        "the reloaded renderer's restore adopts a settled live backend but cold-spawns when none is settled, ignoring a spawn in flight",
 		Scenario:   "terminal-remount",
-		Invariants: []string{"one-agent-process-per-session"}})
+		Invariants: []string{"one-agent-process-per-session"},
+		// A reload is the user's habit, a swarm dimension, and the kill needs
+		// it while a visible spawn is in flight (first at seed 92).
+		GateSeeds: 200, GateStrategy: "swarm"})
 	model.RegisterMutant(model.MutantInfo{Name: NeverKillOnTimeout, Group: catalog.TerminalSession,
 		Doc:        "a readiness timeout never kills, not even a spawned backend: a backend that never becomes ready is never replaced",
 		Scenario:   "terminal-remount",
