@@ -63,6 +63,10 @@ var (
 		Doc: "an idle release was deferred for pending background work"})
 	probeIdleReleaseDeferredForChild = declareProbe(ProbeInfo{Name: "idle-timer-fired-with-child-owed", Group: catalog.ProviderSession,
 		Doc: "a session's idle timer fired while a thread attached to it was owed a running delegated child's result (the release was deferred)"})
+	probeNativeResumed = declareProbe(ProbeInfo{Name: "native-conversation-resumed", Group: catalog.ProviderSession,
+		Doc: "a provider session opened after an idle release or a restart resumed the thread's persisted native conversation"})
+	probeFirstNativeTurnCut = declareProbe(ProbeInfo{Name: "first-native-turn-cut", Group: catalog.ProviderSession,
+		Doc: "a provider process died during the first turn of a new native conversation, before the turn was written"})
 	probeIdleReleaseWithOpenTab = declareProbe(ProbeInfo{Name: "idle-release-with-open-tab", Group: catalog.ProviderSession,
 		Doc: "a provider session idled out while its thread had an open agent tab"})
 	probeInputBeforeComposer = declareProbe(ProbeInfo{Name: "input-before-composer", Group: catalog.TerminalSession,
@@ -166,6 +170,10 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		hit(probeCleanupAfterInPlaceRestart)
 	case ev.Kind == "control.take" && ev.Outcome == "ok":
 		hit(probeHumanTookAgentTab)
+	case ev.Actor == "psm" && ev.Kind == "native.resume" && ev.Outcome == "resumed":
+		hit(probeNativeResumed)
+	case ev.Actor == "fault" && ev.Kind == "provider-crash" && ev.Outcome == "first-turn-crash":
+		hit(probeFirstNativeTurnCut)
 	case ev.Kind == "idle-release-deferred" && ev.Outcome == "delegated child":
 		hit(probeIdleReleaseDeferredForChild)
 	case ev.Kind == "idle-release-deferred":

@@ -213,3 +213,138 @@ func (c *childOwed) drop(session, thread string) {
 		}
 	}
 }
+
+// ResumeBindsStoredNative and ResumeCursorFindsConversation are written
+// from the resume contract of T3's provider sessions: a thread's history
+// is one native conversation, which T3 persists as the thread's resume
+// cursor (provider_session_runtime.resume_cursor_json) so that a session
+// opened after an idle release or a restart continues it (ClaudeAdapter
+// `resume`; OpenCodeAdapter session.get, PR #3617). They read the
+// manager's native.create / native.resume / native.turn / cursor.persist /
+// cursor.clear events and its failed session.open.
+const (
+	ResumeBindsStoredNative       = "resume-binds-stored-native"
+	ResumeCursorFindsConversation = "resume-cursor-finds-conversation"
+)
+
+func init() {
+	register(Info{Name: ResumeBindsStoredNative, Group: catalog.ProviderSession,
+		Property: "while a thread's native conversation still exists on its instance, every provider session the thread opens there resumes it: a new one is created only when the old one is gone (and the context is then marked lost)",
+		Source:   "OpenCodeAdapter.startSession resume cursor and session.get (PR #3617); ClaudeAdapter readClaudeResumeState",
+		Reports:  []catalog.Report{"t3code#3604", "t3code#2838"},
+		New:      func() sim.Checker { return &storedNative{exists: map[string]bool{}} }})
+	register(Info{Name: ResumeCursorFindsConversation, Group: catalog.ProviderSession,
+		Property: "an open never fails because the thread's persisted resume cursor names a native conversation that does not exist: the cursor is written once the conversation is durable, or a resume that finds nothing falls back to a fresh session",
+		Source:   "t3code#2336 (resume cursor at turnCount 0); ProviderService resume_cursor_json; a thread is never left unable to send",
+		Reports:  []catalog.Report{"t3code#2336"},
+		New:      func() sim.Checker { return &cursorFinds{} }})
+}
+
+// lastNative is the native conversation a thread last drove.
+type lastNative struct {
+	thread, native, instance string
+	at                       time.Duration
+}
+
+type storedNative struct {
+	last   []lastNative    // one per thread; a slice keeps the checker free of map ranges
+	exists map[string]bool // native conversation -> resumable
+}
+
+func (*storedNative) Name() string { return ResumeBindsStoredNative }
+
+func (s *storedNative) Observe(ev *sim.Event) *sim.Violation {
+	if ev.Actor != "psm" {
+		return nil
+	}
+	switch ev.Kind {
+	case "native.create":
+		thread, native, instance := ev.Get("thread"), ev.Get("native"), ev.Get("instance")
+		s.exists[native] = ev.Get("written") == "true"
+		for i, l := range s.last {
+			if l.thread != thread {
+				continue
+			}
+			s.last[i] = lastNative{thread, native, instance, ev.At}
+			if l.instance == instance && s.exists[l.native] {
+				return violation(ResumeBindsStoredNative,
+					"thread %s's provider session on %s created a new native conversation %s at %s while its conversation %s (last bound at %s) still exists: the model starts blank while the thread shows the old history",
+					thread, instance, native, at(ev.At), l.native, at(l.at))
+			}
+			return nil
+		}
+		s.last = append(s.last, lastNative{thread, native, instance, ev.At})
+	case "native.resume":
+		if ev.Outcome != "resumed" {
+			return nil
+		}
+		for i, l := range s.last {
+			if l.thread == ev.Get("thread") {
+				s.last[i] = lastNative{l.thread, ev.Get("native"), ev.Get("instance"), ev.At}
+				return nil
+			}
+		}
+		s.last = append(s.last, lastNative{ev.Get("thread"), ev.Get("native"), ev.Get("instance"), ev.At})
+	case "native.turn":
+		s.exists[ev.Get("native")] = true
+	}
+	return nil
+}
+
+// cursorRow is a thread's persisted cursor as the trace tells it.
+type cursorRow struct {
+	thread, native string
+	at             time.Duration
+}
+
+type cursorFinds struct {
+	cursors []cursorRow // one per thread
+	durable []string    // native conversations with a durable turn (few)
+}
+
+func (*cursorFinds) Name() string { return ResumeCursorFindsConversation }
+
+func (c *cursorFinds) Observe(ev *sim.Event) *sim.Violation {
+	if ev.Actor != "psm" {
+		return nil
+	}
+	switch ev.Kind {
+	case "cursor.persist":
+		c.set(ev.Get("thread"), ev.Get("native"), ev.At)
+	case "cursor.clear":
+		c.set(ev.Get("thread"), "", ev.At)
+	case "native.turn":
+		c.durable = append(c.durable, ev.Get("native"))
+	case "session.open":
+		if ev.Get("cause") != "resume-missing" {
+			return nil
+		}
+		thread, native := ev.Get("thread"), ev.Get("native")
+		since := "an unknown time"
+		for _, r := range c.cursors {
+			if r.thread == thread && r.native == native {
+				since = at(r.at)
+			}
+		}
+		written := "it never had a durable turn"
+		for _, d := range c.durable {
+			if d == native {
+				written = "it had a durable turn, but is gone"
+			}
+		}
+		return violation(ResumeCursorFindsConversation,
+			"thread %s's provider session %s failed to open at %s: its resume cursor, persisted at %s, names native conversation %s, which does not exist (%s), and nothing falls back or clears the cursor: every later open fails the same way",
+			thread, ev.Get("providerSessionId"), at(ev.At), since, native, written)
+	}
+	return nil
+}
+
+func (c *cursorFinds) set(thread, native string, t time.Duration) {
+	for i := range c.cursors {
+		if c.cursors[i].thread == thread {
+			c.cursors[i] = cursorRow{thread, native, t}
+			return
+		}
+	}
+	c.cursors = append(c.cursors, cursorRow{thread, native, t})
+}

@@ -112,3 +112,77 @@ func TestNoIdleReleaseWhileChildOwed_NearMisses(t *testing.T) {
 		assert.Nil(t, check(t, NoIdleReleaseWhileChildOwed, h), name)
 	}
 }
+
+// t3code#3604's story: an OpenCode (ACP) thread's conversation native:a:1
+// exists from its creation; after an idle release the next session creates
+// native:a:2 instead of resuming it.
+func TestResumeBindsStoredNative(t *testing.T) {
+	create := func(m float64, native string, kv ...string) sim.Event {
+		return ev(m, "psm", "native.create", "", append([]string{"thread=thread-a", "native=" + native, "instance=acpRegistry_bob", "written=true"}, kv...)...)
+	}
+	v := check(t, ResumeBindsStoredNative, []sim.Event{create(1, "native:thread-a:1"), create(40, "native:thread-a:2")})
+	require.NotNil(t, v)
+	for _, want := range []string{"thread-a", "native:thread-a:2", "native:thread-a:1", "T+00:40:00.000", "T+00:01:00.000"} {
+		assert.Contains(t, v.Message, want)
+	}
+	// A Claude conversation exists once its first turn is written.
+	claude := func(m float64, native string) sim.Event {
+		return ev(m, "psm", "native.create", "", "thread=thread-a", "native="+native, "instance=claudeAgent", "written=false")
+	}
+	require.NotNil(t, check(t, ResumeBindsStoredNative, []sim.Event{claude(1, "native:thread-a:1"),
+		ev(3, "psm", "native.turn", "durable", "thread=thread-a", "native=native:thread-a:1"), claude(40, "native:thread-a:2")}))
+}
+
+// The fix and the near misses: the session resumed; the old conversation
+// never existed (a Claude session killed before its first turn); another
+// instance after a provider switch; another thread.
+func TestResumeBindsStoredNative_NearMisses(t *testing.T) {
+	create := func(m float64, thread, native, instance, written string) sim.Event {
+		return ev(m, "psm", "native.create", "", "thread="+thread, "native="+native, "instance="+instance, "written="+written)
+	}
+	for name, h := range map[string][]sim.Event{
+		"resumed": {create(1, "thread-a", "n1", "acpRegistry_bob", "true"),
+			ev(40, "psm", "native.resume", "resumed", "thread=thread-a", "native=n1", "instance=acpRegistry_bob")},
+		"never written": {create(1, "thread-a", "n1", "claudeAgent", "false"), create(40, "thread-a", "n2", "claudeAgent", "false")},
+		"other instance": {create(1, "thread-a", "n1", "acpRegistry_bob", "true"), create(40, "thread-a", "n2", "claudeAgent", "false"),
+			create(80, "thread-a", "n3", "acpRegistry_bob", "true")},
+		"other thread": {create(1, "thread-a", "n1", "acpRegistry_bob", "true"), create(40, "thread-b", "n2", "acpRegistry_bob", "true")},
+	} {
+		assert.Nil(t, check(t, ResumeBindsStoredNative, h), name)
+	}
+}
+
+// t3code#2336's story: the cursor is persisted at session start, the CLI
+// dies before its first turn, and the next open resumes a conversation
+// that was never written.
+func TestResumeCursorFindsConversation(t *testing.T) {
+	h := []sim.Event{
+		ev(1, "psm", "native.create", "", "thread=thread-a", "native=n1", "instance=claudeAgent", "written=false"),
+		ev(1, "psm", "cursor.persist", "", "thread=thread-a", "native=n1", "instance=claudeAgent"),
+		ev(2, "psm", "session.release", "error", "providerSessionId=psess:thread-a", "reason=runtime_error"),
+		ev(10, "psm", "native.resume", "missing", "thread=thread-a", "native=n1", "then=open fails"),
+		ev(10, "psm", "session.open", "ProviderSessionOpenError", "providerSessionId=psess:thread-a", "cause=resume-missing", "native=n1", "thread=thread-a"),
+	}
+	v := check(t, ResumeCursorFindsConversation, h)
+	require.NotNil(t, v)
+	for _, want := range []string{"thread-a", "psess:thread-a", "n1", "T+00:10:00.000", "T+00:01:00.000", "never had a durable turn"} {
+		assert.Contains(t, v.Message, want)
+	}
+}
+
+// The fix and the near misses: the cursor written after the first turn;
+// the fallback to a fresh session; an open that failed for another reason.
+func TestResumeCursorFindsConversation_NearMisses(t *testing.T) {
+	for name, h := range map[string][]sim.Event{
+		"after first turn": {ev(1, "psm", "native.create", "", "thread=thread-a", "native=n1", "written=false"),
+			ev(5, "psm", "native.turn", "durable", "thread=thread-a", "native=n1"),
+			ev(5, "psm", "cursor.persist", "", "thread=thread-a", "native=n1"),
+			ev(40, "psm", "native.resume", "resumed", "thread=thread-a", "native=n1")},
+		"fallback": {ev(10, "psm", "native.resume", "missing", "thread=thread-a", "native=n1", "then=fresh session"),
+			ev(10, "psm", "cursor.clear", "", "thread=thread-a", "native=n1"),
+			ev(10, "psm", "native.create", "", "thread=thread-a", "native=n2", "fallback-of=n1", "context=lost")},
+		"adapter failed": {ev(10, "psm", "session.open", "ProviderSessionOpenError", "providerSessionId=psess:thread-a")},
+	} {
+		assert.Nil(t, check(t, ResumeCursorFindsConversation, h), name)
+	}
+}

@@ -38,6 +38,7 @@ func init() {
 				Crash: 25, CapabilityChange: 20, StaleCall: 20, ServerRestart: 15, ProviderSwitch: 10}
 			w.RuntimeRestarts = true
 			w.MaxRestarts = 3
+			w.FirstTurnCrash = sim.Per(1, 10) // t3code#2336: a CLI killed before its first turn
 			w.Start()
 			// Over a day the desktop app's user comes and goes: an action
 			// every few seconds to five minutes rather than every 40 s.

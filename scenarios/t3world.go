@@ -46,6 +46,13 @@ type T3World struct {
 	ImpatienceMin, ImpatienceMax time.Duration
 	// Habits are the users' optional behaviours.
 	Habits agent.Habits
+	// FirstTurnCrash is the chance that a provider process dies during the
+	// first turn of a new native conversation, before the turn is written
+	// (t3code#2336's CLI killed at turnCount 0); 0 (the default) leaves the
+	// dimension out of the world. When set, swarm redraws it from its own
+	// stream, nativeCrash, so every other draw keeps its place.
+	FirstTurnCrash sim.Ratio
+	nativeCrash    *sim.Rand
 	// NestedDelegation is the chance that a delegated child delegates a
 	// task of its own (orchestrator.Orchestrator.Nested); swarm redraws it,
 	// from a stream of its own, when it is set.
@@ -80,7 +87,7 @@ type FaultMix struct {
 // a random provider instance, with browser access on.
 func NewT3World(env *model.Env) *T3World {
 	w := &T3World{env: env, rand: env.Rand("world"), net: env.Rand("net"), faults: env.Rand("faults"), Store: &store.Store{},
-		Habits: agent.DefaultHabits}
+		Habits: agent.DefaultHabits, nativeCrash: env.Rand("native-crash")}
 	projects := 1 + w.rand.IntN("projects", 2)
 	for p := 0; p < projects; p++ {
 		w.Store.Projects = append(w.Store.Projects, &store.Project{ID: fmt.Sprintf("project-%d", p+1), BrowserAccess: true})
@@ -103,6 +110,7 @@ const (
 	FaultServerRestart    = "server-restart"
 	FaultProviderSwitch   = "provider-switch"
 	FaultResponseLoss     = "response-loss"
+	FaultFirstTurnCrash   = "first-turn-crash"
 	FaultRuntimeRestart   = "runtime-restart"
 )
 
@@ -174,14 +182,26 @@ func (w *T3World) applyOff() {
 	if !w.env.Enabled("faults") {
 		m.GapMax = 0
 	}
+	if !w.env.Enabled("fault:"+FaultFirstTurnCrash) || !w.env.Enabled("faults") {
+		w.FirstTurnCrash = sim.Ratio{}
+	}
 }
 
 // Start boots the server, the actors and the fault loop.
 func (w *T3World) Start() {
 	if w.env.Swarm {
 		w.swarm()
+		if w.FirstTurnCrash.Numerator > 0 {
+			w.FirstTurnCrash = sim.Ratio{}
+			if w.nativeCrash.Chance("enable", sim.Per(1, 2)) {
+				w.FirstTurnCrash = sim.Per(1+w.nativeCrash.Below("rate", 4), 8)
+			}
+		}
 	}
 	w.applyOff()
+	if w.FirstTurnCrash.Numerator > 0 {
+		w.env.Emit("world", "first-turn-crash", ratioString(w.FirstTurnCrash))
+	}
 	var users []string
 	for _, t := range w.Store.Threads {
 		users = append(users, t.ID)
@@ -262,6 +282,7 @@ func (w *T3World) boot() {
 				a.Instance = e.Instance
 				a.StartTurn(cred)
 			}
+			w.maybeCrashFirstTurn(e)
 		},
 		TurnAborted: func(threadID, why string) {
 			if a := w.agent(threadID); a != nil {
@@ -406,6 +427,27 @@ func (w *T3World) fault() {
 	case 4:
 		w.switchProvider()
 	}
+}
+
+// maybeCrashFirstTurn kills, with chance FirstTurnCrash, the provider
+// process of a session whose native conversation has no durable turn yet,
+// a moment into that first turn.
+func (w *T3World) maybeCrashFirstTurn(e *provider.Entry) {
+	if w.FirstTurnCrash.Numerator == 0 || w.env.Healing || e.Native() == "" {
+		return
+	}
+	n := w.Store.Native(e.Native())
+	if n == nil || n.Turns > 0 || !w.nativeCrash.Chance("first-turn-crash", w.FirstTurnCrash) {
+		return
+	}
+	s := w.srv
+	w.env.After(w.nativeCrash.Duration("first-turn-crash-after", time.Second, time.Minute), func() {
+		if w.srv != s || s == nil || e.Released() || n.Turns > 0 {
+			return
+		}
+		w.env.Emit("fault", "provider-crash", FaultFirstTurnCrash, sim.A("providerSessionId", e.ID), sim.A("native", n.ID))
+		s.PSM.Crash(e)
+	})
 }
 
 func (w *T3World) crash() {

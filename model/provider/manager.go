@@ -204,6 +204,7 @@ type Entry struct {
 	pinnedSince time.Duration
 	background  time.Duration // pending background work until this time
 	released    bool
+	native      string // the native conversation a per-thread session is bound to
 	subs        []*Subscription
 }
 
@@ -234,6 +235,10 @@ func (e *Entry) Cred(threadID string) (ThreadCred, bool) {
 	}
 	return ThreadCred{}, false
 }
+
+// Native returns the native conversation a per-thread session is bound to
+// ("" for a shared session or a manager without a store).
+func (e *Entry) Native() string { return e.native }
 
 // Busy reports whether a turn is running.
 func (e *Entry) Busy() bool { return e.busy > 0 }
@@ -486,17 +491,30 @@ func (m *Manager) finishOpen(o *opening, fail bool) {
 		}
 	}
 	m.unreserve(o.threadID, o.cred.credID)
+	why := fmt.Errorf("ProviderSessionOpenError: adapter failed to start %s", o.instance)
+	var attrs []sim.Attr
+	native := ""
+	if !fail {
+		var missing string
+		native, missing = m.bindNative(o)
+		if missing != "" {
+			fail = true
+			why = fmt.Errorf("ProviderSessionOpenError: No conversation found with session ID: %s", missing)
+			attrs = []sim.Attr{sim.A("cause", "resume-missing"), sim.A("native", missing), sim.A("thread", o.threadID)}
+		}
+	}
 	if fail {
-		m.env.Emit(actor, "session.open", "ProviderSessionOpenError", sim.A("providerSessionId", o.sessionID), sim.A("incarnation", o.incarnation))
+		m.env.Emit(actor, "session.open", "ProviderSessionOpenError",
+			append([]sim.Attr{sim.A("providerSessionId", o.sessionID), sim.A("incarnation", o.incarnation)}, attrs...)...)
 		if o.cred.issued {
 			m.clearMcpSession(o.threadID, o.cred.credID, "open-failed:"+o.incarnation)
 		}
 		for _, w := range o.waiters {
-			w.done(nil, fmt.Errorf("ProviderSessionOpenError: adapter failed to start %s", o.instance))
+			w.done(nil, why)
 		}
 		return
 	}
-	e := &Entry{ID: o.sessionID, Incarnation: o.incarnation, Instance: o.instance, lastActive: m.env.Now()}
+	e := &Entry{ID: o.sessionID, Incarnation: o.incarnation, Instance: o.instance, lastActive: m.env.Now(), native: native}
 	e.attached = []string{o.threadID}
 	e.creds = []ThreadCred{{ThreadID: o.threadID, CredID: o.cred.credID, Token: o.cred.token}}
 	m.entries = append(m.entries, e)
@@ -548,6 +566,11 @@ func (m *Manager) markBusy(e *Entry, threadID string) {
 	e.lastActive = m.env.Now()
 	m.reg.Touch(threadID)
 	m.env.Emit(actor, "turn.start", "", sim.A("providerSessionId", e.ID), sim.A("thread", threadID))
+	if e.native != "" && m.env.Profile.Has(CursorAtTurnStart) {
+		if t := m.Store.Thread(threadID); t != nil && t.ResumeCursor != e.native {
+			m.persistCursor(t, e.native, e.Instance)
+		}
+	}
 }
 
 // TurnTerminal is the runtime's turn.terminal event: markIdle.
@@ -560,6 +583,7 @@ func (m *Manager) TurnTerminal(e *Entry, threadID string) {
 	}
 	e.lastActive = m.env.Now()
 	m.env.Emit(actor, "turn.terminal", "", sim.A("providerSessionId", e.ID), sim.A("thread", threadID))
+	m.nativeTurnWritten(e, threadID)
 	m.scheduleIdleRelease(e)
 }
 

@@ -41,6 +41,13 @@ type Thread struct {
 	WorktreePath   string
 	// Deleted marks a deleted thread (its rows stay).
 	Deleted bool
+	// ResumeCursor is the thread's persisted resume cursor
+	// (provider_session_runtime.resume_cursor_json): the native
+	// conversation id its next provider session resumes, on the instance
+	// ResumeInstance; "" for none.
+	ResumeCursor, ResumeInstance string
+	// CursorAt is when ResumeCursor was persisted.
+	CursorAt time.Duration
 }
 
 // Run is one run of a thread.
@@ -132,6 +139,37 @@ type ProviderThread struct {
 	Roster []string
 }
 
+// NativeConversation is one native conversation a provider keeps for a
+// thread (an OpenCode ses_... session, a Claude session id).
+type NativeConversation struct {
+	ID       string
+	ThreadID string
+	Instance string
+	// Turns counts the durable native turns written to it.
+	Turns int
+	// WrittenAtCreate: the provider writes the conversation when it is
+	// created (OpenCode's session.create); otherwise it exists only once
+	// its first turn is written (a Claude session file).
+	WrittenAtCreate bool
+	// Process is the server process that last bound it.
+	Process int
+	// CreatedAt is when it was created.
+	CreatedAt time.Duration
+}
+
+// Exists reports whether the provider can resume the conversation.
+func (n *NativeConversation) Exists() bool { return n.WrittenAtCreate || n.Turns > 0 }
+
+// Native returns the native conversation id, or nil.
+func (s *Store) Native(id string) *NativeConversation {
+	for _, n := range s.Natives {
+		if n.ID == id {
+			return n
+		}
+	}
+	return nil
+}
+
 // Project holds the per-project settings the models read.
 type Project struct {
 	ID string
@@ -177,7 +215,11 @@ type Store struct {
 	// thread rows.
 	Parts           []*RunPart
 	ProviderThreads []*ProviderThread
-	runs            int
+	// Natives are the providers' own conversation stores (OpenCode's
+	// session database, Claude's session files): not T3's database, but
+	// like it they outlive a server process, so the worlds keep them here.
+	Natives []*NativeConversation
+	runs    int
 	// Indexes for id lookups, extended lazily over rows appended since the
 	// last lookup (never ranged over).
 	threadIdx  index[*Thread]
