@@ -158,7 +158,7 @@ func TestCampaignsAreReproducible(t *testing.T) {
 // story) carries its own shrunk timeline.
 func TestStoriesListTheirGroups(t *testing.T) {
 	c := Campaign{Scenarios: []string{"terminal-remount"}, Profile: model.MustProfile(model.PresetReported, nil, nil),
-		Strategy: scenarios.Swarm, Start: 1, Seeds: 10, Workers: 2, ShrinkRuns: 100}
+		Strategy: scenarios.Swarm, Start: 11, Seeds: 10, Workers: 2, ShrinkRuns: 100}
 	sum, err := c.Run(context.Background(), false)
 	require.NoError(t, err)
 	lowest, count := map[string]uint64{}, map[string]int{}
@@ -185,7 +185,8 @@ func TestStoriesListTheirGroups(t *testing.T) {
 				later++
 				assert.Greater(t, g.Seed, st.Groups[i-1].Seed)
 				assert.NotEmpty(t, g.Timeline)
-				assert.Positive(t, g.Actions)
+				// g.Actions may be 0: a boot-time story (acorn#37's spawn
+				// race) needs no user action.
 			}
 		}
 		assert.Equal(t, st.Count, n)

@@ -23,6 +23,7 @@ const (
 	NoInputLost              = "no-input-lost"
 	WedgedSpawnReplaced      = "wedged-spawn-replaced"
 	InputLandsInComposer     = "input-lands-in-composer"
+	PTYDetachOwnReference    = "pty-detach-releases-own-reference"
 	OneAgentPerSession       = "one-agent-process-per-session"
 )
 
@@ -76,6 +77,11 @@ func init() {
 		Source:   "claude-code#22936 (\"input-ready\" is a separate event from \"process started\"); agent-orchestrator#3023; agent-code AgentTerminalLeaf.tsx (input goes to the TUI the pane shows)",
 		Reports:  []catalog.Report{"Untrivial-ai/agent-orchestrator#3023"},
 		New:      func() sim.Checker { return &composerInput{painted: map[string]time.Duration{}, last: map[string]int{}} }})
+	register(Info{Name: PTYDetachOwnReference, Group: catalog.TerminalSession,
+		Property: "main's agent PTY attach count equals its live attach references: a detach lowers it only by releasing a reference the same client took and still holds (detach is idempotent per client and attach)",
+		Source:   "agent-code SessionManager.attachAgentPty doc comment (null takes no reference, '' holds one; the count is per consumer) and AgentTerminalLeaf.tsx (only detach what we attached); qwen-code PR #7386 ledger tests",
+		Reports:  []catalog.Report{"QwenLM/qwen-code#7385"},
+		New:      func() sim.Checker { return &detachOwnRef{refs: map[string][]string{}} }})
 	register(Info{Name: WedgedSpawnReplaced, Group: catalog.TerminalSession,
 		Kind:     Liveness,
 		Property: "a spawned backend that never paints its composer or a prompt is stopped within 31 s of being live and shown in a pane",
@@ -649,6 +655,41 @@ func (c *composerInput) Finish(end time.Duration) *sim.Violation {
 				"main held keystrokes %s of pane %s for backend %s of session %s from %s and had neither delivered nor rejected them when the run ended at %s",
 				h.seq, h.pane, h.backend, h.session, at(h.at), at(end))
 		}
+	}
+	return nil
+}
+
+// --- pty-detach-releases-own-reference ---
+
+type detachOwnRef struct {
+	refs map[string][]string // session -> client (pane) of each attach reference main took
+}
+
+func (*detachOwnRef) Name() string { return PTYDetachOwnReference }
+
+func (d *detachOwnRef) Observe(ev *sim.Event) *sim.Violation {
+	if ev.Actor != "main" {
+		return nil
+	}
+	session, pane := ev.Get("session"), ev.Get("pane")
+	switch {
+	case ev.Kind == "pty.attach" && ev.Outcome == "attached":
+		d.refs[session] = append(d.refs[session], pane)
+	case ev.Kind == "pty.detach" && (ev.Outcome == "decremented" || ev.Outcome == "released"):
+		refs := d.refs[session]
+		for i, r := range refs {
+			if r == pane {
+				d.refs[session] = append(refs[:i:i], refs[i+1:]...)
+				return nil
+			}
+		}
+		holders := "none"
+		if len(refs) > 0 {
+			holders = strings.Join(refs, ",")
+		}
+		return violation(PTYDetachOwnReference,
+			"pane %s detached session %s's PTY at %s holding no attach reference of its own; main %s the count to %s, taking a reference of [%s]",
+			pane, session, at(ev.At), ev.Outcome, ev.Get("count"), holders)
 	}
 	return nil
 }

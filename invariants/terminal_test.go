@@ -261,6 +261,49 @@ func TestInputLandsInComposer(t *testing.T) {
 	})
 }
 
+// QwenLM/qwen-code#7385: a detach by a client that holds no reference (one
+// whose attach never landed, one detaching twice) takes another client's
+// reference. With PR #7386's ledger only a held reference is released.
+func TestPTYDetachReleasesOwnReference(t *testing.T) {
+	attach := func(sec float64, pane, count string) sim.Event {
+		return tev(sec, "main", "pty.attach", "attached", "session=s1", "pane="+pane, "count="+count)
+	}
+	detach := func(sec float64, pane, outcome, count string) sim.Event {
+		return tev(sec, "main", "pty.detach", outcome, "session=s1", "pane="+pane, "count="+count)
+	}
+	t.Run("story: a client whose attach found no entry detaches", func(t *testing.T) {
+		v := check(t, PTYDetachOwnReference, []sim.Event{attach(1, "p1", "1"),
+			tev(4, "main", "pty.attach", "no-entry", "session=s1", "pane=p2", "count=1"), detach(10, "p2", "released", "0")})
+		requireMessage(t, v, PTYDetachOwnReference, "pane p2 detached session s1", "T+00:00:10.000", "taking a reference of [p1]")
+	})
+	t.Run("story: the same client detaches twice", func(t *testing.T) {
+		v := check(t, PTYDetachOwnReference, []sim.Event{attach(1, "p1", "1"), attach(2, "p2", "2"),
+			detach(3, "p2", "decremented", "1"), detach(3.5, "p2", "released", "0")})
+		requireMessage(t, v, PTYDetachOwnReference, "pane p2 detached", "[p1]")
+	})
+	t.Run("fix: the stray detach is ignored", func(t *testing.T) {
+		assert.Nil(t, check(t, PTYDetachOwnReference, []sim.Event{attach(1, "p1", "1"),
+			detach(3, "p2", "ignored", "1"), detach(4, "p1", "released", "0")}))
+	})
+	t.Run("near miss: a detach at zero changes nothing", func(t *testing.T) {
+		assert.Nil(t, check(t, PTYDetachOwnReference, []sim.Event{detach(3, "p2", "unmatched", "0")}))
+	})
+	t.Run("near miss: a late attach released by its own client", func(t *testing.T) {
+		assert.Nil(t, check(t, PTYDetachOwnReference, []sim.Event{attach(1, "p1", "1"), attach(1.1, "p2", "2"),
+			tev(1.2, "pane/p2", "pane.attach", "released", "session=s1"), detach(1.3, "p2", "decremented", "1")}))
+	})
+	t.Run("near miss: one client holding two references releases both", func(t *testing.T) {
+		assert.Nil(t, check(t, PTYDetachOwnReference, []sim.Event{attach(1, "p1", "1"), attach(2, "p1", "2"),
+			detach(3, "p1", "decremented", "1"), detach(4, "p1", "released", "0")}))
+	})
+	t.Run("near miss: another session's reference", func(t *testing.T) {
+		v := check(t, PTYDetachOwnReference, []sim.Event{
+			tev(1, "main", "pty.attach", "attached", "session=s2", "pane=p2", "count=1"),
+			attach(2, "p1", "1"), detach(3, "p2", "released", "0")})
+		requireMessage(t, v, PTYDetachOwnReference, "pane p2 detached session s1")
+	})
+}
+
 // im-ian/acorn#37 in agent-code terms: the boot rehydrate and a leaf's wake
 // both pass recover's check before either inserts, so two backends start
 // for s1.

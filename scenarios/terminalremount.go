@@ -28,6 +28,14 @@ type TerminalOptions struct {
 	// UserGapMax, when set, bounds the time between the user's actions
 	// (the model's default is 40 s: someone working at the app).
 	UserGapMax time.Duration
+	// DebugWeight, when set, replaces the weight of the user's debug
+	// inline terminal toggle (terminal.ActDebug, 2 by default): a user who
+	// keeps opening the raw PTY of the agent they look at, the consumer
+	// whose unconditional detach QwenLM/qwen-code#7385's family needs.
+	DebugWeight uint64
+	// EagerTyping is the chance that the user types into a new or retried
+	// agent's pane as soon as it attaches (terminal.User.Eager).
+	EagerTyping sim.Ratio
 	// MCPChance is the probability that a session of the workspace has
 	// built-in MCP domains (its spawn awaits their registration; see
 	// terminal.AtomicSpawnClaim). Drawn from its own stream, so the other
@@ -45,6 +53,7 @@ func DefaultTerminalOptions() TerminalOptions {
 		KindWeights: []uint64{3, 5, 2},
 		Faults: terminal.Config{WedgeChance: sim.Per(1, 25), StartFailChance: sim.Per(1, 100),
 			CrashChance: sim.Per(1, 10), AskChance: sim.Per(1, 4)},
+		EagerTyping: sim.Per(1, 2),
 	}
 }
 
@@ -94,6 +103,10 @@ func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
 		u.GapMax = opts.UserGapMax
 	}
 	u.ReloadChance = opts.ReloadChance
+	if opts.DebugWeight > 0 {
+		u.Weights[terminal.ActDebug] = opts.DebugWeight
+	}
+	u.Eager = opts.EagerTyping
 	if env.Enabled("user") {
 		u.Start()
 	}
@@ -130,6 +143,11 @@ func swarmTerminal(env *model.Env, opts TerminalOptions) TerminalOptions {
 	if opts.UserGapMax == 0 {
 		opts.UserGapMax = r.Duration("user-gap-max", 5*time.Second, 2*time.Minute)
 	}
+	// The debug-churn dimension has its own stream, so the draws above keep
+	// their places in every seed.
+	if d := env.Rand("swarm-terminal-debug"); opts.DebugWeight == 0 && d.Chance("debug-churn", sim.Per(1, 2)) {
+		opts.DebugWeight = 10 + d.Below("debug-weight", 21)
+	}
 	show := func(x sim.Ratio) string {
 		if x.Numerator == 0 {
 			return "0"
@@ -139,6 +157,9 @@ func swarmTerminal(env *model.Env, opts TerminalOptions) TerminalOptions {
 	attrs := []sim.Attr{sim.A("wedge", show(f.WedgeChance)), sim.A("start-fail", show(f.StartFailChance)),
 		sim.A("crash", show(f.CrashChance)), sim.A("ask", show(f.AskChance)),
 		sim.A("kinds", fmt.Sprint(weights)), sim.A("user-gap-max", opts.UserGapMax.String())}
+	if opts.DebugWeight > 0 {
+		attrs = append(attrs, sim.A("debug-weight", fmt.Sprint(opts.DebugWeight)))
+	}
 	// Dimensions added later draw from their own streams and show in the
 	// banner only when on, so the worlds and traces of other seeds stay.
 	if d := env.Rand("swarm-terminal-mcp"); opts.MCPChance.Numerator == 0 && d.Chance("enable-mcp", sim.Per(1, 3)) {

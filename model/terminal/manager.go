@@ -154,13 +154,16 @@ type Manager struct {
 	// leafSized marks sessions attached in terminal view mode: their
 	// AgentTerminalLeaf owns the PTY size (KeepPTYSize).
 	leafSized map[string]bool
+	// refs is the attach ledger: per session, the client (pane) of each
+	// attach reference, oldest first (DetachOwnReference).
+	refs map[string][]string
 }
 
 func newManager(app *App) *Manager {
 	return &Manager{env: app.env, app: app, cfg: app.cfg, entries: map[string]*Backend{}, claims: map[string]*claim{},
 		gens: map[string]int{}, readiness: map[string]readiness{}, counts: map[string]int{},
 		restores: map[string]ownedSize{}, sizes: map[string]ownedSize{}, buffers: map[string]*replayBuffer{},
-		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}}
+		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}, refs: map[string][]string{}}
 }
 
 func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
@@ -303,13 +306,24 @@ func (m *Manager) AdoptLiveOrSpawn(req RecoverRequest, reply func(RecoverResult)
 func (m *Manager) rendererReloaded() {
 	for _, meta := range m.app.metas {
 		id := meta.ID
-		if m.counts[id] == 0 {
-			continue
+		for _, pane := range m.refs[id] {
+			c := m.counts[id] - 1
+			outcome := "decremented"
+			if c <= 0 {
+				c, outcome = 0, "released"
+			}
+			m.counts[id] = c
+			m.emit("pty.detach", outcome, sim.A("session", id), sim.A("pane", pane), sim.A("count", fmt.Sprint(c)),
+				sim.A("cause", "renderer-reload"))
+		}
+		delete(m.refs, id)
+		if m.counts[id] > 0 {
+			// References no pane holds (a leak of a pre-fix detach path).
+			m.emit("pty.detach", "reset", sim.A("session", id), sim.A("pane", "-"), sim.A("count", "0"),
+				sim.A("cause", "renderer-reload"))
 		}
 		delete(m.counts, id)
 		delete(m.restores, id)
-		m.emit("pty.detach", "released", sim.A("session", id), sim.A("pane", "-"), sim.A("count", "0"),
-			sim.A("cause", "renderer-reload"))
 	}
 }
 
@@ -483,6 +497,7 @@ func (m *Manager) Attach(session, pane string, terminalView bool) AttachResult {
 		return AttachResult{}
 	}
 	m.counts[session]++
+	m.refs[session] = append(m.refs[session], pane)
 	if terminalView {
 		m.leafSized[session] = true
 	}
@@ -497,8 +512,19 @@ func (m *Manager) Attach(session, pane string, terminalView bool) AttachResult {
 }
 
 // Detach is detachAgentPty: count > 1 decrements; otherwise the count is
-// deleted and the restore size, if any, is popped and applied.
+// deleted and the restore size, if any, is popped and applied. pane names
+// the detaching client: upstream's detach carries none, and only
+// DetachOwnReference reads it, releasing only a reference pane holds.
 func (m *Manager) Detach(session, pane string) {
+	held := m.releaseRef(session, pane)
+	if !held && m.app.Profile().Fixed(DetachOwnReference) {
+		if !m.app.Profile().Has(DetachReleasesOldest) || len(m.refs[session]) == 0 {
+			m.emit("pty.detach", "ignored", sim.A("session", session), sim.A("pane", pane),
+				sim.A("count", fmt.Sprint(m.counts[session])), sim.A("why", "no-reference"))
+			return
+		}
+		m.refs[session] = m.refs[session][1:]
+	}
 	c := m.counts[session]
 	if c > 1 {
 		m.counts[session] = c - 1
@@ -531,6 +557,19 @@ func (m *Manager) Detach(session, pane string) {
 	if b := m.entries[session]; b != nil {
 		m.resizePTY(b, restore.Size, "restore", pane)
 	}
+}
+
+// releaseRef removes pane's oldest attach reference to session from the
+// ledger and reports whether it held one.
+func (m *Manager) releaseRef(session, pane string) bool {
+	refs := m.refs[session]
+	for i, r := range refs {
+		if r == pane {
+			m.refs[session] = append(refs[:i:i], refs[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // Resize is resize(id, cols, rows) from a pane.

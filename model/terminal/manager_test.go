@@ -230,6 +230,33 @@ func TestReplayBuffer_CapKeepsTail(t *testing.T) {
 	assert.Equal(t, "200", b.widths())
 }
 
+// detachAgentPty with the ledger (DetachOwnReference, qwen-code PR #7386):
+// a detach by a client holding no reference, or detaching twice, leaves the
+// count alone; without it (agent-code today) any detach decrements.
+func TestDetach_OwnReferenceLedger(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fixes []string
+		want  []string
+	}{
+		{"fixed", []string{string(DetachOwnReference)}, []string{"ignored pane=p2 count=1 why=no-reference", "released pane=p1 count=0",
+			"ignored pane=p1 count=0 why=no-reference"}},
+		{"reported", nil, []string{"released pane=p2 count=0", "unmatched pane=p1 count=0", "unmatched pane=p1 count=0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.fixes...)
+			f.recover(Claude, "/tmp/project")
+			f.run(time.Second)
+			require.True(t, f.m.Attach("stable-session", "p1", true).OK)
+			f.m.Detach("stable-session", "p2")
+			f.m.Detach("stable-session", "p1")
+			f.m.Detach("stable-session", "p1")
+			assert.Equal(t, tc.want, f.events("pty.detach"))
+			assert.Equal(t, 0, f.m.AttachCount("stable-session"))
+		})
+	}
+}
+
 // im-ian/acorn#37 (AtomicSpawnClaim off): two recovers inside provider
 // construction (a session with built-in MCP domains) both pass the check and fork two backends; the first, whose
 // entry was overwritten, settles cancelled. With the reservation (upstream

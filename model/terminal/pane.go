@@ -55,6 +55,11 @@ func (p *Pane) mount() {
 		return
 	}
 	p.resizePending = true
+	if p.inline() {
+		// AgentInlineTerminal attaches once: no wake, no retry.
+		p.requestAttach(false)
+		return
+	}
 	if !p.r.guarded() {
 		// Before #597: every mount wakes; attach is chained behind the wake.
 		p.r.ensureSessionLive(p.Session, "terminal-leaf.mount", p.ID, p.afterWake)
@@ -87,8 +92,26 @@ func (p *Pane) requestAttach(retry bool) {
 	})
 }
 
+// inline reports whether the pane is the debug inline terminal
+// (AgentInlineTerminal.tsx@428aed2d), whose attach and cleanup #597 did not
+// touch: it attaches once when it opens, never wakes or retries, ignores an
+// attach that lands after its cleanup, and its cleanup detaches
+// unconditionally; it queues no input (term.onData writes at once).
+func (p *Pane) inline() bool { return p.Surface == "debug" }
+
 func (p *Pane) onAttach(res AttachResult, retry bool) {
 	p.attachInFlight = false
+	if p.inline() {
+		switch {
+		case !p.Mounted:
+			// The cleanup's detach went first; nothing releases here.
+		case !res.OK:
+			p.emit("pane.attach", "null")
+		default:
+			p.landed(res)
+		}
+		return
+	}
 	if !p.r.guarded() {
 		if !p.Mounted {
 			// The cleanup already ran its unconditional detach; this
@@ -184,7 +207,7 @@ func (p *Pane) unmount() {
 	if p.Mode != Terminal {
 		return
 	}
-	if !p.r.guarded() || p.Attached {
+	if !p.r.guarded() || p.Attached || p.inline() {
 		a := p.r.app
 		a.toMain(func() { a.Main.Detach(p.Session, p.ID) })
 	}
@@ -201,7 +224,8 @@ func (p *Pane) typeChunks(key Key, n int) {
 	}
 	attrs := []sim.Attr{sim.A("session", p.Session), sim.A("pane", p.ID), sim.A("key", string(key)), sim.A("seq", seqRange(chunks))}
 	a := p.r.app
-	if p.Attached {
+	if p.Attached || p.inline() {
+		// The inline terminal queues nothing: its onData writes at once.
 		p.r.env.Emit("user", "type", "sent", attrs...)
 		a.toMain(func() { a.Main.Write(p.Session, p.ID, chunks) })
 		return

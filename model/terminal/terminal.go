@@ -101,6 +101,21 @@ const (
 	// does; a backend that stops first has them visibly rejected. Upstream
 	// has not merged such a gate.
 	HoldInputUntilComposer model.Switch = "hold-input-until-composer"
+	// DetachOwnReference is the fix of QwenLM/qwen-code#7385 (PR #7386):
+	// main keeps its agent PTY attach count as a ledger of attach
+	// references, one per (client, attach), and a detach releases only a
+	// reference the detaching client holds; any other detach (the same
+	// client twice, a client that never attached, one whose attach never
+	// landed) is ignored. Off, detachAgentPty(sessionId) is agent-code's
+	// (sessionManager.ts@428aed2d): it carries no client and decrements, or
+	// at 1 deletes, whatever count it finds, so a detach without a
+	// reference takes another consumer's, stops its live bytes and fires
+	// the restore resize under it. agent-code's own unmatched detacher is
+	// the debug inline terminal (AgentInlineTerminal.tsx@428aed2d: attach
+	// once, never retried, and a cleanup that detaches unconditionally);
+	// the double detach and the spawn owner's detach of qwen-code's bridge
+	// have no counterpart in agent-code, whose wakes never detach.
+	DetachOwnReference model.Switch = "detach-own-reference"
 )
 
 // AdoptSettledOnly is the mutant of AdoptBeforeSpawn: the reloaded
@@ -120,6 +135,12 @@ const NeverKillOnTimeout model.Mutant = "never-kill-on-timeout"
 // the "process started" signal claude-code#22936 shows is not readiness, so
 // keys still reach a TUI that has not painted its composer.
 const HoldUntilStarted model.Mutant = "hold-until-started"
+
+// DetachReleasesOldest is a plausible wrong fix of DetachOwnReference: main
+// keeps the ledger and ignores a detach when it is empty, but a detach by a
+// client without a reference of its own releases the oldest one, "so the
+// count stays equal to the ledger".
+const DetachReleasesOldest model.Mutant = "detach-releases-oldest"
 
 func init() {
 	model.RegisterSwitch(model.SwitchInfo{Name: GuardedWake, Group: catalog.TerminalSession,
@@ -169,6 +190,19 @@ func init() {
 		Fixed:      "main holds the writes of a backend that has not painted its composer and delivers them in order when it does; a backend that stops first has them rejected, visibly",
 		Script:     "scenarios/testdata/terminal/type_before_composer.txt",
 		Mechanism:  "model/terminal: main's PTY write path before the composer paints"})
+	model.RegisterSwitch(model.SwitchInfo{Name: DetachOwnReference, Group: catalog.TerminalSession,
+		Reports:    []catalog.Report{"QwenLM/qwen-code#7385"},
+		Source:     "qwen-code PR #7386; agent-code src/main/sessionManager.ts detachAgentPty and src/renderer/src/features/debug/ui/AgentInlineTerminal.tsx@428aed2d",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"pty-detach-releases-own-reference", "pty-attach-balanced"},
+		Reported:   "detach carries no client: every detach decrements the session's attach count (at 1 deletes it), so the debug inline terminal's unconditional detach releases another consumer's reference",
+		Fixed:      "main keeps a ledger of attach references per (client, attach); a detach releases only one the detaching client holds, any other is ignored",
+		Script:     "scenarios/testdata/terminal/debug_unmatched_detach.txt",
+		Mechanism:  "model/terminal: main's agent PTY attach ledger and detach"})
+	model.RegisterMutant(model.MutantInfo{Name: DetachReleasesOldest, Group: catalog.TerminalSession,
+		Doc:        "a detach by a client without a reference releases the ledger's oldest reference instead of being ignored",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"pty-detach-releases-own-reference"}})
 	model.RegisterMutant(model.MutantInfo{Name: HoldUntilStarted, Group: catalog.TerminalSession,
 		Doc:        "main holds input only until start() resolves (process started), not until the composer paints",
 		Scenario:   "terminal-remount",

@@ -32,6 +32,15 @@ type User struct {
 	// window instead (Cmd-R); drawn from its own stream. Zero: never.
 	ReloadChance sim.Ratio
 	reload       *sim.Rand
+	// Weights are this user's action weights, by Act index (ActionWeights
+	// unless a world changes them).
+	Weights [numActs]uint64
+	// Eager is the chance that, right after opening a new agent or
+	// pressing Retry, the user types into its pane as soon as it attaches,
+	// without waiting for the TUI (agent-orchestrator#3023's user). Its
+	// draws come from their own stream, "user/eager".
+	Eager sim.Ratio
+	eager *sim.Rand
 }
 
 // User actions, drawn with ActionWeights (idle first: a zero draw does
@@ -66,7 +75,7 @@ var ActionWeights = [numActs]uint64{
 // NewUser returns the user of app, acting every 1-40 s.
 func NewUser(app *App) *User {
 	return &User{app: app, rand: app.env.Rand("user"), GapMin: time.Second, GapMax: 40 * time.Second,
-		MaxSessions: 6, Kinds: Kinds, KindWeights: []uint64{3, 5, 2}, seen: map[string]bool{}}
+		MaxSessions: 6, Kinds: Kinds, KindWeights: []uint64{3, 5, 2}, seen: map[string]bool{}, Weights: ActionWeights}
 }
 
 // Start schedules the first action.
@@ -131,7 +140,7 @@ func (u *User) act() {
 	if sees && b.Interactive() {
 		u.seen[b.ID] = true
 	}
-	switch u.rand.Pick("action", ActionWeights[:]...) {
+	switch u.rand.Pick("action", u.Weights[:]...) {
 	case ActType:
 		// The user types on into a blank pane only when the runtime shows
 		// the agent running and it is one the user has been using (seen in
@@ -210,6 +219,7 @@ func (u *User) act() {
 	case ActRetry:
 		if p != nil && (p.Failed != "" || !r.BelievedLive(s) && r.Runtime(s).Status != StatusSpawning) {
 			a.Retry(s)
+			u.typeEagerly(s)
 		}
 	case ActNewAgent:
 		if len(a.metas) < u.MaxSessions {
@@ -219,6 +229,7 @@ func (u *User) act() {
 			mode := []ViewMode{Feed, Terminal}[u.rand.Pick("new-mode", 1, 3)]
 			a.NewSession(Meta{ID: id, Kind: kind, Cwd: fmt.Sprintf("/work/proj-%d", u.newSeq%2), Mode: mode})
 			u.focus = id
+			u.typeEagerly(id)
 		}
 	}
 }
@@ -233,4 +244,25 @@ func (u *User) stuck() bool {
 		}
 	}
 	return false
+}
+
+// typeEagerly is the user who starts typing into an agent's terminal the
+// moment it shows up: with chance Eager, 0.2-3 s later, into the session's
+// pane if it is an attached terminal pane showing no failure.
+func (u *User) typeEagerly(session string) {
+	if u.Eager.Numerator == 0 {
+		return
+	}
+	if u.eager == nil {
+		u.eager = u.app.env.Rand("user/eager")
+	}
+	if !u.eager.Chance("eager", u.Eager) {
+		return
+	}
+	n := 1 + u.eager.IntN("eager-keys", 8)
+	u.app.env.After(u.eager.Duration("eager-after", 200*time.Millisecond, 3*time.Second), func() {
+		if p := u.app.Renderer.VisiblePane(session); p != nil && p.Mode == Terminal && p.Attached && p.Failed == "" {
+			u.app.Type(session, KeyText, n)
+		}
+	})
 }
