@@ -1,6 +1,7 @@
 package invariants
 
 import (
+	"strings"
 	"time"
 
 	"github.com/orchsim/orchsim/catalog"
@@ -122,6 +123,67 @@ func (k *keepsCredential) Observe(ev *sim.Event) *sim.Violation {
 		return violation(LiveSessionKeepsCredential,
 			"thread %s lost credential %s of its live provider session %s (incarnation %s, holding it since %s): the registry expired it at %s (%s), %s after the thread's last sign of life at %s; the provider process keeps that token in its config and cannot rotate it, so its MCP calls are refused 401 from now on",
 			h.thread, cred, h.session, h.incarnation, at(h.since), at(ev.At), why, ev.At-alive, at(alive))
+	}
+	return nil
+}
+
+// OneLiveCredentialPerThread is written from issueActiveMcpCredential's
+// contract (t3code#7870 quotes it: it "revokes the thread's existing
+// credentials before issuing new ones"; PR #7083's review: "every prepare
+// path went through issueActiveMcpCredential, which always revokes the
+// thread first", and session restarts rely on it): a thread has at most one
+// live MCP credential, so a capability withdrawn from the thread (browser
+// access) or a process replaced cannot live on in an orphaned bearer
+// token. It reads the registry's credential.issue, credential.revoke and
+// credential.expire events and server.start (a new registry knows none).
+const OneLiveCredentialPerThread = "one-live-credential-per-thread"
+
+func init() {
+	register(Info{Name: OneLiveCredentialPerThread, Group: catalog.MCPCredential,
+		Property: "issuing a thread an MCP credential leaves none of the thread's earlier credentials live: a thread holds at most one live credential",
+		Source:   "issueActiveMcpCredential (revokes the thread's existing credentials first; quoted in t3code#7870); t3code PR #7083 review",
+		Reports:  []catalog.Report{"t3code#7083"},
+		New:      func() sim.Checker { return &oneCredential{} }})
+}
+
+type liveCred struct {
+	cred, thread, caps string
+	issued             time.Duration
+}
+
+type oneCredential struct {
+	live []liveCred // few at a time: a slice keeps it free of map ranges
+}
+
+func (*oneCredential) Name() string { return OneLiveCredentialPerThread }
+
+func (o *oneCredential) Observe(ev *sim.Event) *sim.Violation {
+	switch ev.Kind {
+	case "server.start":
+		o.live = o.live[:0]
+	case "credential.revoke", "credential.expire":
+		cred := ev.Get("cred")
+		for i, c := range o.live {
+			if c.cred == cred {
+				o.live = append(o.live[:i], o.live[i+1:]...)
+				break
+			}
+		}
+	case "credential.issue":
+		thread, caps := ev.Get("thread"), ev.Get("caps")
+		for _, c := range o.live {
+			if c.thread != thread {
+				continue
+			}
+			why := ""
+			if strings.Contains(c.caps, "preview") && !strings.Contains(caps, "preview") {
+				why = ", so the old token still drives the preview tools after the thread's browser access was withdrawn"
+			}
+			return violation(OneLiveCredentialPerThread,
+				"thread %s was issued credential %s (%s, for %s) at %s while its credential %s (%s, issued at %s) was still live: the prepare did not revoke the thread's credentials first%s",
+				thread, ev.Get("cred"), caps, ev.Get("for"), at(ev.At), c.cred, c.caps, at(c.issued), why)
+		}
+		o.live = append(o.live, liveCred{cred: ev.Get("cred"), thread: thread, caps: caps, issued: ev.At})
 	}
 	return nil
 }

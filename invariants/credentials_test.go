@@ -56,3 +56,47 @@ func TestLiveSessionKeepsCredential_NearMisses(t *testing.T) {
 		assert.Nil(t, check(t, LiveSessionKeepsCredential, h), name)
 	}
 }
+
+// t3code PR #7083's finding: browser access of thread-b's project is
+// withdrawn; the thread re-attaches to the shared codex session and its
+// prepare takes the deny path, issuing c2 without revoking c1, which still
+// carries preview.
+func TestOneLiveCredentialPerThread(t *testing.T) {
+	issued := []sim.Event{
+		ev(0, "mcp-registry", "credential.issue", "", "thread=thread-b", "cred=c1", "caps=orchestration,preview", "for=psess:codex#1.1"),
+		ev(0, "mcp-registry", "credential.issue", "", "thread=thread-a", "cred=a1", "caps=orchestration,preview", "for=psess:codex#1.1"),
+	}
+	deny := append(append([]sim.Event{}, issued...),
+		ev(41, "mcp-registry", "credential.issue", "", "thread=thread-b", "cred=c2", "caps=orchestration", "for=psess:codex#1.1"))
+	v := check(t, OneLiveCredentialPerThread, deny)
+	require.NotNil(t, v)
+	for _, want := range []string{"thread thread-b was issued credential c2 (orchestration, for psess:codex#1.1) at T+00:41:00.000",
+		"its credential c1 (orchestration,preview, issued at T+00:00:00.000) was still live", "after the thread's browser access was withdrawn"} {
+		assert.Contains(t, v.Message, want)
+	}
+
+	// The fix: the prepare revokes the thread's credentials first.
+	fixed := append(append([]sim.Event{}, issued...),
+		ev(41, "mcp-registry", "credential.revoke", "", "thread=thread-b", "cred=c1", "cause=prepare:psess:codex#1.1"),
+		ev(41, "mcp-registry", "credential.issue", "", "thread=thread-b", "cred=c2", "caps=orchestration", "for=psess:codex#1.1"))
+	assert.Nil(t, check(t, OneLiveCredentialPerThread, fixed))
+
+	// Near misses: another thread's live credential; one that expired; a
+	// server restart (the new registry knows none of the old ones).
+	assert.Nil(t, check(t, OneLiveCredentialPerThread, issued), "one credential per thread")
+	expired := append(append([]sim.Event{}, issued...),
+		ev(40, "mcp-registry", "credential.expire", "", "thread=thread-b", "cred=c1", "cause=liveness"),
+		ev(41, "mcp-registry", "credential.issue", "", "thread=thread-b", "cred=c2", "caps=orchestration", "for=psess:codex#1.2"))
+	assert.Nil(t, check(t, OneLiveCredentialPerThread, expired))
+	restart := append(append([]sim.Event{}, issued...),
+		ev(40, "server", "server.start", "", "incarnation=2"),
+		ev(41, "mcp-registry", "credential.issue", "", "thread=thread-b", "cred=c2", "caps=orchestration,preview", "for=psess:codex#2.1"))
+	assert.Nil(t, check(t, OneLiveCredentialPerThread, restart))
+
+	// Any second live credential is the fault, not only a withdrawn capability.
+	twice := append(append([]sim.Event{}, issued...),
+		ev(41, "mcp-registry", "credential.issue", "", "thread=thread-b", "cred=c2", "caps=orchestration,preview", "for=psess:thread-b#1.2"))
+	v = check(t, OneLiveCredentialPerThread, twice)
+	require.NotNil(t, v)
+	assert.NotContains(t, v.Message, "withdrawn")
+}

@@ -71,6 +71,8 @@ var (
 		Doc: "a provider session idled out while its thread had an open agent tab"})
 	probeDetachWithoutReference = declareProbe(ProbeInfo{Name: "detach-without-reference", Group: catalog.TerminalSession,
 		Doc: "main got an agent PTY detach from a client that held no attach reference (ignored, or unmatched at zero)"})
+	probeReapWithBackgroundJob = declareProbe(ProbeInfo{Name: "reap-with-background-job", Group: catalog.TerminalSession,
+		Doc: "the detached-idle reaper found a session with a background job running (spared it, or killed it with the job)"})
 	probeInputBeforeComposer = declareProbe(ProbeInfo{Name: "input-before-composer", Group: catalog.TerminalSession,
 		Doc: "keystrokes reached main for a backend that had not painted its composer (held, or misplaced)"})
 	probeRemountWithClaudeDraft = declareProbe(ProbeInfo{Name: "remount-with-claude-draft", Group: catalog.TerminalSession,
@@ -93,6 +95,8 @@ var (
 		Doc: "a call with a revoked or expired credential was refused (401)"})
 	probeCleanupAfterInPlaceRestart = declareProbe(ProbeInfo{Name: "cleanup-after-in-place-restart", Group: catalog.MCPCredential,
 		Doc: "the credential clean-up of a provider runtime replaced in place (runtime options changed) ran while its session lived on under a new credential"})
+	probeIssueAfterAccessWithdrawn = declareProbe(ProbeInfo{Name: "issue-after-browser-access-withdrawn", Group: catalog.MCPCredential,
+		Doc: "a prepare issued a thread a credential without preview while the thread's earlier credential carried it (the deny path of PR #7083)"})
 	probeQuietLiveCredential = declareProbe(ProbeInfo{Name: "live-session-quiet-past-idle-timeout", Group: catalog.MCPCredential,
 		Doc: "a live provider session's agent called an MCP tool after 30 min (the idle era's timeout) without one on that credential"})
 	probeTabActedAfterRotation = declareProbe(ProbeInfo{Name: "tab-acted-after-rotation", Group: catalog.PreviewTab,
@@ -124,16 +128,19 @@ type ProbeCounter struct {
 	draft     map[string]bool          // terminal session -> a draft is in the composer
 	nested    nestedTasks              // tasks delegated by delegated children (cancel.go)
 	suspended map[string]bool          // preview host client -> suspended (half-open)
+	batches   batchReuse               // create_threads answers per request (payload.go)
+	schedules scheduleRestarts         // scheduled fires and restarts (schedule.go)
 	replaced  map[string]bool          // incarnations released by an in-place restart
 	running   map[string]bool          // terminal backends spawned and not yet stopped
 	backends  int                      // len(running)
+	preview   map[string]bool          // thread -> its last issued credential carried preview
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
 		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
-		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}}
+		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}}
 }
 
 // Name implements sim.Checker.
@@ -155,6 +162,9 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.quietCredential(ev, hit)
 	p.waitChild(ev, hit)
 	p.nested.observe(ev, hit)
+	p.batches.observe(ev, hit)
+	p.schedules.observe(ev, hit)
+	toolCallRedelivered(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		if p.starts > 0 && len(p.tasks) > 0 {
@@ -166,6 +176,12 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		hit(probeCapabilityChangeReissuedCredential)
 	case ev.Kind == "delegate_task.wait" && ev.Outcome == "waitTimedOut":
 		hit(probeDelegateWaitTimedOut)
+	case ev.Kind == "credential.issue":
+		has := strings.Contains(ev.Get("caps"), "preview")
+		if p.preview[ev.Get("thread")] && !has {
+			hit(probeIssueAfterAccessWithdrawn)
+		}
+		p.preview[ev.Get("thread")] = has
 	case ev.Kind == "session.release" && ev.Get("reason") == "runtime_restart":
 		p.replaced[ev.Get("incarnation")] = true
 	case ev.Kind == "credential.cleanup" && p.replaced[ev.Get("incarnation")]:
@@ -352,6 +368,8 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		p.draft[session] = ev.Get("key") == "text"
 	case ev.Actor == "user" && (ev.Kind == "send" || ev.Kind == "submit") && session != "":
 		p.draft[session] = false
+	case ev.Actor == "main" && ev.Kind == "reap" && (ev.Outcome == "spared" || ev.Get("jobs") != "0"):
+		hit(probeReapWithBackgroundJob)
 	case ev.Actor == "main" && ev.Kind == "pty.detach" && (ev.Outcome == "ignored" || ev.Outcome == "unmatched"):
 		hit(probeDetachWithoutReference)
 	case ev.Actor == "main" && ev.Kind == "recover" && ev.Outcome == "joined":

@@ -36,6 +36,11 @@ type TerminalOptions struct {
 	// EagerTyping is the chance that the user types into a new or retried
 	// agent's pane as soon as it attaches (terminal.User.Eager).
 	EagerTyping sim.Ratio
+	// IdleReaperChance is the chance, drawn from its own stream
+	// ("world-idle") when swarm does not draw the reaper itself, that main
+	// runs nebula's detached-idle reaper and agents background tool calls
+	// (AgentSystemLabs/nebula#78).
+	IdleReaperChance sim.Ratio
 	// MCPChance is the probability that a session of the workspace has
 	// built-in MCP domains (its spawn awaits their registration; see
 	// terminal.AtomicSpawnClaim). Drawn from its own stream, so the other
@@ -53,7 +58,8 @@ func DefaultTerminalOptions() TerminalOptions {
 		KindWeights: []uint64{3, 5, 2},
 		Faults: terminal.Config{WedgeChance: sim.Per(1, 25), StartFailChance: sim.Per(1, 100),
 			CrashChance: sim.Per(1, 10), AskChance: sim.Per(1, 4)},
-		EagerTyping: sim.Per(1, 2),
+		EagerTyping:      sim.Per(1, 2),
+		IdleReaperChance: sim.Per(1, 3),
 	}
 }
 
@@ -77,6 +83,12 @@ func init() {
 func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
 	if env.Swarm {
 		opts = swarmTerminal(env, opts)
+	}
+	if !env.Swarm && opts.IdleReaperChance.Numerator > 0 && opts.Faults.DetachedIdleTimeout == 0 {
+		if d := env.Rand("world-idle"); d.Chance("reaper", opts.IdleReaperChance) {
+			opts.Faults.DetachedIdleTimeout = terminal.DetachedIdleTimeout
+			opts.Faults.BackgroundChance = sim.Per(1+d.Below("background", 4), 8)
+		}
 	}
 	world := env.Rand("world")
 	app := terminal.NewApp(env, opts.Faults)
@@ -159,6 +171,13 @@ func swarmTerminal(env *model.Env, opts TerminalOptions) TerminalOptions {
 		sim.A("kinds", fmt.Sprint(weights)), sim.A("user-gap-max", opts.UserGapMax.String())}
 	if opts.DebugWeight > 0 {
 		attrs = append(attrs, sim.A("debug-weight", fmt.Sprint(opts.DebugWeight)))
+	}
+	// The idle-reaper dimension (nebula#78): main reaps detached terminal
+	// sessions after 5 min idle, and turns background tool calls.
+	if d := env.Rand("swarm-terminal-idle"); f.DetachedIdleTimeout == 0 && d.Chance("enable-reaper", sim.Per(1, 2)) {
+		f.DetachedIdleTimeout = terminal.DetachedIdleTimeout
+		f.BackgroundChance = sim.Per(1+d.Below("background", 4), 8)
+		attrs = append(attrs, sim.A("reaper", f.DetachedIdleTimeout.String()), sim.A("background", show(f.BackgroundChance)))
 	}
 	// Dimensions added later draw from their own streams and show in the
 	// banner only when on, so the worlds and traces of other seeds stay.

@@ -70,6 +70,8 @@ var t3Groups = []catalog.Group{catalog.ProviderSession, catalog.MCPCredential, c
 //	crash thread=T           the provider process of T's session dies
 //	browser-access project=P on=true|false
 //	switch-provider thread=T to=I
+//	runtime-options thread=T the user changes T's runtime options: its idle
+//	                         live session restarts in place (RestartInPlace)
 //	watch|unwatch|take|release thread=T tab=@N   the thread's user as a viewer
 //	restart [graceful]       the server process dies (or shuts down) and a new one boots
 //	interrupt thread=T       the user presses stop on T's running turn
@@ -119,6 +121,18 @@ var t3Groups = []catalog.Group{catalog.ProviderSession, catalog.MCPCredential, c
 //	  close(providerSessionId) of T's live provider session: the session
 //	  is released with manual_shutdown. Prints "=> closed <id>".
 //
+// Client preview hosts (browser.DesktopHost, t3code#13051, #11167, #12407):
+//
+//	host client=C do=start|focus|open-tab|suspend|resume [thread=T] [mobile]
+//	  A desktop (or, with mobile, mobile) app registered as a preview
+//	  automation host: start registers it with the broker (again after a
+//	  restart), focus brings its window to the front (the others behind),
+//	  open-tab opens T's page in it by hand (prints "=> <tab id>"), suspend
+//	  backgrounds it (its socket goes half-open), resume brings it back.
+//	call thread=T tool=preview_evaluate|preview_wait_for [timeout=D]
+//	  Reads T's page on a client host through the broker (preview_wait_for's
+//	  timeoutMs D, default 15 s).
+//
 // exec runs one command of the T3 language.
 func (w *t3Script) exec(c *Command, a *cmdArgs) string {
 	if c.Cmd == "new" {
@@ -166,6 +180,8 @@ type t3Script struct {
 	// created are the threads agents created (children, create_threads,
 	// forks) in the order the script saw them: ^N names the N-th.
 	created []string
+	// hosts are the client preview hosts the host command made, in order.
+	hosts []*browser.DesktopHost
 }
 
 func (w *t3Script) applyRegistry() {
@@ -293,6 +309,9 @@ func (w *t3Script) boot() {
 		OpenLatency: func(string) time.Duration { return w.open },
 	})
 	w.applyRegistry()
+	for _, h := range w.hosts {
+		h.Attach(w.srv.Broker)
+	}
 	o := w.srv.Orch
 	if w.childDuration > 0 {
 		o.ChildDuration = func() time.Duration { return w.childDuration }
@@ -535,6 +554,41 @@ func (w *t3Script) run(d *Command, a *cmdArgs) string {
 			result += fmt.Sprintf(" latestTerminalRun=%q pendingChildRuns=%v", got.LatestTerminalRunID, got.HasPendingChildRuns)
 		}
 		w.failOp, w.cancelOp = "", ""
+	case "host":
+		id := a.need("client")
+		var h *browser.DesktopHost
+		for _, x := range w.hosts {
+			if x.ClientID == id {
+				h = x
+			}
+		}
+		if h == nil {
+			h = browser.NewDesktopHost(w.env, id, a.has("mobile"))
+			w.hosts = append(w.hosts, h)
+			if w.srv != nil {
+				h.Attach(w.srv.Broker)
+			}
+		}
+		switch do := a.need("do"); do {
+		case "start":
+			h.Start()
+		case "focus":
+			for _, o := range w.hosts {
+				if o != h {
+					o.Focus(false)
+				}
+			}
+			h.Focus(true)
+		case "open-tab":
+			result = "=> " + h.OpenTab(w.mustThread(a).id)
+		case "suspend":
+			h.Suspend()
+		case "resume":
+			h.Resume()
+		default:
+			a.fail("host do=%s: one of start, focus, open-tab, suspend, resume", do)
+		}
+		w.runUntil(100*time.Millisecond, func() bool { return false })
 	case "end-turn":
 		th := w.mustThread(a)
 		if w.srv != nil {
@@ -558,6 +612,11 @@ func (w *t3Script) run(d *Command, a *cmdArgs) string {
 			w.srv.SetBrowserAccess(a.need("project"), on)
 		} else {
 			w.st.Project(a.need("project")).BrowserAccess = on
+		}
+	case "runtime-options":
+		th := w.mustThread(a)
+		if w.srv == nil || !w.srv.ChangeRuntimeOptions(th.id) {
+			result = "=> no idle live session"
 		}
 	case "switch-provider":
 		th := w.mustThread(a)

@@ -77,6 +77,7 @@ func init() {
 		Reported:   "a provider session's first call pins it to the best host of the moment until that host disconnects; its later calls run there",
 		Fixed:      "an operation on a tab (or on the thread's current tab) runs on the host that reported the tab; an absent holder is NoAvailableHost",
 		Upstream:   "",
+		Script:     "scenarios/testdata/tab_ownership/two_hosts_wrong_context",
 		Mechanism:  "model/browser: broker host routing (pin vs tab records)"})
 	model.RegisterSwitch(model.SwitchInfo{Name: TimeoutEvictsHost, Group: catalog.PreviewTab,
 		Reports:    []catalog.Report{"t3code#11167"},
@@ -86,6 +87,7 @@ func init() {
 		Reported:   "a host that missed a deadline stays registered with its leases and is routed to again",
 		Fixed:      "a missed deadline evicts the host; it is routed to again only after it registers anew",
 		Upstream:   "t3code PR #11381",
+		Script:     "scenarios/testdata/tab_ownership/half_open_mobile_host",
 		Mechanism:  "model/browser: broker host liveness (eviction on a missed deadline)"})
 	model.RegisterSwitch(model.SwitchInfo{Name: HostDeadlineHeadroom, Group: catalog.PreviewTab,
 		Reports:    []catalog.Report{"t3code#12407"},
@@ -95,6 +97,7 @@ func init() {
 		Reported:   "the host's wait budget equals the broker's deadline: an honest miss lands at the deadline and the host is evicted",
 		Fixed:      "the host's budget is the caller's timeout less min(500 ms, timeout/4); the deadline stays the caller's timeout",
 		Upstream:   "",
+		Script:     "scenarios/testdata/tab_ownership/wait_for_evicts_host",
 		Mechanism:  "model/browser: broker deadline vs host wait budget"})
 	model.RegisterMutant(model.MutantInfo{Name: RouteExplicitTabOnly, Group: catalog.PreviewTab,
 		Doc:        "the tab records route only calls with an explicit tabId; a call naming no tab follows the session's pin",

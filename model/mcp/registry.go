@@ -264,6 +264,18 @@ func (r *Registry) RevokeProviderSession(id, cause string) bool {
 	return false
 }
 
+// ThreadCredentials returns how many live credentials are bound to
+// threadID (it does not prune).
+func (r *Registry) ThreadCredentials(threadID string) int {
+	n := 0
+	for _, c := range r.records {
+		if c.Scope.Thread != nil && c.Scope.Thread.ThreadID == threadID {
+			n++
+		}
+	}
+	return n
+}
+
 // RevokeThread revokes every credential bound to threadID (revokeThread).
 func (r *Registry) RevokeThread(threadID, cause string) {
 	for i := 0; i < len(r.records); {

@@ -101,7 +101,47 @@ const DelegatedChildPinsSession model.Switch = "delegated-child-pins-session"
 // not pin it.
 const ChildPinFirstThreadOnly model.Mutant = "child-pin-first-thread-only"
 
+// DenyPathRevokesThread is the review finding of t3code PR #7083 ("let
+// users withhold browser access from agents", cursor[bot]: "Deny path skips
+// credential revoke") fixed: every prepare revokes the thread's existing
+// credentials before it issues one, browser access off (the deny path)
+// included. Off is the finding: with browser access off prepareMcpSession
+// only replaces the thread's slot and never revokes, although "every
+// prepare path went through issueActiveMcpCredential, which always revokes
+// the thread first" and session restarts and re-attaches relied on it; the
+// old bearer token, still carrying preview, stays valid, and the thread's
+// later turns touch it (McpSessionRegistry touch is per thread) for the
+// whole liveness window and beyond. Upstream's deny path issues no
+// credential at all (the V1 ProviderService); the model's V2 manager
+// issues one without preview (the capability-equality rule), so the
+// finding shows as a second live credential of the thread. A release's
+// clean-up revokes the old one anyway where there is a release (a
+// single-thread runtime detached by the capability change), a moment
+// later; a codex session shared by several threads is not released, so
+// there nothing revokes it.
+const DenyPathRevokesThread model.Switch = "deny-path-revokes-thread"
+
+// DenyPathRevokesOnRestartOnly is a wrong fix of PR #7083's finding: the
+// deny path revokes the thread's credentials when a live session restarts
+// in place (the case the review names) but not when a thread re-attaches
+// to a shared session.
+const DenyPathRevokesOnRestartOnly model.Mutant = "deny-path-revokes-on-restart-only"
+
 func init() {
+	model.RegisterSwitch(model.SwitchInfo{Name: DenyPathRevokesThread, Group: catalog.MCPCredential,
+		Reports:    []catalog.Report{"t3code#7083"},
+		Source:     "t3code PR #7083 review thread (ProviderService.ts:272, deny path skips credential revoke); issueActiveMcpCredential revokes the thread first (t3code#7870)",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"one-live-credential-per-thread"},
+		Reported:   "with browser access off a prepare replaces the thread's slot but does not revoke its existing credentials, so the old preview-capable token stays live",
+		Fixed:      "every prepare revokes the thread's existing credentials before it issues one, browser access off included",
+		Upstream:   "t3code ProviderSessionManager.ts@00df9e65 prepareMcpSession (revokeThread before every issue)",
+		Script:     "scenarios/testdata/mcp_credential/deny_path",
+		Mechanism:  "model/provider: prepareMcpSession's revoke before issue (browser-access deny path)"})
+	model.RegisterMutant(model.MutantInfo{Name: DenyPathRevokesOnRestartOnly, Group: catalog.MCPCredential,
+		Doc:        "the deny path revokes the thread's credentials on an in-place restart only, not when the thread re-attaches to a shared session",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"one-live-credential-per-thread"}})
 	model.RegisterSwitch(model.SwitchInfo{Name: RevokeBySessionGeneration, Group: catalog.MCPCredential,
 		Reports:    []catalog.Report{"swarajbachu/zuse#463"},
 		Source:     "swarajbachu/zuse PR #463 (mcp-gateway cleanup revoked by session id alone); T3 restart path: t3code PR #7083 review (startSession without stopSession)",
@@ -110,6 +150,7 @@ func init() {
 		Reported:   "an in-place restart's old runtime, once closed, revokes every credential its session records by then, the replacement's included",
 		Fixed:      "the old runtime's clean-up revokes only the credentials its own generation recorded (session + generation)",
 		Upstream:   "t3code ProviderSessionManager.ts@00df9e65 releaseEntry (clean-up revokes the recorded credential id only)",
+		Script:     "scenarios/testdata/mcp_credential/in_place_restart",
 		Mechanism:  "model/provider: in-place runtime restart and its old generation's credential clean-up"})
 	model.RegisterSwitch(model.SwitchInfo{Name: DelegatedChildPinsSession, Group: catalog.ProviderSession,
 		Reports:    []catalog.Report{"t3code#15173"},
@@ -392,11 +433,31 @@ func (m *Manager) prepareMcpSession(threadID, instance, incarnation string) prep
 		}
 		m.unreserve(threadID, sl.CredID)
 	}
-	m.reg.RevokeThread(threadID, "prepare:"+incarnation)
+	m.revokeBeforeIssue(threadID, caps, incarnation, false)
 	c := m.reg.Issue(threadID, instance, caps, incarnation)
 	m.slots.Set(mcp.Slot{ThreadID: threadID, CredID: c.ID, Token: c.Token, InstanceID: instance, Caps: caps, Endpoint: c.Endpoint})
 	m.reserve[reservationKey(threadID, c.ID)]++
 	return prepared{credID: c.ID, token: c.Token, issued: true}
+}
+
+// revokeBeforeIssue is issueActiveMcpCredential's first step: the
+// thread's existing credentials are revoked before a new one is issued for
+// incarnation. Without DenyPathRevokesThread a prepare with browser access
+// off (caps without preview) takes the deny path, which skips it; restart
+// says the prepare is an in-place restart's (what the
+// DenyPathRevokesOnRestartOnly mutant still revokes for).
+func (m *Manager) revokeBeforeIssue(threadID string, caps mcp.Caps, incarnation string, restart bool) {
+	revoke := caps&mcp.CapPreview != 0 || m.env.Profile.Fixed(DenyPathRevokesThread)
+	if m.env.Profile.Has(DenyPathRevokesOnRestartOnly) && caps&mcp.CapPreview == 0 {
+		revoke = restart
+	}
+	if revoke {
+		m.reg.RevokeThread(threadID, "prepare:"+incarnation)
+		return
+	}
+	if n := m.reg.ThreadCredentials(threadID); n > 0 {
+		m.env.Emit(actor, "prepare.deny-path", "kept "+fmt.Sprint(n), sim.A("thread", threadID), sim.A("for", incarnation))
+	}
 }
 
 func (m *Manager) unreserve(threadID, credID string) {
@@ -928,7 +989,7 @@ func (m *Manager) RestartInPlace(e *Entry, why string) bool {
 	e.creds = nil
 	for i, t := range e.attached {
 		caps := m.CapsFor(t, e.Instance)
-		m.reg.RevokeThread(t, "prepare:"+e.Incarnation)
+		m.revokeBeforeIssue(t, caps, e.Incarnation, true)
 		c := m.reg.Issue(t, e.Instance, caps, e.Incarnation)
 		m.slots.Set(mcp.Slot{ThreadID: t, CredID: c.ID, Token: c.Token, InstanceID: e.Instance, Caps: caps, Endpoint: c.Endpoint})
 		e.creds = append(e.creds, ThreadCred{ThreadID: t, CredID: c.ID, Token: c.Token})

@@ -205,6 +205,43 @@ func TestManager_InPlaceRestartCleanupSparesReplacement(t *testing.T) {
 	assert.False(t, s.m.RestartInPlace(s.turns["t1"], "model changed"), "a busy session restarts for its next turn, not now")
 }
 
+// t3code PR #7083's finding: with browser access off, the deny path
+// issues the re-attaching thread a credential without revoking its old,
+// preview-capable one; the fix revokes first. The on-restart-only mutant
+// revokes for an in-place restart but not for a re-attach.
+func TestManager_DenyPathRevokesThread(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		spec      model.Spec
+		oldLives  bool
+		onRestart bool
+	}{
+		{"reported", model.Spec{Preset: model.PresetFixed, Unfix: []string{string(DenyPathRevokesThread)}}, true, false},
+		{"fixed", model.Spec{Preset: model.PresetFixed}, false, false},
+		{"mutant re-attach", model.Spec{Preset: model.PresetFixed, Mutants: []string{string(DenyPathRevokesOnRestartOnly)}}, true, false},
+		{"mutant restart", model.Spec{Preset: model.PresetFixed, Mutants: []string{string(DenyPathRevokesOnRestartOnly)}}, false, true},
+	} {
+		s := newPSM(sim.NewTapeSource(nil, false), model.MustSpec(tc.spec))
+		s.m.CapsFor = func(string, string) mcp.Caps { return mcp.CapOrchestration | mcp.CapPreview }
+		s.m.StartTurn("t2", "codex", 0, func(e *Entry, err error) { s.turns["t2"] = e })
+		s.k.RunUntil(time.Second)
+		e := s.turns["t2"]
+		require.NotNil(t, e, tc.name)
+		old, _ := e.Cred("t2")
+		s.m.TurnTerminal(e, "t2")
+		s.m.CapsFor = func(string, string) mcp.Caps { return mcp.CapOrchestration } // browser access withdrawn
+		if tc.onRestart {
+			require.True(t, s.m.RestartInPlace(e, "options"))
+		} else {
+			s.m.Detach(e, "t2", false) // the capability change detaches; codex lives on
+			s.m.StartTurn("t2", "codex", 0, func(*Entry, error) {})
+		}
+		now, _ := e.Cred("t2")
+		assert.NotEqual(t, old.CredID, now.CredID, tc.name)
+		assert.Equal(t, tc.oldLives, s.reg.Resolve(old.Token) != nil, tc.name)
+	}
+}
+
 func TestManager_IdleReleaseRespectsGenerationAndPin(t *testing.T) {
 	s := newPSM(sim.NewTapeSource(nil, false), model.MustProfile(model.PresetReported, []string{string(BackgroundWorkPinsSession)}, nil))
 	s.m.StartTurn("t1", "claudeAgent", 0, func(e *Entry, err error) { s.turns["t1"] = e })

@@ -286,3 +286,13 @@ func (a *App) Crash(session string) {
 		a.Main.exited(b, 1, "crash")
 	}
 }
+
+// BackgroundJob makes session's live backend background a tool call that
+// runs for d (scripts).
+func (a *App) BackgroundJob(session string, d time.Duration) {
+	b := a.Main.Backend(session)
+	if b == nil || !b.Live() {
+		return
+	}
+	b.startJob(d)
+}

@@ -25,6 +25,14 @@ type Config struct {
 	// AskChance is the probability that a turn step ends in a permission
 	// prompt.
 	AskChance sim.Ratio
+	// DetachedIdleTimeout, when set, runs main's detached-idle reaper
+	// (nebula's reap_idle_sessions, default DetachedIdleTimeout): a
+	// terminal-view session whose last terminal detached is killed once
+	// idle that long.
+	DetachedIdleTimeout time.Duration
+	// BackgroundChance is the probability that a turn step backgrounds a
+	// tool call that runs on for 1-20 min after the turn.
+	BackgroundChance sim.Ratio
 }
 
 // RecoverRequest is the recoverSession IPC payload.
@@ -157,13 +165,16 @@ type Manager struct {
 	// refs is the attach ledger: per session, the client (pane) of each
 	// attach reference, oldest first (DetachOwnReference).
 	refs map[string][]string
+	// reapGen is the generation of each session's pending reaper check.
+	reapGen map[string]int
 }
 
 func newManager(app *App) *Manager {
 	return &Manager{env: app.env, app: app, cfg: app.cfg, entries: map[string]*Backend{}, claims: map[string]*claim{},
 		gens: map[string]int{}, readiness: map[string]readiness{}, counts: map[string]int{},
 		restores: map[string]ownedSize{}, sizes: map[string]ownedSize{}, buffers: map[string]*replayBuffer{},
-		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}, refs: map[string][]string{}}
+		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}, refs: map[string][]string{},
+		reapGen: map[string]int{}}
 }
 
 func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
@@ -443,6 +454,7 @@ func (m *Manager) kill(session, cause, wake string) {
 	m.emit("kill", "killed", attrs...)
 	wasLive := b.state == live
 	b.state = stopped
+	b.killJobs()
 	m.rejectHeld(b, "killed")
 	if wasLive {
 		m.notifyExit(b, 143, cause)
@@ -455,6 +467,7 @@ func (m *Manager) exited(b *Backend, code int, cause string) {
 		delete(m.entries, b.Session)
 	}
 	b.state = stopped
+	b.killJobs()
 	m.emit("exit", fmt.Sprint(code), sim.A("session", b.Session), sim.A("backend", b.ID), sim.A("cause", cause))
 	m.rejectHeld(b, "exited")
 	m.notifyExit(b, code, cause)
@@ -537,6 +550,9 @@ func (m *Manager) Detach(session, pane string) {
 		outcome = "unmatched"
 	}
 	m.emit("pty.detach", outcome, sim.A("session", session), sim.A("pane", pane), sim.A("count", "0"))
+	if outcome == "released" {
+		m.armReaper(session, m.cfg.DetachedIdleTimeout)
+	}
 	restore, ok := m.restores[session]
 	delete(m.restores, session)
 	if !ok {
@@ -638,6 +654,7 @@ func (m *Manager) holdsInput(b *Backend) bool {
 }
 
 func (m *Manager) deliver(b *Backend, pane string, chunks []Chunk, heldSince string) {
+	b.touch()
 	b.input(chunks)
 	attrs := []sim.Attr{sim.A("session", b.Session), sim.A("pane", pane), sim.A("seq", seqRange(chunks)), sim.A("backend", b.ID),
 		sim.A("draft", fmt.Sprint(b.draft)), sim.A("prompt", b2s(b.prompt))}

@@ -116,6 +116,16 @@ const (
 	// the double detach and the spawn owner's detach of qwen-code's bridge
 	// have no counterpart in agent-code, whose wakes never detach.
 	DetachOwnReference model.Switch = "detach-own-reference"
+	// IdleSparesBackgroundWork is the fix of AgentSystemLabs/nebula#78
+	// (PR #80, "The idle reaper spares an agent whose backgrounded tool
+	// call is still running, and restarts its idle clock when the job
+	// ends"). Off, the detached-idle reaper's only exemptions are a
+	// running turn and a prompt (nebula's RUNNING / NEEDS FEEDBACK), so a
+	// session detached with a background job running past the 5 min
+	// timeout is killed with its whole process tree, job included. The
+	// reaper itself is nebula's: agent-code's main has none, so the model
+	// runs it only in worlds that ask (Config.DetachedIdleTimeout).
+	IdleSparesBackgroundWork model.Switch = "idle-spares-background-work"
 )
 
 // AdoptSettledOnly is the mutant of AdoptBeforeSpawn: the reloaded
@@ -141,6 +151,12 @@ const HoldUntilStarted model.Mutant = "hold-until-started"
 // client without a reference of its own releases the oldest one, "so the
 // count stays equal to the ledger".
 const DetachReleasesOldest model.Mutant = "detach-releases-oldest"
+
+// SparesOnlyWhileRunning is a plausible wrong fix of
+// IdleSparesBackgroundWork: the reaper spares a session while a job runs
+// but does not restart the idle clock when it ends, so the next sweep
+// reaps at once a session whose TUI has been quiet through the job.
+const SparesOnlyWhileRunning model.Mutant = "spares-only-while-running"
 
 func init() {
 	model.RegisterSwitch(model.SwitchInfo{Name: GuardedWake, Group: catalog.TerminalSession,
@@ -199,6 +215,19 @@ func init() {
 		Fixed:      "main keeps a ledger of attach references per (client, attach); a detach releases only one the detaching client holds, any other is ignored",
 		Script:     "scenarios/testdata/terminal/debug_unmatched_detach.txt",
 		Mechanism:  "model/terminal: main's agent PTY attach ledger and detach"})
+	model.RegisterSwitch(model.SwitchInfo{Name: IdleSparesBackgroundWork, Group: catalog.TerminalSession,
+		Reports:    []catalog.Report{"AgentSystemLabs/nebula#78"},
+		Source:     "nebula PR #80 (reap_idle_sessions, session_idle_timeout 5m); modelled in agent-code's main process",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"no-reap-of-live-work"},
+		Reported:   "the detached-idle reaper spares only a running turn or a prompt: a detached agent whose background job runs past 5 min idle is killed with the job",
+		Fixed:      "the reaper spares a session while a background job runs and restarts its idle clock when the last one ends",
+		Script:     "scenarios/testdata/terminal/reap_background_job.txt",
+		Mechanism:  "model/terminal: main's detached-idle reaper and its idle clock"})
+	model.RegisterMutant(model.MutantInfo{Name: SparesOnlyWhileRunning, Group: catalog.TerminalSession,
+		Doc:        "the reaper spares a running background job but does not restart the idle clock when it ends",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"no-reap-of-live-work"}})
 	model.RegisterMutant(model.MutantInfo{Name: DetachReleasesOldest, Group: catalog.TerminalSession,
 		Doc:        "a detach by a client without a reference releases the ledger's oldest reference instead of being ignored",
 		Scenario:   "terminal-remount",
