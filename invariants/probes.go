@@ -67,6 +67,8 @@ var (
 		Doc: "a provider session opened after an idle release or a restart resumed the thread's persisted native conversation"})
 	probeFirstNativeTurnCut = declareProbe(ProbeInfo{Name: "first-native-turn-cut", Group: catalog.ProviderSession,
 		Doc: "a provider process died during the first turn of a new native conversation, before the turn was written"})
+	probeHostSleptPastIdle = declareProbe(ProbeInfo{Name: "host-slept-past-idle-threshold", Group: catalog.ProviderSession,
+		Doc: "the host slept longer than the 30 min idle threshold while a provider session was live"})
 	probeIdleReleaseWithOpenTab = declareProbe(ProbeInfo{Name: "idle-release-with-open-tab", Group: catalog.ProviderSession,
 		Doc: "a provider session idled out while its thread had an open agent tab"})
 	probeDetachWithoutReference = declareProbe(ProbeInfo{Name: "detach-without-reference", Group: catalog.TerminalSession,
@@ -105,6 +107,8 @@ var (
 		Doc: "a preview call of a session pinned to one host addressed a tab another host holds (t3code#13051)"})
 	probeHostWaitExhausted = declareProbe(ProbeInfo{Name: "host-wait-exhausted", Group: catalog.PreviewTab,
 		Doc: "a host's waitFor ran out its whole budget and answered not found (t3code#12407)"})
+	probeCallOnLeftThreadTab = declareProbe(ProbeInfo{Name: "call-on-left-thread-tab", Group: catalog.PreviewTab,
+		Doc: "an automation call reached a tab whose thread the user had left in that window (t3code#6355)"})
 	probeRequestToHalfOpenHost = declareProbe(ProbeInfo{Name: "request-to-half-open-host", Group: catalog.PreviewTab,
 		Doc: "the broker sent a request to a host whose socket was half-open (a suspended mobile client, t3code#11167)"})
 )
@@ -134,6 +138,9 @@ type ProbeCounter struct {
 	running   map[string]bool          // terminal backends spawned and not yet stopped
 	backends  int                      // len(running)
 	preview   map[string]bool          // thread -> its last issued credential carried preview
+
+	// liveSessions counts provider sessions opened and not yet released.
+	liveSessions int
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
@@ -167,6 +174,14 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	toolCallRedelivered(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
+		p.liveSessions = 0 // sessions die with their process
+	case ev.Actor == "psm" && ev.Kind == "session.opened":
+		p.liveSessions++
+	case ev.Actor == "psm" && ev.Kind == "session.release":
+		p.liveSessions = max(0, p.liveSessions-1)
+	}
+	switch {
+	case ev.Kind == "server.start":
 		if p.starts > 0 && len(p.tasks) > 0 {
 			hit(probeRestartWithRunningTask)
 		}
@@ -188,6 +203,10 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		hit(probeCleanupAfterInPlaceRestart)
 	case ev.Kind == "control.take" && ev.Outcome == "ok":
 		hit(probeHumanTookAgentTab)
+	case ev.Actor == "fault" && ev.Kind == "host.suspend":
+		if d, err := time.ParseDuration(ev.Get("for")); err == nil && d > 30*time.Minute && p.liveSessions > 0 {
+			hit(probeHostSleptPastIdle)
+		}
 	case ev.Actor == "psm" && ev.Kind == "native.resume" && ev.Outcome == "resumed":
 		hit(probeNativeResumed)
 	case ev.Actor == "fault" && ev.Kind == "provider-crash" && ev.Outcome == "first-turn-crash":
@@ -213,6 +232,8 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		p.suspended[ev.Get("client")] = true
 	case ev.Kind == "host.resume":
 		delete(p.suspended, ev.Get("client"))
+	case ev.Kind == "host.control-restore" || ev.Kind == "host.stall":
+		hit(probeCallOnLeftThreadTab)
 	case ev.Kind == "host.wait-exhausted":
 		hit(probeHostWaitExhausted)
 	case ev.Actor == "broker" && ev.Kind == "host.request":
