@@ -137,9 +137,15 @@ func (o *oneEffect) Observe(ev *sim.Event) *sim.Violation {
 	if path == "" {
 		path = "no re-issue seen"
 	}
+	why := "credential re-issued by " + path
+	if prev.command == e.command {
+		// The same command id: the key's receipts were found, and the call
+		// still ran new work (a batch reused with more entries).
+		why = "the same command id: its receipt was found, yet the call ran new work"
+	}
 	return violation(OneEffectPerRequest,
-		"thread %s ran %s with clientRequestId %q twice: first as %s with credential %s at %s, again as %s with credential %s at %s (credential re-issued by %s)",
-		ev.Get("thread"), ev.Kind, ev.Get("clientRequestId"), prev.command, prev.cred, prev.at, e.command, e.cred, e.at, path)
+		"thread %s ran %s with clientRequestId %q twice: first as %s with credential %s at %s, again as %s with credential %s at %s (%s)",
+		ev.Get("thread"), ev.Kind, ev.Get("clientRequestId"), prev.command, prev.cred, prev.at, e.command, e.cred, e.at, why)
 }
 
 type retryOriginal struct {

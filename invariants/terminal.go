@@ -24,6 +24,7 @@ const (
 	WedgedSpawnReplaced      = "wedged-spawn-replaced"
 	InputLandsInComposer     = "input-lands-in-composer"
 	PTYDetachOwnReference    = "pty-detach-releases-own-reference"
+	NoReapOfLiveWork         = "no-reap-of-live-work"
 	OneAgentPerSession       = "one-agent-process-per-session"
 )
 
@@ -42,6 +43,11 @@ const (
 	// InputHeldMax is how long keystrokes typed before attach may wait at
 	// the end of a run before they count as lost.
 	InputHeldMax = 35 * time.Second
+	// ReapIdleAfter is how long a detached session must have been idle,
+	// counting from the end of its last turn, prompt or background job,
+	// before an idle reaper may kill it: nebula's session_idle_timeout
+	// default (5 min, AgentSystemLabs/nebula#78).
+	ReapIdleAfter = 5 * time.Minute
 )
 
 func init() {
@@ -82,6 +88,11 @@ func init() {
 		Source:   "agent-code SessionManager.attachAgentPty doc comment (null takes no reference, '' holds one; the count is per consumer) and AgentTerminalLeaf.tsx (only detach what we attached); qwen-code PR #7386 ledger tests",
 		Reports:  []catalog.Report{"QwenLM/qwen-code#7385"},
 		New:      func() sim.Checker { return &detachOwnRef{refs: map[string][]string{}} }})
+	register(Info{Name: NoReapOfLiveWork, Group: catalog.TerminalSession,
+		Property: "an idle reaper (a kill no owner asked for) never kills a session while a pane is attached to it or its turn, prompt or a background job runs, nor within 5 min of such work ending",
+		Source:   "nebula PR #80 (the reaper spares a running background job and restarts the idle clock when it ends; RUNNING and NEEDS FEEDBACK are spared); issue 14's no destruction of live, user-visible work without an owner's request",
+		Reports:  []catalog.Report{"AgentSystemLabs/nebula#78"},
+		New:      func() sim.Checker { return &noReapLive{} }})
 	register(Info{Name: WedgedSpawnReplaced, Group: catalog.TerminalSession,
 		Kind:     Liveness,
 		Property: "a spawned backend that never paints its composer or a prompt is stopped within 31 s of being live and shown in a pane",
@@ -746,6 +757,102 @@ func (o *oneAgent) Observe(ev *sim.Event) *sim.Violation {
 		o.callers = append(o.callers, agentProc{backend: ev.Get("backend"), caller: ev.Get("caller")})
 	case ev.Kind == "start" && ev.Outcome != "live", ev.Kind == "kill" && ev.Outcome == "killed", ev.Kind == "exit":
 		o.end(ev.Get("backend"))
+	}
+	return nil
+}
+
+// --- no-reap-of-live-work ---
+
+// work is one piece of a backend's live work: a turn, a prompt or a
+// background job, from start to end (end < 0 while it runs).
+type work struct {
+	backend, what string
+	start, end    time.Duration
+}
+
+type noReapLive struct {
+	work     []work   // bounded: ended work older than ReapIdleAfter is dropped
+	attached []string // "pane session" of attached panes
+}
+
+func (*noReapLive) Name() string { return NoReapOfLiveWork }
+
+func (n *noReapLive) begin(backend, what string, at time.Duration) {
+	n.work = append(n.work, work{backend: backend, what: what, start: at, end: -1})
+}
+
+func (n *noReapLive) finish(backend, what string, at time.Duration) {
+	for i := range n.work {
+		if w := &n.work[i]; w.backend == backend && w.what == what && w.end < 0 {
+			w.end = at
+			return
+		}
+	}
+}
+
+func (n *noReapLive) Observe(ev *sim.Event) *sim.Violation {
+	backend := ev.Get("backend")
+	switch {
+	case isAgent(ev) && ev.Kind == "turn.start":
+		n.begin(backend, "turn", ev.At)
+	case isAgent(ev) && ev.Kind == "turn.end":
+		n.finish(backend, "turn", ev.At)
+	case isAgent(ev) && ev.Kind == "prompt" && ev.Outcome == "shown":
+		n.begin(backend, "prompt", ev.At)
+	case isAgent(ev) && ev.Kind == "prompt" && ev.Outcome == "answered":
+		n.finish(backend, "prompt", ev.At)
+	case isAgent(ev) && ev.Kind == "bg.start":
+		n.begin(backend, "background job "+ev.Get("job"), ev.At)
+	case isAgent(ev) && ev.Kind == "bg.end":
+		n.finish(backend, "background job "+ev.Get("job"), ev.At)
+	case ev.Kind == "pane.attach" && ev.Outcome == "attached":
+		n.attached = append(n.attached, paneID(ev)+" "+ev.Get("session"))
+	case ev.Kind == "pane.unmount":
+		for i, a := range n.attached {
+			if a == paneID(ev)+" "+ev.Get("session") {
+				n.attached = append(n.attached[:i], n.attached[i+1:]...)
+				break
+			}
+		}
+	case ev.Actor == "main" && ev.Kind == "kill" && ev.Outcome == "killed" && ev.Get("cause") == "detached-idle":
+		return n.judge(ev)
+	case backendGone(ev):
+		n.forget(backend)
+	}
+	return nil
+}
+
+func (n *noReapLive) forget(backend string) {
+	kept := n.work[:0]
+	for _, w := range n.work {
+		if w.backend != backend {
+			kept = append(kept, w)
+		}
+	}
+	n.work = kept
+}
+
+func (n *noReapLive) judge(ev *sim.Event) *sim.Violation {
+	session, backend := ev.Get("session"), ev.Get("backend")
+	defer n.forget(backend)
+	for _, a := range n.attached {
+		if p, s, _ := strings.Cut(a, " "); s == session {
+			return violation(NoReapOfLiveWork, "the idle reaper killed backend %s of session %s at %s while pane %s was attached to it",
+				backend, session, at(ev.At), p)
+		}
+	}
+	for _, w := range n.work {
+		if w.backend != backend {
+			continue
+		}
+		if w.end < 0 {
+			return violation(NoReapOfLiveWork, "the idle reaper killed backend %s of session %s at %s while its %s, running since %s, was still running",
+				backend, session, at(ev.At), w.what, at(w.start))
+		}
+		if ev.At-w.end < ReapIdleAfter {
+			return violation(NoReapOfLiveWork, "the idle reaper killed backend %s of session %s at %s, %s after its %s (from %s) ended at %s: idle less than %s",
+				backend, session, at(ev.At), ev.At-w.end, w.what, at(w.start), at(w.end), ReapIdleAfter)
+		}
 	}
 	return nil
 }

@@ -351,3 +351,80 @@ func TestOneAgentProcessPerSession(t *testing.T) {
 		tev(0.06, "main", "spawn", "starting", "session=s2", "backend=s2#1", "kind=codex"),
 	), time.Minute))
 }
+
+// stablyai/orca#11006 in agent-code terms: the renderer reloads over a live
+// backend and its restore cold-spawns the visible leaf.
+func TestOneAgentProcessPerSession_ReloadColdRestore(t *testing.T) {
+	live := []sim.Event{
+		tev(0.001, "main", "recover", "claimed", "session=s1", "kind=codex", "caller=rehydrate", "backend=s1#1"),
+		tev(0.001, "main", "spawn", "starting", "session=s1", "backend=s1#1", "kind=codex"),
+		tev(0.301, "main", "start", "live", "session=s1", "backend=s1#1"),
+		tev(2, "user", "renderer.reload", "", "panes=1"),
+		tev(2, "pane/p1", "pane.unmount", "", "session=s1", "cause=reload"),
+	}
+	v := checkEnd(t, OneAgentPerSession, append(append([]sim.Event(nil), live...),
+		tev(2.001, "main", "spawn.cold", "claimed", "session=s1", "kind=codex", "caller=rehydrate", "replaces=s1#1", "backend=s1#2"),
+		tev(2.001, "main", "spawn", "starting", "session=s1", "backend=s1#2", "kind=codex"),
+	), time.Minute)
+	requireMessage(t, v, OneAgentPerSession, "backend s1#2 spawned at T+00:00:02.001 for rehydrate",
+		"backend s1#1, spawned at T+00:00:00.001 for rehydrate, was still running")
+
+	// The fix: the restore adopts s1#1.
+	assert.Nil(t, checkEnd(t, OneAgentPerSession, append(append([]sim.Event(nil), live...),
+		tev(2.001, "main", "recover", "adopted", "session=s1", "kind=codex", "caller=rehydrate", "backend=s1#1"),
+	), time.Minute))
+	// Near miss: the backend had crashed before the reload; a cold spawn
+	// then is the only agent.
+	assert.Nil(t, checkEnd(t, OneAgentPerSession, append(append([]sim.Event(nil), live[:3]...),
+		tev(1, "main", "exit", "1", "session=s1", "backend=s1#1", "cause=crash"),
+		tev(2.001, "main", "spawn.cold", "claimed", "session=s1", "kind=codex", "caller=rehydrate", "backend=s1#2"),
+		tev(2.001, "main", "spawn", "starting", "session=s1", "backend=s1#2", "kind=codex"),
+	), time.Minute))
+}
+
+// AgentSystemLabs/nebula#78: the detached-idle reaper kills an agent whose
+// background job is still running; with PR #80 it waits for the job and
+// restarts the idle clock when it ends.
+func TestNoReapOfLiveWork(t *testing.T) {
+	job := tev(3, "agent/s1", "bg.start", "", "session=s1", "backend=s1#1", "job=s1#1/j1")
+	end := tev(600, "agent/s1", "bg.end", "", "session=s1", "backend=s1#1", "job=s1#1/j1")
+	reap := func(sec float64) sim.Event {
+		return tev(sec, "main", "kill", "killed", "session=s1", "backend=s1#1", "cause=detached-idle")
+	}
+	t.Run("story: reaped with the job running", func(t *testing.T) {
+		v := check(t, NoReapOfLiveWork, []sim.Event{job, reap(303)})
+		requireMessage(t, v, NoReapOfLiveWork, "killed backend s1#1", "background job s1#1/j1", "T+00:05:03.000")
+	})
+	t.Run("mutant: reaped right after the job ended", func(t *testing.T) {
+		v := check(t, NoReapOfLiveWork, []sim.Event{job, end, reap(603)})
+		requireMessage(t, v, NoReapOfLiveWork, "3s after its background job", "idle less than 5m0s")
+	})
+	t.Run("fix: reaped 5 min after the job ended", func(t *testing.T) {
+		assert.Nil(t, check(t, NoReapOfLiveWork, []sim.Event{job, end, reap(900)}))
+	})
+	t.Run("a running turn or prompt", func(t *testing.T) {
+		v := check(t, NoReapOfLiveWork, []sim.Event{tev(1, "agent/s1", "turn.start", "", "session=s1", "backend=s1#1"), reap(400)})
+		requireMessage(t, v, NoReapOfLiveWork, "its turn")
+		v = check(t, NoReapOfLiveWork, []sim.Event{tev(1, "agent/s1", "prompt", "shown", "session=s1", "backend=s1#1"), reap(400)})
+		requireMessage(t, v, NoReapOfLiveWork, "its prompt")
+	})
+	t.Run("a pane still attached (qwen-code#7385's kill on zero)", func(t *testing.T) {
+		v := check(t, NoReapOfLiveWork, []sim.Event{tev(1, "pane/p1", "pane.attach", "attached", "session=s1"), reap(400)})
+		requireMessage(t, v, NoReapOfLiveWork, "while pane p1 was attached")
+	})
+	t.Run("near miss: an owner's kill with the job running", func(t *testing.T) {
+		assert.Nil(t, check(t, NoReapOfLiveWork, []sim.Event{job,
+			tev(40, "main", "kill", "killed", "session=s1", "backend=s1#1", "cause=readiness-timeout", "wake=w2")}))
+	})
+	t.Run("near miss: another backend's job, a pane that unmounted", func(t *testing.T) {
+		assert.Nil(t, check(t, NoReapOfLiveWork, []sim.Event{
+			tev(1, "agent/s2", "bg.start", "", "session=s2", "backend=s2#1", "job=s2#1/j1"),
+			tev(1, "pane/p1", "pane.attach", "attached", "session=s1"), tev(2, "pane/p1", "pane.unmount", "", "session=s1"),
+			reap(400)}))
+	})
+	t.Run("near miss: the old generation's job died with it", func(t *testing.T) {
+		assert.Nil(t, check(t, NoReapOfLiveWork, []sim.Event{job, tev(60, "main", "exit", "1", "session=s1", "backend=s1#1"),
+			tev(70, "main", "start", "live", "session=s1", "backend=s1#2"),
+			tev(700, "main", "kill", "killed", "session=s1", "backend=s1#2", "cause=detached-idle")}))
+	})
+}

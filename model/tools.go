@@ -74,6 +74,12 @@ type ToolCall struct {
 	// took that task's wait timeout for a dead child (for the trace; the
 	// server treats it like any call).
 	RedispatchOf string
+	// CallID is the provider's id of this tool call (tool_use id), unique
+	// per call: a retry is a new call with a new id, while a transport that
+	// delivers one tools/call twice repeats it. Redelivered marks that
+	// second delivery (for the trace).
+	CallID      string
+	Redelivered bool
 }
 
 // Outcomes other than the browser's reasons.

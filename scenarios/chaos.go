@@ -33,12 +33,17 @@ func init() {
 			w.ResponseLoss = sim.Per(1+r.Below("response-loss", 3), 20)
 			w.KeyReuse = sim.Per(1, 20)        // t3code#5231: a clientRequestId reused for a new request
 			w.NestedDelegation = sim.Per(1, 4) // claude-code#95138: a child delegates a task of its own
+			w.ReplanRetry = sim.Per(1, 4)      // a create_threads retried with one entry more, same key
+			w.Scheduling = true                // claude-code#74055: schedule_task rows fire daily
+			w.CallRedelivery = sim.Per(1, 10)  // hermes-agent#57767: one tool call delivered twice
 			w.ImpatienceMin, w.ImpatienceMax = 20*time.Minute, 90*time.Minute
 			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,
 				Crash: 25, CapabilityChange: 20, StaleCall: 20, ServerRestart: 15, ProviderSwitch: 10}
 			w.RuntimeRestarts = true
 			w.MaxRestarts = 3
 			w.FirstTurnCrash = sim.Per(1, 10) // t3code#2336: a CLI killed before its first turn
+			w.HostSuspends = true             // t3code#11805: the host sleeps
+			w.HostSuspendsUntil = 20 * time.Hour
 			w.Start()
 			// Over a day the desktop app's user comes and goes: an action
 			// every few seconds to five minutes rather than every 40 s.

@@ -33,6 +33,9 @@ func init() {
 			w.ResponseLoss = sim.Per(1+r.Below("response-loss", 4), 20)
 			w.KeyReuse = sim.Per(1, 20)        // t3code#5231: a clientRequestId reused for a new request
 			w.NestedDelegation = sim.Per(1, 4) // claude-code#95138: a child delegates a task of its own
+			w.ReplanRetry = sim.Per(1, 4)      // a create_threads retried with one entry more, same key
+			w.Scheduling = true                // claude-code#74055: schedule_task rows fire daily
+			w.CallRedelivery = sim.Per(1, 10)  // hermes-agent#57767: one tool call delivered twice
 			w.ImpatienceMin, w.ImpatienceMax = 20*time.Minute, 90*time.Minute
 			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,
 				Crash: 30, CapabilityChange: 20, ServerRestart: 20}

@@ -62,6 +62,23 @@ type T3World struct {
 	// stream.
 	hosts []*browser.DesktopHost
 	hrand *sim.Rand
+	lrand *sim.Rand // the users' moves away from a thread (thread-leave)
+	// ReplanRetry is the agents' chance of retrying a create_threads with
+	// one entry more under the same clientRequestId
+	// (agent.Agent.ReplanRetry); swarm redraws it, from a stream of its
+	// own, when it is set.
+	ReplanRetry sim.Ratio
+	// Scheduling turns on the schedule_task scheduler
+	// (orchestrator.Orchestrator.Scheduling) and the users who disable and
+	// re-enable scheduled tasks; swarm redraws it, from a stream of its
+	// own, when it is set.
+	Scheduling bool
+	// CallRedelivery is the chance that the transport delivers a tools/call
+	// without clientRequestId a second time, 1-30 s later, with the same
+	// tool-call id (hermes-agent#57767); the client keeps the first answer.
+	// Drawn from net/redelivery, a stream of its own; swarm redraws it,
+	// from swarm/call-redelivery, when it is set.
+	CallRedelivery sim.Ratio
 	// RuntimeRestarts: now and then a user changes an idle thread's runtime
 	// options (model, runtime mode), which restarts its live provider
 	// session in place (server.ChangeRuntimeOptions; the situation of
@@ -69,6 +86,15 @@ type T3World struct {
 	// (on in half the swarm seeds), so the other draws keep their places.
 	RuntimeRestarts bool
 	rr              *sim.Rand
+	// HostSuspends: now and then the host sleeps for 20 min to 4 h (a
+	// laptop lid closed; t3code#11805): the wall clock jumps while every
+	// process is frozen. Drawn from its own stream, host-power (on in half
+	// the swarm seeds), so the other draws keep their places.
+	HostSuspends bool
+	// HostSuspendsUntil bounds when a sleep may end (before the horizon, so
+	// the heal phase starts on time); 0 means no bound.
+	HostSuspendsUntil time.Duration
+	power             *sim.Rand
 }
 
 type tabSeen struct{ tab, thread string }
@@ -111,6 +137,7 @@ const (
 	FaultProviderSwitch   = "provider-switch"
 	FaultResponseLoss     = "response-loss"
 	FaultFirstTurnCrash   = "first-turn-crash"
+	FaultHostSuspend      = "host-suspend"
 	FaultRuntimeRestart   = "runtime-restart"
 )
 
@@ -159,6 +186,24 @@ func (w *T3World) swarm() {
 		w.NestedDelegation = sim.Per(w.env.Rand("swarm/nested").Below("nested-delegation", 3), 4)
 		if w.NestedDelegation.Numerator > 0 {
 			w.env.Emit("world", "nested-delegation", "", sim.A("chance", ratioString(w.NestedDelegation)))
+		}
+	}
+	if w.CallRedelivery.Numerator > 0 {
+		w.CallRedelivery = sim.Per(w.env.Rand("swarm/call-redelivery").Below("call-redelivery", 3), 10)
+		if w.CallRedelivery.Numerator > 0 {
+			w.env.Emit("world", "call-redelivery", "", sim.A("chance", ratioString(w.CallRedelivery)))
+		}
+	}
+	if w.Scheduling {
+		w.Scheduling = w.env.Rand("swarm/scheduler").Chance("scheduler", sim.Per(1, 2))
+		if w.Scheduling {
+			w.env.Emit("world", "scheduler", "", sim.A("toggle-gap", "30m0s..6h0m0s"))
+		}
+	}
+	if w.ReplanRetry.Numerator > 0 {
+		w.ReplanRetry = sim.Per(w.env.Rand("swarm/replan").Below("replan-retry", 3), 4)
+		if w.ReplanRetry.Numerator > 0 {
+			w.env.Emit("world", "replan-retry", "", sim.A("chance", ratioString(w.ReplanRetry)))
 		}
 	}
 }
@@ -212,6 +257,7 @@ func (w *T3World) Start() {
 		a.Repertoire = w.Repertoire
 		a.Instance = t.Instance
 		a.KeyReuse = w.KeyReuse
+		a.ReplanRetry = w.ReplanRetry
 		self := t.ID
 		a.Peers = func() []string {
 			var out []string
@@ -235,8 +281,17 @@ func (w *T3World) Start() {
 	for _, u := range w.Users {
 		u.Start()
 	}
+	if w.Scheduling {
+		w.toggleSchedules()
+	}
 	if w.Faults.GapMax > 0 {
 		w.env.After(w.faults.Duration("fault-gap", w.Faults.GapMin, w.Faults.GapMax), w.fault)
+	}
+	if w.HostSuspends && w.Faults.GapMax > 0 && w.env.Enabled("fault:"+FaultHostSuspend) {
+		w.power = w.env.Rand("host-power")
+		if !w.env.Swarm || w.power.Chance("enable", sim.Per(1, 2)) {
+			w.env.After(w.power.Duration("gap", 2*time.Hour, 10*time.Hour), w.hostSuspend)
+		}
 	}
 	if w.RuntimeRestarts && w.Faults.GapMax > 0 && w.env.Enabled("fault:"+FaultRuntimeRestart) {
 		w.rr = w.env.Rand(FaultRuntimeRestart)
@@ -308,6 +363,34 @@ func (w *T3World) boot() {
 	for _, h := range w.hosts {
 		h.Attach(w.srv.Broker)
 	}
+	w.srv.Orch.Scheduling = w.Scheduling
+}
+
+// toggleSchedules is the users' habit of pausing and resuming scheduled
+// tasks (ScheduledTaskService.setEnabled), every 30 min to 6 h, drawn
+// from user/schedules, a stream of its own.
+func (w *T3World) toggleSchedules() {
+	r := w.env.Rand("user/schedules")
+	var loop func()
+	loop = func() {
+		if w.env.Healing {
+			return
+		}
+		if s := w.srv; s != nil {
+			var timed []*store.Schedule
+			for _, sc := range w.Store.Schedules {
+				if sc.Timed {
+					timed = append(timed, sc)
+				}
+			}
+			if len(timed) > 0 {
+				sc := timed[r.IntN("which-schedule", len(timed))]
+				s.Orch.SetEnabled(sc.ID, !sc.Enabled)
+			}
+		}
+		w.env.After(r.Duration("toggle-gap", 30*time.Minute, 6*time.Hour), loop)
+	}
+	w.env.After(r.Duration("toggle-gap", 30*time.Minute, 6*time.Hour), loop)
 }
 
 // Server returns the live server process, or nil while it is down.
@@ -344,7 +427,27 @@ func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.Too
 			w.env.After(w.latency(), func() { reply(model.ToolResult{Outcome: model.OutcomeServerDown}) })
 			return
 		}
+		var redelivered *string
+		if call.ClientRequestID == "" && call.CallID != "" && model.IsOrchestratorTool(call.Tool) && !w.env.Healing &&
+			w.env.Rand("net/redelivery").Chance("redeliver", w.CallRedelivery) {
+			dup := call
+			dup.Redelivered = true
+			// What the first delivery's dispatch did, as its answer says;
+			// a wait still holding the answer dispatched its command.
+			first := "dispatched"
+			redelivered = &first
+			w.env.After(w.env.Rand("net/redelivery").Duration("redeliver-after", time.Second, 30*time.Second), func() {
+				if s := w.srv; s != nil {
+					w.env.Emit("fault", "tool-call-redelivered", "", sim.A("thread", threadID), sim.A("tool", call.Tool),
+						sim.A("tool-call", call.CallID), sim.A("first", first))
+					s.CallTool(threadID, cred.Token, cred.CredID, dup, func(model.ToolResult) {})
+				}
+			})
+		}
 		s.CallTool(threadID, cred.Token, cred.CredID, call, func(r model.ToolResult) {
+			if redelivered != nil {
+				*redelivered = r.Outcome
+			}
 			if call.Tool == model.ToolPreviewOpen && r.Outcome == browser.OK {
 				w.noteTab(r.TabID, threadID)
 			}
@@ -427,6 +530,29 @@ func (w *T3World) fault() {
 	case 4:
 		w.switchProvider()
 	}
+}
+
+// hostSuspend sleeps the host (every process frozen, the wall clock
+// jumping), wakes it, and schedules the next sleep.
+func (w *T3World) hostSuspend() {
+	if w.env.Healing {
+		return
+	}
+	d := w.power.Duration("for", 20*time.Minute, 4*time.Hour)
+	if w.HostSuspendsUntil > 0 && w.env.Now()+d > w.HostSuspendsUntil {
+		return // the host stays awake for the rest of the run
+	}
+	w.env.Emit("fault", "host.suspend", "", sim.A("for", d.String()))
+	s := w.srv
+	if s != nil {
+		s.PSM.HostSuspending()
+	}
+	w.env.Suspend(d)
+	w.env.Emit("fault", "host.resume", "", sim.A("slept", d.String()))
+	if s != nil && w.srv == s {
+		s.PSM.HostResumed()
+	}
+	w.env.After(w.power.Duration("gap", 2*time.Hour, 10*time.Hour), w.hostSuspend)
 }
 
 // maybeCrashFirstTurn kills, with chance FirstTurnCrash, the provider

@@ -36,11 +36,20 @@ type TerminalOptions struct {
 	// EagerTyping is the chance that the user types into a new or retried
 	// agent's pane as soon as it attaches (terminal.User.Eager).
 	EagerTyping sim.Ratio
+	// IdleReaperChance is the chance, drawn from its own stream
+	// ("world-idle") when swarm does not draw the reaper itself, that main
+	// runs nebula's detached-idle reaper and agents background tool calls
+	// (AgentSystemLabs/nebula#78).
+	IdleReaperChance sim.Ratio
 	// MCPChance is the probability that a session of the workspace has
 	// built-in MCP domains (its spawn awaits their registration; see
 	// terminal.AtomicSpawnClaim). Drawn from its own stream, so the other
 	// draws keep their places; swarm turns it on in a third of its worlds.
 	MCPChance sim.Ratio
+	// ReloadChance is the user's habit of reloading the window when a pane
+	// looks stuck (terminal.User.ReloadChance); swarm turns it on in a
+	// third of its worlds, from its own stream.
+	ReloadChance sim.Ratio
 }
 
 // DefaultTerminalOptions is the mix the registered scenario runs.
@@ -49,7 +58,8 @@ func DefaultTerminalOptions() TerminalOptions {
 		KindWeights: []uint64{3, 5, 2},
 		Faults: terminal.Config{WedgeChance: sim.Per(1, 25), StartFailChance: sim.Per(1, 100),
 			CrashChance: sim.Per(1, 10), AskChance: sim.Per(1, 4)},
-		EagerTyping: sim.Per(1, 2),
+		EagerTyping:      sim.Per(1, 2),
+		IdleReaperChance: sim.Per(1, 3),
 	}
 }
 
@@ -73,6 +83,12 @@ func init() {
 func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
 	if env.Swarm {
 		opts = swarmTerminal(env, opts)
+	}
+	if !env.Swarm && opts.IdleReaperChance.Numerator > 0 && opts.Faults.DetachedIdleTimeout == 0 {
+		if d := env.Rand("world-idle"); d.Chance("reaper", opts.IdleReaperChance) {
+			opts.Faults.DetachedIdleTimeout = terminal.DetachedIdleTimeout
+			opts.Faults.BackgroundChance = sim.Per(1+d.Below("background", 4), 8)
+		}
 	}
 	world := env.Rand("world")
 	app := terminal.NewApp(env, opts.Faults)
@@ -98,6 +114,7 @@ func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
 	if opts.UserGapMax > 0 {
 		u.GapMax = opts.UserGapMax
 	}
+	u.ReloadChance = opts.ReloadChance
 	if opts.DebugWeight > 0 {
 		u.Weights[terminal.ActDebug] = opts.DebugWeight
 	}
@@ -155,11 +172,22 @@ func swarmTerminal(env *model.Env, opts TerminalOptions) TerminalOptions {
 	if opts.DebugWeight > 0 {
 		attrs = append(attrs, sim.A("debug-weight", fmt.Sprint(opts.DebugWeight)))
 	}
+	// The idle-reaper dimension (nebula#78): main reaps detached terminal
+	// sessions after 5 min idle, and turns background tool calls.
+	if d := env.Rand("swarm-terminal-idle"); f.DetachedIdleTimeout == 0 && d.Chance("enable-reaper", sim.Per(1, 2)) {
+		f.DetachedIdleTimeout = terminal.DetachedIdleTimeout
+		f.BackgroundChance = sim.Per(1+d.Below("background", 4), 8)
+		attrs = append(attrs, sim.A("reaper", f.DetachedIdleTimeout.String()), sim.A("background", show(f.BackgroundChance)))
+	}
 	// Dimensions added later draw from their own streams and show in the
 	// banner only when on, so the worlds and traces of other seeds stay.
 	if d := env.Rand("swarm-terminal-mcp"); opts.MCPChance.Numerator == 0 && d.Chance("enable-mcp", sim.Per(1, 3)) {
 		opts.MCPChance = sim.Per(1+d.Below("mcp", 3), 4)
 		attrs = append(attrs, sim.A("mcp", show(opts.MCPChance)))
+	}
+	if d := env.Rand("swarm-terminal-reload"); opts.ReloadChance.Numerator == 0 && d.Chance("enable-reload", sim.Per(1, 3)) {
+		opts.ReloadChance = sim.Per(1+d.Below("reload", 4), 8)
+		attrs = append(attrs, sim.A("reload", show(opts.ReloadChance)))
 	}
 	env.Emit("world", "terminal swarm", "", attrs...)
 	return opts

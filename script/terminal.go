@@ -32,11 +32,12 @@ import (
 // Arguments are key=value (a comma-separated list where noted) or a bare
 // word; a misspelt or unused argument fails the test.
 //
-//	new [profile=reported|fixed] [fix=a,b] [unfix=a,b] [mutant=m] [check=a,b|terminal|none] [seed=N]
+//	new [profile=reported|fixed] [fix=a,b] [unfix=a,b] [mutant=m] [check=a,b|terminal|none] [seed=N] [reaper]
 //	    Starts a fresh app at T+0 under the profile; check names the
 //	    invariants that judge it, "terminal" standing for every terminal
 //	    invariant (the default). Prints "profile P, checking C" with C as
-//	    the script wrote it (or "terminal"), never the group's members.
+//	    the script wrote it (or "terminal"), never the group's members;
+//	    reaper runs main's detached-idle reaper (5 min, nebula#78).
 //	    Example: new profile=reported fix=guarded-wake check=live-agent-survives-remount
 //
 //	agent <id> [kind=claude|codex|opencode] [mode=terminal|feed] [tab=N] [resume] [wedge] [mcp]
@@ -47,6 +48,10 @@ import (
 //
 //	boot
 //	    Launches the app: rehydrates every session, renders the active tab.
+//
+//	reload
+//	    Reloads the renderer (Cmd-R, a renderer crash): main and its backends
+//	    stay; the new renderer rehydrates every session and renders the editor.
 //
 //	run [for=D]
 //	    Advances virtual time by D (default 1s), printing the events.
@@ -74,6 +79,9 @@ import (
 //	    mount, cleanup, mount.
 //
 //	prompt <id>     the session's backend shows a permission prompt
+//	background <id> [for=D]
+//	    The session's live backend backgrounds a tool call that runs for D
+//	    (default 10m) after its turn (a run_in_background Bash, a Monitor).
 //	output <id> [kb=N]
 //	    The session's backend prints N KB (default 4) at the PTY's width.
 //	crash <id>      the session's backend exits with code 1
@@ -120,6 +128,9 @@ func (h *terminalHarness) exec(d *Command, a *cmdArgs) string {
 	case "boot":
 		a.done()
 		h.app.Boot()
+	case "reload":
+		a.done()
+		h.app.ReloadRenderer()
 	case "run":
 		span := a.duration("for", time.Second)
 		a.done()
@@ -139,6 +150,12 @@ func (h *terminalHarness) exec(d *Command, a *cmdArgs) string {
 		h.session(id)
 		map[string]func(string){"send": h.app.Send, "answer": h.app.AnswerInFeed, "retry": h.app.Retry,
 			"prompt": h.app.AskPermission, "crash": h.app.Crash, "wedge-next": h.app.Main.WedgeNextSpawn}[d.Cmd](id)
+	case "background":
+		id := a.pos("session")
+		d := a.duration("for", 10*time.Minute)
+		a.done()
+		h.session(id)
+		h.app.BackgroundJob(id, d)
 	case "output":
 		id := a.pos("session")
 		kb := a.integer("kb", 4)
@@ -209,6 +226,7 @@ func (h *terminalHarness) handleNew(a *cmdArgs) {
 		}
 	}
 	seed := a.integer("seed", -1)
+	reaper := a.flag("reaper")
 	a.done()
 	h.k = sim.NewKernel(false)
 	var src sim.Source = sim.NewTapeSource(nil, false)
@@ -222,7 +240,11 @@ func (h *terminalHarness) handleNew(a *cmdArgs) {
 	tr := h.k.Trace()
 	tr.OnEvent(h.observe)
 	h.env = &model.Env{Clock: h.k, Trace: tr, Source: src, Profile: prof, EnvironmentID: EnvironmentID}
-	h.app = terminal.NewApp(h.env, terminal.Config{})
+	cfg := terminal.Config{}
+	if reaper {
+		cfg.DetachedIdleTimeout = terminal.DetachedIdleTimeout
+	}
+	h.app = terminal.NewApp(h.env, cfg)
 	fmt.Fprintf(&h.out, "profile %s, checking %s\n", prof, checking)
 }
 

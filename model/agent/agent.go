@@ -67,6 +67,12 @@ type Agent struct {
 	// draws for them come from their own stream, agent-host/<thread>.
 	HostTools bool
 	hrand     *sim.Rand
+	// ReplanRetry is the chance that a create_threads retried for want of
+	// an answer asks for one entry more than the lost call (the agent
+	// re-planned the batch) under the same clientRequestId; drawn from
+	// replan/<thread>, a stream of its own.
+	ReplanRetry sim.Ratio
+	replan      *sim.Rand
 
 	rounds  map[string]int
 	pending []model.ToolCall // calls that never got an answer, retried next
@@ -138,7 +144,7 @@ func CallTimeout(instance string) time.Duration {
 // New returns the agent of threadID, using the preview tools.
 func New(env *model.Env, net Net, threadID string) *Agent {
 	return &Agent{env: env, rand: env.Rand("agent/" + threadID), net: net, Thread: threadID,
-		Repertoire: Repertoire{Preview: true}, rounds: map[string]int{}}
+		Repertoire: Repertoire{Preview: true}, rounds: map[string]int{}, replan: env.Rand("replan/" + threadID)}
 }
 
 // Pending returns the calls the agent will retry because it never saw
@@ -209,6 +215,9 @@ func (a *Agent) step(turn int) {
 		call := a.pending[0]
 		a.pending = a.pending[1:]
 		call.Retry = true
+		if call.Tool == model.ToolCreateThreads && call.Count < 20 && a.replan.Chance("replan-batch", a.ReplanRetry) {
+			call.Count++
+		}
 		a.send(turn, call)
 		return
 	}
@@ -238,6 +247,7 @@ func orDash(s string) string {
 func (a *Agent) send(turn int, call model.ToolCall) {
 	a.callSeq++
 	seq := a.callSeq
+	call.CallID = fmt.Sprintf("toolu_%s_%d", a.Thread, seq)
 	c := call
 	a.inflight = &c
 	if d := CallTimeout(a.Instance); d > 0 && model.IsOrchestratorTool(call.Tool) {

@@ -306,13 +306,21 @@ type Orchestrator struct {
 	// never. The world sets it; the draws come from orchestrator/nested.
 	Nested sim.Ratio
 	nested *sim.Rand
+	// Scheduling turns the scheduler on: schedule_task rows get a daily
+	// slot that fires (scheduler.go); off (the default), rows only exist.
+	// The world sets it; the draws come from orchestrator/scheduler.
+	Scheduling bool
+	sched      *sim.Rand
+	armed      map[string]int // schedule -> generation of its slot timer
+	started    time.Duration
 }
 
 const actor = "orchestrator"
 
 // New returns the orchestrator of a server process over st.
 func New(env *model.Env, st *store.Store) *Orchestrator {
-	o := &Orchestrator{env: env, rand: env.Rand(actor), nested: env.Rand(actor + "/nested"), st: st}
+	o := &Orchestrator{env: env, rand: env.Rand(actor), nested: env.Rand(actor + "/nested"), st: st,
+		sched: env.Rand(actor + "/scheduler"), armed: map[string]int{}, started: env.Now()}
 	o.ChildDuration = func() time.Duration { return o.rand.Duration("child-duration", 30*time.Second, 90*time.Minute) }
 	o.ChildFails = func() bool { return o.rand.Chance("child-fails", sim.Per(1, 10)) }
 	return o
@@ -351,6 +359,7 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 	key := c.ClientRequestID
 	if key == "" {
 		key = o.fresh() // without clientRequestId a call is never idempotent
+		key = o.keylessKey(c, key)
 	}
 	k := Enc(key)
 	cmd := func(op string, rest ...string) string {
@@ -412,6 +421,11 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			reply(Answer{Outcome: ErrInvalidRequest})
 			return
 		}
+		payload := batchPayload(n, specs)
+		if first0 := cmd("create-thread", k, "0"); o.batchConflict(first0, payload) {
+			reply(Answer{Outcome: ErrCommandIDConflict, CommandID: first0})
+			return
+		}
 		var res store.Result
 		outcome := Replayed
 		effect := ""
@@ -442,8 +456,13 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 				reply(a)
 				return
 			}
+			if a.Outcome == Replayed && o.entryConflict(id, entryPayload(spec)) {
+				reply(Answer{Outcome: ErrCommandIDConflict, CommandID: id, Result: res})
+				return
+			}
 			if a.Outcome == Accepted {
 				outcome, effect = Accepted, EffectThreads
+				o.stamp(id, payload, entryPayload(spec))
 			}
 			res.ThreadIDs = append(res.ThreadIDs, a.Result.ThreadIDs...)
 			if o.CancelAfter != nil && o.CancelAfter(id) {
@@ -491,6 +510,7 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 		reply(o.dispatch(id, caller, EffectSchedule, c, func() (store.Result, bool) {
 			s := &store.Schedule{ID: "scheduled-task:" + id, ThreadID: caller, CommandID: id}
 			o.st.Schedules = append(o.st.Schedules, s)
+			o.newSchedule(s)
 			return store.Result{ScheduleID: s.ID}, true
 		}))
 	case model.ToolThreadSend:

@@ -136,6 +136,7 @@ func init() {
 		Reported:   "with browser access off a prepare replaces the thread's slot but does not revoke its existing credentials, so the old preview-capable token stays live",
 		Fixed:      "every prepare revokes the thread's existing credentials before it issues one, browser access off included",
 		Upstream:   "t3code ProviderSessionManager.ts@00df9e65 prepareMcpSession (revokeThread before every issue)",
+		Script:     "scenarios/testdata/mcp_credential/deny_path",
 		Mechanism:  "model/provider: prepareMcpSession's revoke before issue (browser-access deny path)"})
 	model.RegisterMutant(model.MutantInfo{Name: DenyPathRevokesOnRestartOnly, Group: catalog.MCPCredential,
 		Doc:        "the deny path revokes the thread's credentials on an in-place restart only, not when the thread re-attaches to a shared session",
@@ -149,6 +150,7 @@ func init() {
 		Reported:   "an in-place restart's old runtime, once closed, revokes every credential its session records by then, the replacement's included",
 		Fixed:      "the old runtime's clean-up revokes only the credentials its own generation recorded (session + generation)",
 		Upstream:   "t3code ProviderSessionManager.ts@00df9e65 releaseEntry (clean-up revokes the recorded credential id only)",
+		Script:     "scenarios/testdata/mcp_credential/in_place_restart",
 		Mechanism:  "model/provider: in-place runtime restart and its old generation's credential clean-up"})
 	model.RegisterSwitch(model.SwitchInfo{Name: DelegatedChildPinsSession, Group: catalog.ProviderSession,
 		Reports:    []catalog.Report{"t3code#15173"},
@@ -244,6 +246,7 @@ type Entry struct {
 	background  time.Duration // pending background work until this time
 	released    bool
 	native      string // the native conversation a per-thread session is bound to
+	deferred    bool   // the idle release deferred it (a pin) since its last activity
 	subs        []*Subscription
 }
 
@@ -356,6 +359,7 @@ type Manager struct {
 	WorkspaceMissing func(threadID string) bool
 
 	closes int
+	reap   reaper
 }
 
 const actor = "psm"
@@ -364,7 +368,7 @@ const actor = "psm"
 // server process incarnation process.
 func NewManager(env *model.Env, reg *mcp.Registry, slots *mcp.Slots, process int) *Manager {
 	return &Manager{env: env, rand: env.Rand(actor), reg: reg, slots: slots, reserve: map[string]int{}, process: process,
-		IdleTimeout: DefaultIdleTimeout, MaxIdlePin: DefaultMaxIdlePin,
+		IdleTimeout: DefaultIdleTimeout, MaxIdlePin: DefaultMaxIdlePin, reap: reaper{origin: env.Awake()},
 		CapsFor: func(string, string) mcp.Caps { return mcp.CapOrchestration }}
 }
 
@@ -676,6 +680,7 @@ func (m *Manager) scheduleIdleRelease(e *Entry) {
 	if e.busy > 0 || e.released {
 		return
 	}
+	e.deferred = false
 	e.idleGen++
 	e.pendingGen = e.idleGen
 	if e.idleTimer == nil {
@@ -715,6 +720,7 @@ func (m *Manager) afterProbe(e *Entry, gen int, pending bool) {
 			}
 			if m.OwesChild(t) {
 				m.env.Emit(actor, "idle-release-deferred", "delegated child", sim.A("providerSessionId", e.ID), sim.A("thread", t))
+				e.deferred = true
 				e.idleTimer.Reset(m.IdleTimeout)
 				return
 			}
@@ -731,6 +737,7 @@ func (m *Manager) afterProbe(e *Entry, gen int, pending bool) {
 				e.pinned, e.pinnedSince = true, now
 			}
 			m.env.Emit(actor, "idle-release-deferred", "", sim.A("providerSessionId", e.ID))
+			e.deferred = true
 			e.idleTimer.Reset(m.IdleTimeout)
 			return
 		}

@@ -104,6 +104,7 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 	if st.Settings.ContinueThreadsAfterServerUpdate {
 		env.After(ContinuationDelay, s.continueRestartedRuns)
 	}
+	s.Orch.StartScheduler()
 	return s
 }
 
@@ -720,6 +721,9 @@ func (s *Server) callOrchestrator(scope mcp.Scope, call model.ToolCall, extra or
 	}
 	if call.RedispatchOf != "" {
 		attrs = append(attrs, sim.A("redispatch-of", call.RedispatchOf))
+	}
+	if call.Redelivered {
+		attrs = append(attrs, sim.A("redelivered", "true"), sim.A("tool-call", call.CallID))
 	}
 	refuse := func(code string) {
 		s.env.Emit("agent/"+scope.Thread.ThreadID, call.Tool, code, attrs...)

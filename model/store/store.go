@@ -327,7 +327,11 @@ type Receipt struct {
 	Status    string
 	// Result is the tool result the command produced, replayed verbatim.
 	Result Result
-	Error  string
+	// Payload is the normalized payload of the request the command belongs
+	// to (create_threads: the whole batch), EntryPayload the command's own
+	// part of it (one entry); "" where the model does not fingerprint.
+	Payload, EntryPayload string
+	Error                 string
 }
 
 // Result is the durable part of a tool result.
@@ -416,6 +420,19 @@ type Schedule struct {
 	ID        string
 	ThreadID  string
 	CommandID string
+	// Timed says the row has a daily fixed_time slot the scheduler fires
+	// (rows of a world without the scheduler have none). TimeOfDay is the
+	// slot's offset in a virtual 24 h day; Enabled the task's flag;
+	// NextRunAt the next due slot (-1: none, as for a disabled task);
+	// LastRunAt the last fire (-1: never), LastRunStatus and RunCount its
+	// run state: ScheduledTaskService's scheduled_tasks row.
+	Timed         bool
+	TimeOfDay     time.Duration
+	Enabled       bool
+	NextRunAt     time.Duration
+	LastRunAt     time.Duration
+	LastRunStatus string
+	RunCount      int
 }
 
 // Receipt returns the receipt of commandID, or nil.

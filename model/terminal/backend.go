@@ -69,6 +69,12 @@ type Backend struct {
 	// held are the writes main holds until the composer paints
 	// (HoldInputUntilComposer).
 	held []heldWrite
+	// activeAt is the idle clock's last activity; jobs are the running
+	// background jobs (reaper.go).
+	activeAt time.Duration
+	jobs     []*job
+	jobSeq   int
+	bg       *sim.Rand
 }
 
 // heldWrite is one pane write main holds for a backend.
@@ -101,6 +107,9 @@ func (b *Backend) Draft() int { return b.draft }
 func (b *Backend) Busy() bool { return b.busy }
 
 func (b *Backend) emit(kind, outcome string, attrs ...sim.Attr) {
+	if kind != "bg.start" && kind != "bg.end" {
+		b.touch()
+	}
 	b.m.env.Emit(b.actor, kind, outcome, append([]sim.Attr{sim.A("session", b.Session), sim.A("backend", b.ID)}, attrs...)...)
 }
 
@@ -291,6 +300,7 @@ func (b *Backend) step() {
 		return
 	}
 	b.m.output(b, 1024*(1+b.rand.IntN("output-kb", 8)))
+	b.maybeStartJob()
 	if b.rand.Chance("ask", b.m.cfg.AskChance) {
 		b.AskPermission()
 		return

@@ -25,6 +25,14 @@ type Config struct {
 	// AskChance is the probability that a turn step ends in a permission
 	// prompt.
 	AskChance sim.Ratio
+	// DetachedIdleTimeout, when set, runs main's detached-idle reaper
+	// (nebula's reap_idle_sessions, default DetachedIdleTimeout): a
+	// terminal-view session whose last terminal detached is killed once
+	// idle that long.
+	DetachedIdleTimeout time.Duration
+	// BackgroundChance is the probability that a turn step backgrounds a
+	// tool call that runs on for 1-20 min after the turn.
+	BackgroundChance sim.Ratio
 }
 
 // RecoverRequest is the recoverSession IPC payload.
@@ -157,13 +165,16 @@ type Manager struct {
 	// refs is the attach ledger: per session, the client (pane) of each
 	// attach reference, oldest first (DetachOwnReference).
 	refs map[string][]string
+	// reapGen is the generation of each session's pending reaper check.
+	reapGen map[string]int
 }
 
 func newManager(app *App) *Manager {
 	return &Manager{env: app.env, app: app, cfg: app.cfg, entries: map[string]*Backend{}, claims: map[string]*claim{},
 		gens: map[string]int{}, readiness: map[string]readiness{}, counts: map[string]int{},
 		restores: map[string]ownedSize{}, sizes: map[string]ownedSize{}, buffers: map[string]*replayBuffer{},
-		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}, refs: map[string][]string{}}
+		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}, refs: map[string][]string{},
+		reapGen: map[string]int{}}
 }
 
 func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
@@ -266,15 +277,70 @@ func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
 		}
 		d := m.construct.Duration("construct", ConstructMin, ConstructMax)
 		m.emit("recover", "constructing", append(attrs, sim.A("for", d.String()))...)
-		m.env.After(d, func() { m.spawn(req, attrs, reply) })
+		m.env.After(d, func() { m.spawn("recover", req, attrs, reply) })
 		return
 	}
-	m.spawn(req, attrs, reply)
+	m.spawn("recover", req, attrs, reply)
+}
+
+// ColdSpawn is the cold-restore path of a renderer that lost its restored
+// candidate (AdoptBeforeSpawn off): spawnSession, which neither adopts a
+// live backend nor joins a claim. Before #548 rehydrate.ts spawned visible
+// leaves under fresh local ids and remapped the workspace, so the old id's
+// backend ran on where no pane could reach it; here the fresh backend takes
+// the session's registry slot, which leaves the old one just as
+// unreachable (its output, exit and readiness are no longer the
+// session's).
+func (m *Manager) ColdSpawn(req RecoverRequest, reply func(RecoverResult)) {
+	attrs := []sim.Attr{sim.A("session", req.Session), sim.A("kind", string(req.Kind)), sim.A("caller", req.Caller)}
+	if b := m.entries[req.Session]; b != nil {
+		attrs = append(attrs, sim.A("replaces", b.ID))
+	}
+	m.spawn("spawn.cold", req, attrs, reply)
+}
+
+// AdoptLiveOrSpawn is the mutant AdoptSettledOnly: adopt a settled live
+// backend, otherwise cold-spawn, whatever claim is in flight.
+func (m *Manager) AdoptLiveOrSpawn(req RecoverRequest, reply func(RecoverResult)) {
+	if b := m.entries[req.Session]; b != nil && m.claims[req.Session] == nil {
+		m.Recover(req, reply)
+		return
+	}
+	m.ColdSpawn(req, reply)
+}
+
+// rendererReloaded forgets the PTY references of a renderer that reloaded:
+// its panes are gone without running their clean-ups. Model choice:
+// upstream's agentPtyAttachCounts keep them (nothing in main resets them
+// on a reload), a leak outside this model; here main releases them, with
+// no restore resize, so the reloaded renderer's panes count afresh.
+func (m *Manager) rendererReloaded() {
+	for _, meta := range m.app.metas {
+		id := meta.ID
+		for _, pane := range m.refs[id] {
+			c := m.counts[id] - 1
+			outcome := "decremented"
+			if c <= 0 {
+				c, outcome = 0, "released"
+			}
+			m.counts[id] = c
+			m.emit("pty.detach", outcome, sim.A("session", id), sim.A("pane", pane), sim.A("count", fmt.Sprint(c)),
+				sim.A("cause", "renderer-reload"))
+		}
+		delete(m.refs, id)
+		if m.counts[id] > 0 {
+			// References no pane holds (a leak of a pre-fix detach path).
+			m.emit("pty.detach", "reset", sim.A("session", id), sim.A("pane", "-"), sim.A("count", "0"),
+				sim.A("cause", "renderer-reload"))
+		}
+		delete(m.counts, id)
+		delete(m.restores, id)
+	}
 }
 
 // spawn is spawnWithId under recover's claim: it publishes the claim,
 // inserts the registry entry before start() resolves and settles later.
-func (m *Manager) spawn(req RecoverRequest, attrs []sim.Attr, reply func(RecoverResult)) {
+func (m *Manager) spawn(kind string, req RecoverRequest, attrs []sim.Attr, reply func(RecoverResult)) {
 	id := req.Session
 	meta := m.app.Meta(id)
 	m.gens[id]++
@@ -284,7 +350,7 @@ func (m *Manager) spawn(req RecoverRequest, attrs []sim.Attr, reply func(Recover
 	fails := b.rand.Chance("start-fail", m.cfg.StartFailChance)
 	c := &claim{kind: req.Kind, cwd: req.Cwd, backend: b, waiters: []func(RecoverResult){reply}}
 	m.claims[id] = c
-	m.emit("recover", "claimed", append(attrs, sim.A("backend", b.ID))...)
+	m.emit(kind, "claimed", append(attrs, sim.A("backend", b.ID))...)
 	// spawnWithId inserts the registry entry before awaiting start().
 	m.entries[id] = b
 	m.sizes[id] = ownedSize{SpawnDefault, ownerSpawn}
@@ -388,6 +454,7 @@ func (m *Manager) kill(session, cause, wake string) {
 	m.emit("kill", "killed", attrs...)
 	wasLive := b.state == live
 	b.state = stopped
+	b.killJobs()
 	m.rejectHeld(b, "killed")
 	if wasLive {
 		m.notifyExit(b, 143, cause)
@@ -400,6 +467,7 @@ func (m *Manager) exited(b *Backend, code int, cause string) {
 		delete(m.entries, b.Session)
 	}
 	b.state = stopped
+	b.killJobs()
 	m.emit("exit", fmt.Sprint(code), sim.A("session", b.Session), sim.A("backend", b.ID), sim.A("cause", cause))
 	m.rejectHeld(b, "exited")
 	m.notifyExit(b, code, cause)
@@ -482,6 +550,9 @@ func (m *Manager) Detach(session, pane string) {
 		outcome = "unmatched"
 	}
 	m.emit("pty.detach", outcome, sim.A("session", session), sim.A("pane", pane), sim.A("count", "0"))
+	if outcome == "released" {
+		m.armReaper(session, m.cfg.DetachedIdleTimeout)
+	}
 	restore, ok := m.restores[session]
 	delete(m.restores, session)
 	if !ok {
@@ -583,6 +654,7 @@ func (m *Manager) holdsInput(b *Backend) bool {
 }
 
 func (m *Manager) deliver(b *Backend, pane string, chunks []Chunk, heldSince string) {
+	b.touch()
 	b.input(chunks)
 	attrs := []sim.Attr{sim.A("session", b.Session), sim.A("pane", pane), sim.A("seq", seqRange(chunks)), sim.A("backend", b.ID),
 		sim.A("draft", fmt.Sprint(b.draft)), sim.A("prompt", b2s(b.prompt))}

@@ -73,6 +73,20 @@ const (
 	// for a session whose construction awaits: one with built-in MCP
 	// domains (Meta.MCP, a swarm dimension).
 	AtomicSpawnClaim model.Switch = "atomic-spawn-claim"
+	// AdoptBeforeSpawn is agent-code PR #548 (f0a7792b, "Make session
+	// recovery main-owned and atomic"): a renderer that reloads over a live
+	// main process asks main's recover for every restored leaf, so a live
+	// backend is adopted and a starting one joined; only main decides to
+	// spawn. Off is stablyai/orca#11006's cold restore, which agent-code
+	// had too (docs/superpowers/plans/2026-07-16-session-recovery-
+	// reconciliation.md: "rehydrateWorkspace() bypasses it and calls
+	// spawnSession() directly... A renderer-only reload can therefore
+	// create a second provider process... while the first process remains
+	// alive"): the reloaded renderer has lost its restored candidates and
+	// cold-spawns each visible leaf, beside the backend main still holds.
+	// In orca the drop is an SSH transport's and the authority a relay; in
+	// agent-code it is a renderer reload (or crash) and main.
+	AdoptBeforeSpawn model.Switch = "adopt-before-spawn"
 	// HoldInputUntilComposer is the fix of Untrivial-ai/agent-orchestrator#3023
 	// (and anthropics/claude-code#22936): "input-ready" is its own event,
 	// not "process started". agent-code's AgentTerminalLeaf writes every
@@ -102,7 +116,23 @@ const (
 	// the double detach and the spawn owner's detach of qwen-code's bridge
 	// have no counterpart in agent-code, whose wakes never detach.
 	DetachOwnReference model.Switch = "detach-own-reference"
+	// IdleSparesBackgroundWork is the fix of AgentSystemLabs/nebula#78
+	// (PR #80, "The idle reaper spares an agent whose backgrounded tool
+	// call is still running, and restarts its idle clock when the job
+	// ends"). Off, the detached-idle reaper's only exemptions are a
+	// running turn and a prompt (nebula's RUNNING / NEEDS FEEDBACK), so a
+	// session detached with a background job running past the 5 min
+	// timeout is killed with its whole process tree, job included. The
+	// reaper itself is nebula's: agent-code's main has none, so the model
+	// runs it only in worlds that ask (Config.DetachedIdleTimeout).
+	IdleSparesBackgroundWork model.Switch = "idle-spares-background-work"
 )
+
+// AdoptSettledOnly is the mutant of AdoptBeforeSpawn: the reloaded
+// renderer's restore adopts a settled live backend but cold-spawns when
+// none is settled, ignoring a spawn still in flight (a claim), so a reload
+// during a start forks a second backend.
+const AdoptSettledOnly model.Mutant = "adopt-settled-only"
 
 // NeverKillOnTimeout is the mutant of report 003: a readiness timeout never
 // kills, not even a backend the wake spawned (and the spawn deadline, when
@@ -121,6 +151,12 @@ const HoldUntilStarted model.Mutant = "hold-until-started"
 // client without a reference of its own releases the oldest one, "so the
 // count stays equal to the ledger".
 const DetachReleasesOldest model.Mutant = "detach-releases-oldest"
+
+// SparesOnlyWhileRunning is a plausible wrong fix of
+// IdleSparesBackgroundWork: the reaper spares a session while a job runs
+// but does not restart the idle clock when it ends, so the next sweep
+// reaps at once a session whose TUI has been quiet through the job.
+const SparesOnlyWhileRunning model.Mutant = "spares-only-while-running"
 
 func init() {
 	model.RegisterSwitch(model.SwitchInfo{Name: GuardedWake, Group: catalog.TerminalSession,
@@ -179,6 +215,19 @@ func init() {
 		Fixed:      "main keeps a ledger of attach references per (client, attach); a detach releases only one the detaching client holds, any other is ignored",
 		Script:     "scenarios/testdata/terminal/debug_unmatched_detach.txt",
 		Mechanism:  "model/terminal: main's agent PTY attach ledger and detach"})
+	model.RegisterSwitch(model.SwitchInfo{Name: IdleSparesBackgroundWork, Group: catalog.TerminalSession,
+		Reports:    []catalog.Report{"AgentSystemLabs/nebula#78"},
+		Source:     "nebula PR #80 (reap_idle_sessions, session_idle_timeout 5m); modelled in agent-code's main process",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"no-reap-of-live-work"},
+		Reported:   "the detached-idle reaper spares only a running turn or a prompt: a detached agent whose background job runs past 5 min idle is killed with the job",
+		Fixed:      "the reaper spares a session while a background job runs and restarts its idle clock when the last one ends",
+		Script:     "scenarios/testdata/terminal/reap_background_job.txt",
+		Mechanism:  "model/terminal: main's detached-idle reaper and its idle clock"})
+	model.RegisterMutant(model.MutantInfo{Name: SparesOnlyWhileRunning, Group: catalog.TerminalSession,
+		Doc:        "the reaper spares a running background job but does not restart the idle clock when it ends",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"no-reap-of-live-work"}})
 	model.RegisterMutant(model.MutantInfo{Name: DetachReleasesOldest, Group: catalog.TerminalSession,
 		Doc:        "a detach by a client without a reference releases the ledger's oldest reference instead of being ignored",
 		Scenario:   "terminal-remount",
@@ -187,6 +236,23 @@ func init() {
 		Doc:        "main holds input only until start() resolves (process started), not until the composer paints",
 		Scenario:   "terminal-remount",
 		Invariants: []string{"input-lands-in-composer"}})
+	model.RegisterSwitch(model.SwitchInfo{Name: AdoptBeforeSpawn, Group: catalog.TerminalSession,
+		Reports:    []catalog.Report{"stablyai/orca#11006"},
+		Source:     "stablyai/orca#11006 (runtime incident and source analysis); agent-code rehydrate.ts@f0a7792b^ and docs/superpowers/plans/2026-07-16-session-recovery-reconciliation.md, sessionManager.ts@428aed2d recover()",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"one-agent-process-per-session"},
+		Reported:   "a renderer that reloads over a live main process has no restored candidates and cold-spawns each visible leaf (spawnSession), beside the backend main still holds",
+		Fixed:      "the reloaded renderer recovers every leaf through main's recover: a live backend is adopted, a starting one joined, and only main decides to spawn",
+		Upstream:   "agent-code PR #548 (f0a7792b)",
+		Script:     "scenarios/testdata/terminal/reload_cold_restore.txt",
+		Mechanism:  "model/terminal: renderer reload and its restore path"})
+	model.RegisterMutant(model.MutantInfo{Name: AdoptSettledOnly, Group: catalog.TerminalSession,
+		Doc:        "the reloaded renderer's restore adopts a settled live backend but cold-spawns when none is settled, ignoring a spawn in flight",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"one-agent-process-per-session"},
+		// A reload is the user's habit, a swarm dimension, and the kill needs
+		// it while a visible spawn is in flight (first at seed 92).
+		GateSeeds: 200, GateStrategy: "swarm"})
 	model.RegisterMutant(model.MutantInfo{Name: NeverKillOnTimeout, Group: catalog.TerminalSession,
 		Doc:        "a readiness timeout never kills, not even a spawned backend: a backend that never becomes ready is never replaced",
 		Scenario:   "terminal-remount",
