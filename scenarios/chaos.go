@@ -42,6 +42,8 @@ func init() {
 			w.RuntimeRestarts = true
 			w.MaxRestarts = 3
 			w.FirstTurnCrash = sim.Per(1, 10) // t3code#2336: a CLI killed before its first turn
+			w.HostSuspends = true             // t3code#11805: the host sleeps
+			w.HostSuspendsUntil = 20 * time.Hour
 			w.Start()
 			// Over a day the desktop app's user comes and goes: an action
 			// every few seconds to five minutes rather than every 40 s.

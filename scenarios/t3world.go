@@ -62,6 +62,7 @@ type T3World struct {
 	// stream.
 	hosts []*browser.DesktopHost
 	hrand *sim.Rand
+	lrand *sim.Rand // the users' moves away from a thread (thread-leave)
 	// ReplanRetry is the agents' chance of retrying a create_threads with
 	// one entry more under the same clientRequestId
 	// (agent.Agent.ReplanRetry); swarm redraws it, from a stream of its
@@ -85,6 +86,15 @@ type T3World struct {
 	// (on in half the swarm seeds), so the other draws keep their places.
 	RuntimeRestarts bool
 	rr              *sim.Rand
+	// HostSuspends: now and then the host sleeps for 20 min to 4 h (a
+	// laptop lid closed; t3code#11805): the wall clock jumps while every
+	// process is frozen. Drawn from its own stream, host-power (on in half
+	// the swarm seeds), so the other draws keep their places.
+	HostSuspends bool
+	// HostSuspendsUntil bounds when a sleep may end (before the horizon, so
+	// the heal phase starts on time); 0 means no bound.
+	HostSuspendsUntil time.Duration
+	power             *sim.Rand
 }
 
 type tabSeen struct{ tab, thread string }
@@ -127,6 +137,7 @@ const (
 	FaultProviderSwitch   = "provider-switch"
 	FaultResponseLoss     = "response-loss"
 	FaultFirstTurnCrash   = "first-turn-crash"
+	FaultHostSuspend      = "host-suspend"
 	FaultRuntimeRestart   = "runtime-restart"
 )
 
@@ -275,6 +286,12 @@ func (w *T3World) Start() {
 	}
 	if w.Faults.GapMax > 0 {
 		w.env.After(w.faults.Duration("fault-gap", w.Faults.GapMin, w.Faults.GapMax), w.fault)
+	}
+	if w.HostSuspends && w.Faults.GapMax > 0 && w.env.Enabled("fault:"+FaultHostSuspend) {
+		w.power = w.env.Rand("host-power")
+		if !w.env.Swarm || w.power.Chance("enable", sim.Per(1, 2)) {
+			w.env.After(w.power.Duration("gap", 2*time.Hour, 10*time.Hour), w.hostSuspend)
+		}
 	}
 	if w.RuntimeRestarts && w.Faults.GapMax > 0 && w.env.Enabled("fault:"+FaultRuntimeRestart) {
 		w.rr = w.env.Rand(FaultRuntimeRestart)
@@ -513,6 +530,29 @@ func (w *T3World) fault() {
 	case 4:
 		w.switchProvider()
 	}
+}
+
+// hostSuspend sleeps the host (every process frozen, the wall clock
+// jumping), wakes it, and schedules the next sleep.
+func (w *T3World) hostSuspend() {
+	if w.env.Healing {
+		return
+	}
+	d := w.power.Duration("for", 20*time.Minute, 4*time.Hour)
+	if w.HostSuspendsUntil > 0 && w.env.Now()+d > w.HostSuspendsUntil {
+		return // the host stays awake for the rest of the run
+	}
+	w.env.Emit("fault", "host.suspend", "", sim.A("for", d.String()))
+	s := w.srv
+	if s != nil {
+		s.PSM.HostSuspending()
+	}
+	w.env.Suspend(d)
+	w.env.Emit("fault", "host.resume", "", sim.A("slept", d.String()))
+	if s != nil && w.srv == s {
+		s.PSM.HostResumed()
+	}
+	w.env.After(w.power.Duration("gap", 2*time.Hour, 10*time.Hour), w.hostSuspend)
 }
 
 // maybeCrashFirstTurn kills, with chance FirstTurnCrash, the provider

@@ -246,6 +246,7 @@ type Entry struct {
 	background  time.Duration // pending background work until this time
 	released    bool
 	native      string // the native conversation a per-thread session is bound to
+	deferred    bool   // the idle release deferred it (a pin) since its last activity
 	subs        []*Subscription
 }
 
@@ -358,6 +359,7 @@ type Manager struct {
 	WorkspaceMissing func(threadID string) bool
 
 	closes int
+	reap   reaper
 }
 
 const actor = "psm"
@@ -366,7 +368,7 @@ const actor = "psm"
 // server process incarnation process.
 func NewManager(env *model.Env, reg *mcp.Registry, slots *mcp.Slots, process int) *Manager {
 	return &Manager{env: env, rand: env.Rand(actor), reg: reg, slots: slots, reserve: map[string]int{}, process: process,
-		IdleTimeout: DefaultIdleTimeout, MaxIdlePin: DefaultMaxIdlePin,
+		IdleTimeout: DefaultIdleTimeout, MaxIdlePin: DefaultMaxIdlePin, reap: reaper{origin: env.Awake()},
 		CapsFor: func(string, string) mcp.Caps { return mcp.CapOrchestration }}
 }
 
@@ -678,6 +680,7 @@ func (m *Manager) scheduleIdleRelease(e *Entry) {
 	if e.busy > 0 || e.released {
 		return
 	}
+	e.deferred = false
 	e.idleGen++
 	e.pendingGen = e.idleGen
 	if e.idleTimer == nil {
@@ -717,6 +720,7 @@ func (m *Manager) afterProbe(e *Entry, gen int, pending bool) {
 			}
 			if m.OwesChild(t) {
 				m.env.Emit(actor, "idle-release-deferred", "delegated child", sim.A("providerSessionId", e.ID), sim.A("thread", t))
+				e.deferred = true
 				e.idleTimer.Reset(m.IdleTimeout)
 				return
 			}
@@ -733,6 +737,7 @@ func (m *Manager) afterProbe(e *Entry, gen int, pending bool) {
 				e.pinned, e.pinnedSince = true, now
 			}
 			m.env.Emit(actor, "idle-release-deferred", "", sim.A("providerSessionId", e.ID))
+			e.deferred = true
 			e.idleTimer.Reset(m.IdleTimeout)
 			return
 		}
