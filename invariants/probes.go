@@ -81,6 +81,8 @@ var (
 		Doc: "a pane of a Claude session remounted while the user's draft was in its composer"})
 	probeRecoverJoinedSpawn = declareProbe(ProbeInfo{Name: "recover-joined-spawn", Group: catalog.TerminalSession,
 		Doc: "a second recover for a session reached main while its first spawn was still starting, and joined it"})
+	probeReloadOverLiveBackend = declareProbe(ProbeInfo{Name: "renderer-reload-over-backend", Group: catalog.TerminalSession,
+		Doc: "the desktop app's renderer reloaded while main held a running agent backend"})
 	probeRestartFoundRunningRun = declareProbe(ProbeInfo{Name: "restart-found-running-run", Group: catalog.RestartContinuation,
 		Doc: "a server started over a run its dead predecessor left running (the startup reconcile settled it)"})
 	probeRestartWithRunningTask = declareProbe(ProbeInfo{Name: "restart-with-running-task", Group: catalog.RestartContinuation,
@@ -105,6 +107,8 @@ var (
 		Doc: "a preview call of a session pinned to one host addressed a tab another host holds (t3code#13051)"})
 	probeHostWaitExhausted = declareProbe(ProbeInfo{Name: "host-wait-exhausted", Group: catalog.PreviewTab,
 		Doc: "a host's waitFor ran out its whole budget and answered not found (t3code#12407)"})
+	probeCallOnLeftThreadTab = declareProbe(ProbeInfo{Name: "call-on-left-thread-tab", Group: catalog.PreviewTab,
+		Doc: "an automation call reached a tab whose thread the user had left in that window (t3code#6355)"})
 	probeRequestToHalfOpenHost = declareProbe(ProbeInfo{Name: "request-to-half-open-host", Group: catalog.PreviewTab,
 		Doc: "the broker sent a request to a host whose socket was half-open (a suspended mobile client, t3code#11167)"})
 )
@@ -131,6 +135,8 @@ type ProbeCounter struct {
 	batches   batchReuse               // create_threads answers per request (payload.go)
 	schedules scheduleRestarts         // scheduled fires and restarts (schedule.go)
 	replaced  map[string]bool          // incarnations released by an in-place restart
+	running   map[string]bool          // terminal backends spawned and not yet stopped
+	backends  int                      // len(running)
 	preview   map[string]bool          // thread -> its last issued credential carried preview
 
 	// liveSessions counts provider sessions opened and not yet released.
@@ -141,7 +147,7 @@ type ProbeCounter struct {
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
 		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
-		claude: map[string]bool{}, draft: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}}
+		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}}
 }
 
 // Name implements sim.Checker.
@@ -226,6 +232,8 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		p.suspended[ev.Get("client")] = true
 	case ev.Kind == "host.resume":
 		delete(p.suspended, ev.Get("client"))
+	case ev.Kind == "host.control-restore" || ev.Kind == "host.stall":
+		hit(probeCallOnLeftThreadTab)
 	case ev.Kind == "host.wait-exhausted":
 		hit(probeHostWaitExhausted)
 	case ev.Actor == "broker" && ev.Kind == "host.request":
@@ -373,6 +381,10 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 	switch {
 	case ev.Actor == "main" && ev.Kind == "spawn":
 		p.claude[session] = ev.Get("kind") == "claude"
+		if b := ev.Get("backend"); !p.running[b] {
+			p.running[b] = true
+			p.backends++
+		}
 	case ev.Actor == "user" && ev.Kind == "type" && session != "":
 		p.draft[session] = ev.Get("key") == "text"
 	case ev.Actor == "user" && (ev.Kind == "send" || ev.Kind == "submit") && session != "":
@@ -383,6 +395,15 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		hit(probeDetachWithoutReference)
 	case ev.Actor == "main" && ev.Kind == "recover" && ev.Outcome == "joined":
 		hit(probeRecoverJoinedSpawn)
+	case ev.Actor == "main" && (ev.Kind == "start" && ev.Outcome != "live" || ev.Kind == "kill" && ev.Outcome == "killed" || ev.Kind == "exit"):
+		if b := ev.Get("backend"); p.running[b] {
+			delete(p.running, b)
+			p.backends--
+		}
+	case ev.Actor == "user" && ev.Kind == "renderer.reload":
+		if p.backends > 0 {
+			hit(probeReloadOverLiveBackend)
+		}
 	case ev.Actor == "main" && ev.Kind == "pty.write" && ev.Outcome == "held",
 		strings.HasPrefix(ev.Actor, "agent/") && ev.Kind == "input.misplaced":
 		hit(probeInputBeforeComposer)

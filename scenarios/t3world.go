@@ -62,6 +62,7 @@ type T3World struct {
 	// stream.
 	hosts []*browser.DesktopHost
 	hrand *sim.Rand
+	lrand *sim.Rand // the users' moves away from a thread (thread-leave)
 	// ReplanRetry is the agents' chance of retrying a create_threads with
 	// one entry more under the same clientRequestId
 	// (agent.Agent.ReplanRetry); swarm redraws it, from a stream of its
