@@ -81,6 +81,8 @@ var (
 		Doc: "a pane of a Claude session remounted while the user's draft was in its composer"})
 	probeRecoverJoinedSpawn = declareProbe(ProbeInfo{Name: "recover-joined-spawn", Group: catalog.TerminalSession,
 		Doc: "a second recover for a session reached main while its first spawn was still starting, and joined it"})
+	probeReloadOverLiveBackend = declareProbe(ProbeInfo{Name: "renderer-reload-over-backend", Group: catalog.TerminalSession,
+		Doc: "the desktop app's renderer reloaded while main held a running agent backend"})
 	probeRestartFoundRunningRun = declareProbe(ProbeInfo{Name: "restart-found-running-run", Group: catalog.RestartContinuation,
 		Doc: "a server started over a run its dead predecessor left running (the startup reconcile settled it)"})
 	probeRestartLostIngestion = declareProbe(ProbeInfo{Name: "restart-behind-ingestion-backlog", Group: catalog.RestartContinuation,
@@ -138,6 +140,8 @@ type ProbeCounter struct {
 	batches   batchReuse               // create_threads answers per request (payload.go)
 	schedules scheduleRestarts         // scheduled fires and restarts (schedule.go)
 	replaced  map[string]bool          // incarnations released by an in-place restart
+	running   map[string]bool          // terminal backends spawned and not yet stopped
+	backends  int                      // len(running)
 	preview   map[string]bool          // thread -> its last issued credential carried preview
 
 	// liveSessions counts provider sessions opened and not yet released.
@@ -148,7 +152,7 @@ type ProbeCounter struct {
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
 		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
-		claude: map[string]bool{}, draft: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}}
+		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}}
 }
 
 // Name implements sim.Checker.
@@ -392,6 +396,10 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 	switch {
 	case ev.Actor == "main" && ev.Kind == "spawn":
 		p.claude[session] = ev.Get("kind") == "claude"
+		if b := ev.Get("backend"); !p.running[b] {
+			p.running[b] = true
+			p.backends++
+		}
 	case ev.Actor == "user" && ev.Kind == "type" && session != "":
 		p.draft[session] = ev.Get("key") == "text"
 	case ev.Actor == "user" && (ev.Kind == "send" || ev.Kind == "submit") && session != "":
@@ -402,6 +410,15 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		hit(probeDetachWithoutReference)
 	case ev.Actor == "main" && ev.Kind == "recover" && ev.Outcome == "joined":
 		hit(probeRecoverJoinedSpawn)
+	case ev.Actor == "main" && (ev.Kind == "start" && ev.Outcome != "live" || ev.Kind == "kill" && ev.Outcome == "killed" || ev.Kind == "exit"):
+		if b := ev.Get("backend"); p.running[b] {
+			delete(p.running, b)
+			p.backends--
+		}
+	case ev.Actor == "user" && ev.Kind == "renderer.reload":
+		if p.backends > 0 {
+			hit(probeReloadOverLiveBackend)
+		}
 	case ev.Actor == "main" && ev.Kind == "pty.write" && ev.Outcome == "held",
 		strings.HasPrefix(ev.Actor, "agent/") && ev.Kind == "input.misplaced":
 		hit(probeInputBeforeComposer)

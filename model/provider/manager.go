@@ -160,6 +160,7 @@ func init() {
 		Reported:   "the idle release ends a parent's session 30 min after its turn while its delegated child still runs",
 		Fixed:      "the idle release defers while a thread attached to the session is owed a running delegated child's result",
 		Upstream:   "",
+		Script:     "scenarios/testdata/provider_session/parent_waits_on_child",
 		Mechanism:  "model/provider: idle release and its delegated-child pin"})
 	model.RegisterMutant(model.MutantInfo{Name: ChildPinFirstThreadOnly, Group: catalog.ProviderSession,
 		Doc:        "the delegated-child pin asks only about the session's first thread, so a shared session's other threads' children do not pin it",
