@@ -12,7 +12,9 @@ import (
 // once however often it is delivered, and a new call is never answered
 // with another call's receipt. It reads the orchestrator tool events of
 // calls without clientRequestId: a second delivery carries redelivered=true
-// and its tool-call id.
+// and its tool-call id, and the transport's tool-call-redelivered fault says
+// whether the first delivery ran its command (first=accepted, replayed or
+// dispatched) or was refused.
 const OneEffectPerToolCall = "one-effect-per-tool-call"
 
 func init() {
@@ -20,20 +22,28 @@ func init() {
 		Property: "a tool call without clientRequestId runs its command at most once, however often it is delivered, and a new call is never answered with another call's receipt",
 		Source:   "hermes-agent#57767 and PR #57769 (dedup on the provider tool_call_id); MODEL.md §6 derived command ids",
 		Reports:  []catalog.Report{"NousResearch/hermes-agent#57767"},
-		New:      func() sim.Checker { return oneEffectPerToolCall{} }})
+		New:      func() sim.Checker { return &oneEffectPerToolCall{firstRan: map[string]bool{}} }})
 }
 
-type oneEffectPerToolCall struct{}
+type oneEffectPerToolCall struct {
+	firstRan map[string]bool // tool-call id -> its first delivery ran its command
+}
 
-func (oneEffectPerToolCall) Name() string { return OneEffectPerToolCall }
+func (*oneEffectPerToolCall) Name() string { return OneEffectPerToolCall }
 
-func (oneEffectPerToolCall) Observe(ev *sim.Event) *sim.Violation {
+func (o *oneEffectPerToolCall) Observe(ev *sim.Event) *sim.Violation {
+	if ev.Actor == "fault" && ev.Kind == "tool-call-redelivered" {
+		f := ev.Get("first")
+		o.firstRan[ev.Get("tool-call")] = f == "accepted" || f == "replayed" || f == "dispatched"
+		return nil
+	}
 	if !isToolEvent(ev) || !orchestratorTools[ev.Kind] || ev.Get("clientRequestId") != "-" {
 		return nil
 	}
 	redelivered := ev.Get("redelivered") == "true"
 	switch {
-	case redelivered && ev.Outcome == "accepted" && ev.Get("effect") != "" && ev.Get("effect") != "dispose":
+	case redelivered && ev.Outcome == "accepted" && ev.Get("effect") != "" && ev.Get("effect") != "dispose" &&
+		o.firstRan[ev.Get("tool-call")]:
 		return violation(OneEffectPerToolCall,
 			"thread %s's %s tool call %s, delivered a second time at %s, ran again as %s (%s %s): one tool call, two effects",
 			ev.Get("thread"), ev.Kind, ev.Get("tool-call"), at(ev.At), ev.Get("command"), ev.Get("effect"), ev.Get("result"))

@@ -13,9 +13,15 @@ import (
 // clientRequestId is accepted; the same tool call is delivered again 10 s
 // later and, keyed by a fresh random UUID, creates a second child.
 func keylessHistory(second sim.Event) []sim.Event {
+	return keylessHistoryFirst("accepted", second)
+}
+
+func keylessHistoryFirst(first string, second sim.Event) []sim.Event {
 	return []sim.Event{
 		ev(0, "agent/thread-a", "delegate_task", "accepted", "thread=thread-a", "clientRequestId=-",
 			"command=command:mcp:ns:delegate-task:uuid-1", "result=task=t1 child=c1", "effect=child"),
+		ev(10.0/60, "fault", "tool-call-redelivered", "", "thread=thread-a", "tool=delegate_task", "tool-call=toolu_a_3",
+			"first="+first),
 		second,
 	}
 }
@@ -52,4 +58,9 @@ func TestOneEffectPerToolCall_NearMisses(t *testing.T) {
 			assert.Nil(t, check(t, OneEffectPerToolCall, keylessHistory(second)))
 		})
 	}
+	// The first delivery was refused (no run to interrupt, a dead
+	// caller): the second is the call's only effect.
+	assert.Nil(t, check(t, OneEffectPerToolCall, keylessHistoryFirst("no_active_run", ev(10.0/60, "agent/thread-a",
+		"delegate_task", "accepted", "thread=thread-a", "clientRequestId=-", "redelivered=true", "tool-call=toolu_a_3",
+		"result=task=t2 child=c2", "effect=child"))))
 }
