@@ -7,6 +7,7 @@ package orchestrator
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -131,7 +132,7 @@ func init() {
 		Scenario:   "request-retry",
 		Invariants: []string{"request-keys-scoped-per-thread"}})
 	model.RegisterMutant(model.MutantInfo{Name: ReceiptWriteBehind, Group: catalog.Orchestrator,
-		Doc:        "a command's receipt is written 50 ms after its effect; a crash in between (with the reply lost) lets the retry run it again",
+		Doc:        "a command's receipt sits in a write-behind cache for 50 ms after its effect; a crash in between (with the reply lost) loses it and the retry runs the command again",
 		Scenario:   "request-retry",
 		Invariants: []string{"one-effect-per-request"}, GateStrategy: "commit"})
 	model.RegisterMutant(model.MutantInfo{Name: ReceiptKeyedByClientRequestID, Group: catalog.Orchestrator,
@@ -294,7 +295,10 @@ type Orchestrator struct {
 	st    *store.Store
 	waits []*wait
 	dead  bool
-	uuids int
+	// unflushed are the receipts the receipt-write-behind mutant has not
+	// flushed yet: lost if the process dies.
+	unflushed []*store.Receipt
+	uuids     int
 
 	// Interrupt interrupts the active run of a thread; it reports whether
 	// there was one.
@@ -341,6 +345,12 @@ func New(env *model.Env, st *store.Store) *Orchestrator {
 // (and with them their obligations: the calls died with the process).
 func (o *Orchestrator) Kill() {
 	o.dead = true
+	for _, rec := range o.unflushed {
+		if i := slices.Index(o.st.Receipts, rec); i >= 0 {
+			o.st.Receipts = slices.Delete(o.st.Receipts, i, i+1)
+		}
+	}
+	o.unflushed = nil
 	for _, w := range o.waits {
 		o.env.Obligations.Discharge(WaitReturns, w.entity)
 	}
@@ -724,16 +734,18 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 	}
 	rec := &store.Receipt{CommandID: commandID, ThreadID: caller, Tool: c.Tool,
 		Key: c.ClientRequestID, Aggregate: aggregate, Status: store.ReceiptAccepted, Result: res}
+	o.st.Receipts = append(o.st.Receipts, rec)
 	if o.env.Profile.Has(ReceiptWriteBehind) {
-		// The wrong fix: the effect is committed now, its receipt a moment
-		// later, and a process that dies in between never writes it.
+		// The wrong fix: the effect is committed now, its receipt sits in
+		// the process's write-behind cache (readable at once) and is
+		// flushed a moment later; a process that dies in between loses it
+		// (Kill takes the unflushed receipts out of the store).
+		o.unflushed = append(o.unflushed, rec)
 		o.env.After(ReceiptWriteBehindDelay, func() {
-			if !o.dead {
-				o.st.Receipts = append(o.st.Receipts, rec)
+			if i := slices.Index(o.unflushed, rec); i >= 0 {
+				o.unflushed = slices.Delete(o.unflushed, i, i+1)
 			}
 		})
-	} else {
-		o.st.Receipts = append(o.st.Receipts, rec)
 	}
 	return Answer{Outcome: Accepted, CommandID: commandID, Result: res, Effect: effect}
 }
