@@ -59,6 +59,10 @@ type Campaign struct {
 	// groups: each later violation that does not follow from an earlier
 	// one (Failure.Later) is grouped by signature and keyed too.
 	KeepGoing bool
+	// Baseline, when set, judges the groups (Baseline.Apply): a group it
+	// does not list is new. BaselineName names it in the summary.
+	Baseline     *Baseline
+	BaselineName string
 	// Progress is called after every finished seed (from one goroutine at
 	// a time).
 	Progress func(done uint64, failures int)
@@ -162,6 +166,9 @@ type Summary struct {
 	// Later are the signature groups of later violations, by scenario
 	// and first seed (keep-going campaigns).
 	Later []LaterGroup
+	// Baseline and BaselineName are the campaign's (Campaign.Baseline).
+	Baseline     *Baseline
+	BaselineName string
 }
 
 // ShardCount returns how many of n seeds a shard runs.
@@ -312,6 +319,7 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 		})
 		sum.Determinism = c.recheck(ctx, recheck, workers)
 	}
+	sum.Baseline, sum.BaselineName = c.Baseline, c.BaselineName
 	if err := c.stories(ctx, sum, start); err != nil {
 		return sum, err
 	}

@@ -51,6 +51,11 @@ type Report struct {
 	// Groups are the failures grouped by root cause (TriageGroups): one
 	// per (invariant, minimal set of fix switches), new ones first.
 	Groups []TriageGroup `json:"groups"`
+	// Baseline names the --baseline file the groups were judged against
+	// (absent without one); BaselineUnseen lists the groups it has that
+	// the campaign did not find.
+	Baseline       string          `json:"baseline,omitempty"`
+	BaselineUnseen []BaselineGroup `json:"baseline_unseen,omitempty"`
 }
 
 // ReportLater is a LaterGroup: the later violations of one signature in
@@ -176,6 +181,9 @@ func Results(names []string, sum *Summary) Report {
 		return a.Signature < b.Signature
 	})
 	r.Groups = TriageGroups(r.Stories, r.Later)
+	if sum.Baseline != nil {
+		r.Baseline, r.BaselineUnseen = sum.BaselineName, sum.Baseline.Apply(r.Groups)
+	}
 	return r
 }
 

@@ -136,7 +136,7 @@ func TestTriage_UnfixOneSwitchGroupsExactlyIt(t *testing.T) {
 // thread-keeps-its-tabs fails on, as hit (issue 16 item 4).
 func TestTriage_TabOwnershipHitsTabActedAfterRotation(t *testing.T) {
 	c := Campaign{Scenarios: []string{scenarios.TabOwnership}, Profile: model.MustProfile(model.PresetReported, nil, nil),
-		Strategy: scenarios.Swarm, Start: 1, Seeds: 300, Workers: 2}
+		Strategy: scenarios.Swarm, Start: 1, Seeds: 300, Workers: 2, KeepGoing: true}
 	sum, err := c.Run(context.Background(), false)
 	require.NoError(t, err)
 	for i, p := range invariants.Probes {

@@ -13,6 +13,7 @@ const (
 	PreviewOpOnOwningHost        = "preview-op-on-owning-host"
 	TimedOutHostNotRechosen      = "timed-out-host-not-rechosen"
 	HostEvictedOnlyPastItsBudget = "host-evicted-only-past-its-budget"
+	LiveHostAnswersInTime        = "live-host-answers-in-time"
 )
 
 func init() {
@@ -34,6 +35,40 @@ func init() {
 		Source:   "previewAutomationHostTimeoutMs, PreviewAutomationBroker.ts@0f941fd4 (the host's budget stays below the broker's deadline); issues #12407, #12898",
 		Reports:  []catalog.Report{"t3code#12407"},
 		New:      func() sim.Checker { return &evictedPastBudget{sent: map[string]sentRequest{}} }})
+	register(Info{Name: LiveHostAnswersInTime, Group: catalog.PreviewTab,
+		Property: "a host that is reading its socket (not suspended) answers every request, with a result or a typed error, before the broker's deadline",
+		Source: "PR #8272 and previewAutomationHostTimeoutMs (a host that gives up \"still has room to say why over the wire\"); PR #7200 " +
+			"(a hidden thread is not a closed tab: automation on it is restored, a poisoned capture fails fast with a recoverable error)",
+		Reports: []catalog.Report{"t3code#6355", "t3code#12407"},
+		New:     func() sim.Checker { return &answersInTime{suspended: map[string]time.Duration{}} }})
+}
+
+// answersInTime follows which hosts are suspended (host.suspend,
+// host.resume) and judges every missed deadline (host.deadline-missed).
+type answersInTime struct {
+	suspended map[string]time.Duration
+}
+
+func (*answersInTime) Name() string { return LiveHostAnswersInTime }
+
+func (a *answersInTime) Observe(ev *sim.Event) *sim.Violation {
+	switch ev.Kind {
+	case "host.suspend":
+		a.suspended[ev.Get("client")] = ev.At
+	case "host.resume":
+		delete(a.suspended, ev.Get("client"))
+	case "host.deadline-missed":
+		if ev.Actor != "broker" {
+			return nil
+		}
+		if _, off := a.suspended[ev.Get("client")]; off {
+			return nil
+		}
+		return violation(LiveHostAnswersInTime,
+			"host %s (connection %s), awake and reading, let the deadline of request %s (%s of thread %s) pass unanswered at %s after %s (its budget %s)",
+			ev.Get("client"), ev.Get("conn"), ev.Get("request"), ev.Get("op"), ev.Get("thread"), at(ev.At), ev.Get("waited"), ev.Get("budget"))
+	}
+	return nil
 }
 
 type hostTabSeen struct {

@@ -129,3 +129,26 @@ func TestEvictedPastBudget_FixAndNearMisses(t *testing.T) {
 	assert.Nil(t, check(t, HostEvictedOnlyPastItsBudget, []sim.Event{budgetRequest(10, "5s"),
 		ev(10+5.0/60, "broker", "host.evict", "", "client=desktop-1", "conn=c9", "request=preview-3")}))
 }
+
+// The #6355 story: desktop-1 is awake, the thread's tab lost its control
+// session, the evaluate stalls past the deadline. Near misses: a suspended
+// host (the half-open case is timed-out-host-not-rechosen's), a host that
+// resumed and then missed one (judged again).
+func TestAnswersInTime(t *testing.T) {
+	stall := missed(10.25, "desktop-1", "c1", "preview-0")
+	v := check(t, LiveHostAnswersInTime, []sim.Event{
+		ev(0, "broker", "host.connect", "", "client=desktop-1", "conn=c1"),
+		ev(5, "host/desktop-1", "host.thread-leave", "", "client=desktop-1", "thread=thread-a"),
+		hostRequest(10, "desktop-1", "c1", "preview-0", "thread-a", "ptab_1", "false", "desktop-1"), stall})
+	require.NotNil(t, v)
+	assert.Contains(t, v.Message, "host desktop-1 (connection c1), awake and reading, let the deadline of request preview-0")
+	assert.Nil(t, check(t, LiveHostAnswersInTime, []sim.Event{
+		ev(5, "host/desktop-1", "host.suspend", "", "client=desktop-1"), stall}))
+	assert.NotNil(t, check(t, LiveHostAnswersInTime, []sim.Event{
+		ev(5, "host/desktop-1", "host.suspend", "", "client=desktop-1"),
+		ev(6, "host/desktop-1", "host.resume", "", "client=desktop-1"), stall}))
+	assert.Nil(t, check(t, LiveHostAnswersInTime, []sim.Event{
+		ev(0, "broker", "host.connect", "", "client=desktop-1", "conn=c1"),
+		hostRequest(10, "desktop-1", "c1", "preview-0", "thread-a", "ptab_1", "false", "desktop-1"),
+		ev(10.01, "broker", "host.respond", "", "client=desktop-1", "conn=c1", "request=preview-0")}))
+}

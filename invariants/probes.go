@@ -67,6 +67,8 @@ var (
 		Doc: "a provider session opened after an idle release or a restart resumed the thread's persisted native conversation"})
 	probeFirstNativeTurnCut = declareProbe(ProbeInfo{Name: "first-native-turn-cut", Group: catalog.ProviderSession,
 		Doc: "a provider process died during the first turn of a new native conversation, before the turn was written"})
+	probeHostSleptPastIdle = declareProbe(ProbeInfo{Name: "host-slept-past-idle-threshold", Group: catalog.ProviderSession,
+		Doc: "the host slept longer than the 30 min idle threshold while a provider session was live"})
 	probeIdleReleaseWithOpenTab = declareProbe(ProbeInfo{Name: "idle-release-with-open-tab", Group: catalog.ProviderSession,
 		Doc: "a provider session idled out while its thread had an open agent tab"})
 	probeDetachWithoutReference = declareProbe(ProbeInfo{Name: "detach-without-reference", Group: catalog.TerminalSession,
@@ -79,8 +81,14 @@ var (
 		Doc: "a pane of a Claude session remounted while the user's draft was in its composer"})
 	probeRecoverJoinedSpawn = declareProbe(ProbeInfo{Name: "recover-joined-spawn", Group: catalog.TerminalSession,
 		Doc: "a second recover for a session reached main while its first spawn was still starting, and joined it"})
+	probeReloadOverLiveBackend = declareProbe(ProbeInfo{Name: "renderer-reload-over-backend", Group: catalog.TerminalSession,
+		Doc: "the desktop app's renderer reloaded while main held a running agent backend"})
 	probeRestartFoundRunningRun = declareProbe(ProbeInfo{Name: "restart-found-running-run", Group: catalog.RestartContinuation,
 		Doc: "a server started over a run its dead predecessor left running (the startup reconcile settled it)"})
+	probeRestartLostIngestion = declareProbe(ProbeInfo{Name: "restart-behind-ingestion-backlog", Group: catalog.RestartContinuation,
+		Doc: "a server process died while a provider's turn completion still waited in its ingestion queue (t3code#6560)"})
+	probeRestartWhileStopping = declareProbe(ProbeInfo{Name: "restart-while-session-stopping", Group: catalog.RestartContinuation,
+		Doc: "a server process died between a session's runtime stop and its stopped projection, with a queued turn (t3code#4561)"})
 	probeRestartWithRunningTask = declareProbe(ProbeInfo{Name: "restart-with-running-task", Group: catalog.RestartContinuation,
 		Doc: "a server started while a delegated task of its predecessor was still running"})
 	probeRestartContinuation = declareProbe(ProbeInfo{Name: "restart-continuation", Group: catalog.RestartContinuation,
@@ -103,6 +111,8 @@ var (
 		Doc: "a preview call of a session pinned to one host addressed a tab another host holds (t3code#13051)"})
 	probeHostWaitExhausted = declareProbe(ProbeInfo{Name: "host-wait-exhausted", Group: catalog.PreviewTab,
 		Doc: "a host's waitFor ran out its whole budget and answered not found (t3code#12407)"})
+	probeCallOnLeftThreadTab = declareProbe(ProbeInfo{Name: "call-on-left-thread-tab", Group: catalog.PreviewTab,
+		Doc: "an automation call reached a tab whose thread the user had left in that window (t3code#6355)"})
 	probeRequestToHalfOpenHost = declareProbe(ProbeInfo{Name: "request-to-half-open-host", Group: catalog.PreviewTab,
 		Doc: "the broker sent a request to a host whose socket was half-open (a suspended mobile client, t3code#11167)"})
 )
@@ -124,19 +134,25 @@ type ProbeCounter struct {
 	lastCall  map[string]time.Duration // credential -> last MCP call or issue
 	claude    map[string]bool          // terminal session -> Claude
 	draft     map[string]bool          // terminal session -> a draft is in the composer
+	stopping  []string                 // threads whose session runtime stopped and is not yet projected stopped
 	nested    nestedTasks              // tasks delegated by delegated children (cancel.go)
 	suspended map[string]bool          // preview host client -> suspended (half-open)
 	batches   batchReuse               // create_threads answers per request (payload.go)
 	schedules scheduleRestarts         // scheduled fires and restarts (schedule.go)
 	replaced  map[string]bool          // incarnations released by an in-place restart
+	running   map[string]bool          // terminal backends spawned and not yet stopped
+	backends  int                      // len(running)
 	preview   map[string]bool          // thread -> its last issued credential carried preview
+
+	// liveSessions counts provider sessions opened and not yet released.
+	liveSessions int
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
 		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
-		claude: map[string]bool{}, draft: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}}
+		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}}
 }
 
 // Name implements sim.Checker.
@@ -163,8 +179,20 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	toolCallRedelivered(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
+		p.liveSessions = 0 // sessions die with their process
+	case ev.Actor == "psm" && ev.Kind == "session.opened":
+		p.liveSessions++
+	case ev.Actor == "psm" && ev.Kind == "session.release":
+		p.liveSessions = max(0, p.liveSessions-1)
+	}
+	switch {
+	case ev.Kind == "server.start":
 		if p.starts > 0 && len(p.tasks) > 0 {
 			hit(probeRestartWithRunningTask)
+		}
+		if len(p.stopping) > 0 {
+			hit(probeRestartWhileStopping)
+			p.stopping = p.stopping[:0]
 		}
 		p.starts++
 		p.openTabs = p.openTabs[:0]
@@ -184,6 +212,10 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		hit(probeCleanupAfterInPlaceRestart)
 	case ev.Kind == "control.take" && ev.Outcome == "ok":
 		hit(probeHumanTookAgentTab)
+	case ev.Actor == "fault" && ev.Kind == "host.suspend":
+		if d, err := time.ParseDuration(ev.Get("for")); err == nil && d > 30*time.Minute && p.liveSessions > 0 {
+			hit(probeHostSleptPastIdle)
+		}
 	case ev.Actor == "psm" && ev.Kind == "native.resume" && ev.Outcome == "resumed":
 		hit(probeNativeResumed)
 	case ev.Actor == "fault" && ev.Kind == "provider-crash" && ev.Outcome == "first-turn-crash":
@@ -199,6 +231,12 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 				break
 			}
 		}
+	case ev.Actor == "server" && ev.Kind == "ingest.lost" && ev.Get("completions") != "":
+		hit(probeRestartLostIngestion)
+	case ev.Actor == "server" && ev.Kind == "session.runtime" && ev.Outcome == "stopped":
+		p.stopping = append(p.stopping, ev.Get("thread"))
+	case ev.Actor == "server" && ev.Kind == "session.projected":
+		p.stopping = slices.DeleteFunc(p.stopping, func(t string) bool { return t == ev.Get("thread") })
 	case ev.Actor == "server" && ev.Kind == "message.duplicate":
 		hit(probeMessageDeliveredTwice)
 	case ev.Actor == "server" && ev.Kind == "reconcile" && ev.Get("trigger") == "startup":
@@ -209,6 +247,8 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		p.suspended[ev.Get("client")] = true
 	case ev.Kind == "host.resume":
 		delete(p.suspended, ev.Get("client"))
+	case ev.Kind == "host.control-restore" || ev.Kind == "host.stall":
+		hit(probeCallOnLeftThreadTab)
 	case ev.Kind == "host.wait-exhausted":
 		hit(probeHostWaitExhausted)
 	case ev.Actor == "broker" && ev.Kind == "host.request":
@@ -356,6 +396,10 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 	switch {
 	case ev.Actor == "main" && ev.Kind == "spawn":
 		p.claude[session] = ev.Get("kind") == "claude"
+		if b := ev.Get("backend"); !p.running[b] {
+			p.running[b] = true
+			p.backends++
+		}
 	case ev.Actor == "user" && ev.Kind == "type" && session != "":
 		p.draft[session] = ev.Get("key") == "text"
 	case ev.Actor == "user" && (ev.Kind == "send" || ev.Kind == "submit") && session != "":
@@ -366,6 +410,15 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		hit(probeDetachWithoutReference)
 	case ev.Actor == "main" && ev.Kind == "recover" && ev.Outcome == "joined":
 		hit(probeRecoverJoinedSpawn)
+	case ev.Actor == "main" && (ev.Kind == "start" && ev.Outcome != "live" || ev.Kind == "kill" && ev.Outcome == "killed" || ev.Kind == "exit"):
+		if b := ev.Get("backend"); p.running[b] {
+			delete(p.running, b)
+			p.backends--
+		}
+	case ev.Actor == "user" && ev.Kind == "renderer.reload":
+		if p.backends > 0 {
+			hit(probeReloadOverLiveBackend)
+		}
 	case ev.Actor == "main" && ev.Kind == "pty.write" && ev.Outcome == "held",
 		strings.HasPrefix(ev.Actor, "agent/") && ev.Kind == "input.misplaced":
 		hit(probeInputBeforeComposer)

@@ -1,6 +1,7 @@
 package invariants
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -57,6 +58,11 @@ func (r *runOutlives) Observe(ev *sim.Event) *sim.Violation {
 	case ev.Kind == "server.start":
 		r.incarnation, r.restartAt, r.checked = ev.Get("incarnation"), ev.At, false
 		return nil
+	case ev.Actor == "server" && ev.Kind == "ingest.replay":
+		// A completion the old process's provider produced, journaled
+		// before it died and projected now: not invented.
+		r.settle(ev.Get("run"))
+		return nil
 	case ev.Actor == "server" && (ev.Kind == "reconcile" || ev.Kind == "run.end"):
 		o, ok := r.settle(ev.Get("run"))
 		if ok && o.incarnation != r.incarnation && ev.Outcome == "completed" {
@@ -80,6 +86,176 @@ func (r *runOutlives) Observe(ev *sim.Event) *sim.Violation {
 	}
 	if ev.Actor == "server" && ev.Kind == "run.start" {
 		r.open = append(r.open, openRun{run: ev.Get("run"), thread: ev.Get("thread"), started: ev.At, incarnation: r.incarnation})
+	}
+	return nil
+}
+
+// ProjectionAgreesWithProvider is written from ProviderRuntimeIngestion's
+// and CheckpointReactor's contract (ProviderRuntimeIngestion.ts@006fa4ca:
+// drain() means "every observed event's effects are visible"; the
+// checkpoint is captured from the same provider event): a run whose
+// provider turn completed, so that a durable checkpoint of it exists, is
+// recorded completed: it is never settled otherwise (cancelled by a
+// reconcile, interrupted, failed). It reads checkpoint.captured and the run's settlement (run.end,
+// reconcile, ingest.replay).
+const ProjectionAgreesWithProvider = "projection-agrees-with-provider"
+
+func init() {
+	register(Info{Name: ProjectionAgreesWithProvider, Group: catalog.RestartContinuation,
+		Property: "a run whose provider turn completed (a checkpoint of it was captured) is recorded completed, never cancelled, interrupted or failed",
+		Source:   "ProviderRuntimeIngestion.ts@006fa4ca (drain: every observed event's effects are visible) and CheckpointReactor; t3code#6560 expected behaviour",
+		Reports:  []catalog.Report{"t3code#6560"},
+		New:      func() sim.Checker { return &agreesWithProvider{} }})
+}
+
+type checkpointed struct {
+	run, thread string
+	at          time.Duration
+}
+
+type agreesWithProvider struct {
+	open []checkpointed
+}
+
+func (*agreesWithProvider) Name() string { return ProjectionAgreesWithProvider }
+
+func (a *agreesWithProvider) Observe(ev *sim.Event) *sim.Violation {
+	if ev.Actor != "server" {
+		return nil
+	}
+	switch ev.Kind {
+	case "checkpoint.captured":
+		a.open = append(a.open, checkpointed{run: ev.Get("run"), thread: ev.Get("thread"), at: ev.At})
+	case "run.end", "reconcile", "ingest.replay":
+		for i, c := range a.open {
+			if c.run != ev.Get("run") {
+				continue
+			}
+			a.open = append(a.open[:i], a.open[i+1:]...)
+			if ev.Outcome != "completed" {
+				return violation(ProjectionAgreesWithProvider,
+					"run %s of thread %s was recorded %s at %s (%s), but its provider had completed the turn and a checkpoint of it was captured at %s: the completion waited in the ingestion queue, and the projection now contradicts the provider",
+					c.run, c.thread, ev.Outcome, at(ev.At), ev.Kind, at(c.at))
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// StoppedSessionSettles is written from the session projector's contract
+// (projector.ts: a stopped, interrupted or error session-set abandons the
+// pending turn start; ProviderSessionReaper, PR #4562) and from
+// t3code#4561's expectation ("stopping the turn should persist a final
+// stopped session state across restart"): once a thread's provider
+// session runtime binding is written stopped, its session projection says
+// stopped and its queued turns are resolved (adopted or cancelled) by the
+// time a restarted server takes its first command. It reads turn.queued, turn.queue-resolved, session.runtime,
+// session.projected, run.start and server.start.
+const StoppedSessionSettles = "stopped-session-settles"
+
+func init() {
+	register(Info{Name: StoppedSessionSettles, Group: catalog.RestartContinuation,
+		Property: "a thread whose provider session runtime was written stopped is projected stopped with no queued turn pending, by the time a restarted server takes its first command",
+		Source:   "projector.ts pendingTurnStart clearing (PR #4245 review); ProviderSessionReaper PR #4562; t3code#4561 expected behaviour",
+		Reports:  []catalog.Report{"t3code#4561"},
+		New:      func() sim.Checker { return &stoppedSettles{} }})
+}
+
+type threadSession struct {
+	thread    string
+	stopped   bool
+	stoppedAt time.Duration
+	projected string
+	queued    []queuedTurn
+}
+
+type queuedTurn struct {
+	message string
+	at      time.Duration
+}
+
+type stoppedSettles struct {
+	threads     []*threadSession
+	starts      int
+	incarnation string
+	restartAt   time.Duration
+	checked     bool
+}
+
+func (*stoppedSettles) Name() string { return StoppedSessionSettles }
+
+func (s *stoppedSettles) thread(id string) *threadSession {
+	for _, t := range s.threads {
+		if t.thread == id {
+			return t
+		}
+	}
+	t := &threadSession{thread: id}
+	s.threads = append(s.threads, t)
+	return t
+}
+
+// unsettled describes the first thread whose stopped session did not
+// settle, or "".
+func (s *stoppedSettles) unsettled() string {
+	for _, t := range s.threads {
+		if !t.stopped {
+			continue
+		}
+		if len(t.queued) > 0 {
+			q := t.queued[0]
+			return fmt.Sprintf("thread %s: its provider session runtime was written stopped at %s (the shutdown finalizer), but the session projection says %s and the turn queued for %s at %s is still pending",
+				t.thread, at(t.stoppedAt), t.projected, q.message, at(q.at))
+		}
+		if t.projected == "starting" || t.projected == "running" {
+			return fmt.Sprintf("thread %s: its provider session runtime was written stopped at %s (the shutdown finalizer), but the session projection still says %s",
+				t.thread, at(t.stoppedAt), t.projected)
+		}
+	}
+	return ""
+}
+
+func (s *stoppedSettles) Observe(ev *sim.Event) *sim.Violation {
+	if ev.Kind == "server.start" {
+		s.starts++
+		s.incarnation, s.restartAt, s.checked = ev.Get("incarnation"), ev.At, false
+		return nil
+	}
+	command := (ev.Actor == "server" && ev.Kind == "run.start") || isToolEvent(ev) ||
+		(strings.HasPrefix(ev.Actor, "user/") && ev.Kind == "prompt")
+	if command && s.starts > 1 && !s.checked {
+		s.checked = true
+		if msg := s.unsettled(); msg != "" {
+			return violation(StoppedSessionSettles,
+				"%s when server incarnation %s (started at %s) takes its first command (%s %s) at %s: nothing replayed the stopped state across the restart, so the thread shows Working and cannot settle",
+				msg, s.incarnation, at(s.restartAt), ev.Actor, ev.Kind, at(ev.At))
+		}
+	}
+	if ev.Actor != "server" {
+		return nil
+	}
+	switch ev.Kind {
+	case "turn.queued":
+		t := s.thread(ev.Get("thread"))
+		t.queued = append(t.queued, queuedTurn{message: ev.Get("message"), at: ev.At})
+		t.projected = "starting"
+	case "turn.queue-resolved":
+		t := s.thread(ev.Get("thread"))
+		for i, q := range t.queued {
+			if q.message == ev.Get("message") {
+				t.queued = append(t.queued[:i], t.queued[i+1:]...)
+				break
+			}
+		}
+	case "session.runtime":
+		t := s.thread(ev.Get("thread"))
+		t.stopped, t.stoppedAt = ev.Outcome == "stopped", ev.At
+	case "session.projected":
+		s.thread(ev.Get("thread")).projected = ev.Outcome
+	case "run.start":
+		t := s.thread(ev.Get("thread"))
+		t.stopped, t.projected = false, "running"
 	}
 	return nil
 }

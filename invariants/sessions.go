@@ -348,3 +348,82 @@ func (c *cursorFinds) set(thread, native string, t time.Duration) {
 	}
 	c.cursors = append(c.cursors, cursorRow{thread, native, t})
 }
+
+// IdleCountsAwakeTime is written from the idle release's contract: it
+// reclaims a session after DEFAULT_IDLE_TIMEOUT_MS / the reaper's
+// DEFAULT_INACTIVITY_THRESHOLD_MS (30 min) "without activity", and time
+// the host spent asleep is no inactivity of the user's (t3code#11805
+// triage; PR #11838 compares the wall and monotonic clocks). It reads the
+// world's host.suspend / host.resume events (the awake clock) and the
+// manager's session and turn events (the last activity it can see).
+const IdleCountsAwakeTime = "idle-counts-awake-time"
+
+// IdleThreshold is the idle release's threshold (30 min).
+const IdleThreshold = 30 * time.Minute
+
+func init() {
+	register(Info{Name: IdleCountsAwakeTime, Group: catalog.ProviderSession,
+		Property: "an idle release ends a provider session only after 30 min of awake time without activity: a host suspend alone never makes a session reap-eligible",
+		Source:   "ProviderSessionManager DEFAULT_IDLE_TIMEOUT_MS; ProviderSessionReaper DEFAULT_INACTIVITY_THRESHOLD_MS; t3code#11805 triage, PR #11838",
+		Reports:  []catalog.Report{"t3code#11805"},
+		New:      func() sim.Checker { return &awakeIdle{} }})
+}
+
+type sleepSpan struct{ at, d time.Duration }
+
+type sessionSeen struct {
+	session string
+	at      time.Duration
+}
+
+type awakeIdle struct {
+	sleeps []sleepSpan   // host suspends so far (a few)
+	seen   []sessionSeen // last activity per live session (a few)
+}
+
+func (*awakeIdle) Name() string { return IdleCountsAwakeTime }
+
+// asleep returns the host's sleep between a and b.
+func (a *awakeIdle) asleep(from, to time.Duration) time.Duration {
+	var d time.Duration
+	for _, s := range a.sleeps {
+		if s.at >= from && s.at+s.d <= to {
+			d += s.d
+		}
+	}
+	return d
+}
+
+func (a *awakeIdle) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case ev.Actor == "fault" && ev.Kind == "host.suspend":
+		if d, err := time.ParseDuration(ev.Get("for")); err == nil {
+			a.sleeps = append(a.sleeps, sleepSpan{ev.At, d})
+		}
+	case ev.Actor == "psm" && (ev.Kind == "session.opened" || ev.Kind == "session.attach" || ev.Kind == "turn.start" || ev.Kind == "turn.terminal"):
+		session := ev.Get("providerSessionId")
+		for i := range a.seen {
+			if a.seen[i].session == session {
+				a.seen[i].at = ev.At
+				return nil
+			}
+		}
+		a.seen = append(a.seen, sessionSeen{session, ev.At})
+	case ev.Actor == "psm" && ev.Kind == "session.release":
+		session := ev.Get("providerSessionId")
+		for i, s := range a.seen {
+			if s.session != session {
+				continue
+			}
+			a.seen = append(a.seen[:i], a.seen[i+1:]...)
+			slept := a.asleep(s.at, ev.At)
+			if ev.Get("reason") == "idle_timeout" && slept > 0 && ev.At-s.at-slept < IdleThreshold {
+				return violation(IdleCountsAwakeTime,
+					"provider session %s was released for idleness at %s, %s after its last activity at %s, of which the host slept %s: only %s of awake time without activity, under the 30 min threshold",
+					session, at(ev.At), ev.At-s.at, at(s.at), slept, ev.At-s.at-slept)
+			}
+			return nil
+		}
+	}
+	return nil
+}

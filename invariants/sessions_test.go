@@ -186,3 +186,42 @@ func TestResumeCursorFindsConversation_NearMisses(t *testing.T) {
 		assert.Nil(t, check(t, ResumeCursorFindsConversation, h), name)
 	}
 }
+
+// t3code#11805's story: a session's last turn ends at T+00:10, the host
+// sleeps from T+00:20 for 2 h, and the first sweep after the wake reaps
+// the session at T+02:22: 12 min of awake time without activity.
+func TestIdleCountsAwakeTime(t *testing.T) {
+	h := []sim.Event{
+		ev(1, "psm", "session.opened", "ready", "providerSessionId=psess:thread-a", "thread=thread-a"),
+		ev(10, "psm", "turn.terminal", "", "providerSessionId=psess:thread-a", "thread=thread-a"),
+		ev(20, "fault", "host.suspend", "", "for=2h0m0s"),
+		ev(140, "fault", "host.resume", "", "slept=2h0m0s"),
+		ev(142, "psm", "session.release", "stopped", "providerSessionId=psess:thread-a", "reason=idle_timeout"),
+	}
+	v := check(t, IdleCountsAwakeTime, h)
+	require.NotNil(t, v)
+	for _, want := range []string{"psess:thread-a", "T+02:22:00.000", "T+00:10:00.000", "2h0m0s", "12m0s"} {
+		assert.Contains(t, v.Message, want)
+	}
+}
+
+// The fix and the near misses: a release after 30 awake minutes (the
+// idle timer pushed back by the sleep), no sleep at all, a sleep before
+// the last activity, a crash during the same window.
+func TestIdleCountsAwakeTime_NearMisses(t *testing.T) {
+	open := ev(1, "psm", "session.opened", "ready", "providerSessionId=psess:thread-a", "thread=thread-a")
+	release := func(m float64, reason string) sim.Event {
+		return ev(m, "psm", "session.release", "stopped", "providerSessionId=psess:thread-a", "reason="+reason)
+	}
+	sleep := func(m float64) sim.Event { return ev(m, "fault", "host.suspend", "", "for=2h0m0s") }
+	for name, h := range map[string][]sim.Event{
+		"awake 30 min": {open, sleep(20), release(151, "idle_timeout")},
+		"no sleep":     {open, release(31, "idle_timeout")},
+		"sleep before": {sleep(0), open, release(31, "idle_timeout")},
+		"activity after wake": {open, sleep(20), ev(140, "psm", "turn.start", "", "providerSessionId=psess:thread-a"),
+			ev(141, "psm", "turn.terminal", "", "providerSessionId=psess:thread-a"), release(171, "idle_timeout")},
+		"crash": {open, sleep(20), release(142, "runtime_error")},
+	} {
+		assert.Nil(t, check(t, IdleCountsAwakeTime, h), name)
+	}
+}

@@ -352,6 +352,36 @@ func TestOneAgentProcessPerSession(t *testing.T) {
 	), time.Minute))
 }
 
+// stablyai/orca#11006 in agent-code terms: the renderer reloads over a live
+// backend and its restore cold-spawns the visible leaf.
+func TestOneAgentProcessPerSession_ReloadColdRestore(t *testing.T) {
+	live := []sim.Event{
+		tev(0.001, "main", "recover", "claimed", "session=s1", "kind=codex", "caller=rehydrate", "backend=s1#1"),
+		tev(0.001, "main", "spawn", "starting", "session=s1", "backend=s1#1", "kind=codex"),
+		tev(0.301, "main", "start", "live", "session=s1", "backend=s1#1"),
+		tev(2, "user", "renderer.reload", "", "panes=1"),
+		tev(2, "pane/p1", "pane.unmount", "", "session=s1", "cause=reload"),
+	}
+	v := checkEnd(t, OneAgentPerSession, append(append([]sim.Event(nil), live...),
+		tev(2.001, "main", "spawn.cold", "claimed", "session=s1", "kind=codex", "caller=rehydrate", "replaces=s1#1", "backend=s1#2"),
+		tev(2.001, "main", "spawn", "starting", "session=s1", "backend=s1#2", "kind=codex"),
+	), time.Minute)
+	requireMessage(t, v, OneAgentPerSession, "backend s1#2 spawned at T+00:00:02.001 for rehydrate",
+		"backend s1#1, spawned at T+00:00:00.001 for rehydrate, was still running")
+
+	// The fix: the restore adopts s1#1.
+	assert.Nil(t, checkEnd(t, OneAgentPerSession, append(append([]sim.Event(nil), live...),
+		tev(2.001, "main", "recover", "adopted", "session=s1", "kind=codex", "caller=rehydrate", "backend=s1#1"),
+	), time.Minute))
+	// Near miss: the backend had crashed before the reload; a cold spawn
+	// then is the only agent.
+	assert.Nil(t, checkEnd(t, OneAgentPerSession, append(append([]sim.Event(nil), live[:3]...),
+		tev(1, "main", "exit", "1", "session=s1", "backend=s1#1", "cause=crash"),
+		tev(2.001, "main", "spawn.cold", "claimed", "session=s1", "kind=codex", "caller=rehydrate", "backend=s1#2"),
+		tev(2.001, "main", "spawn", "starting", "session=s1", "backend=s1#2", "kind=codex"),
+	), time.Minute))
+}
+
 // AgentSystemLabs/nebula#78: the detached-idle reaper kills an agent whose
 // background job is still running; with PR #80 it waits for the job and
 // restarts the idle clock when it ends.

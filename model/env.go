@@ -81,3 +81,21 @@ func (e *Env) After(d time.Duration, f func()) {
 	}
 	e.Clock.AfterFunc(d, f)
 }
+
+// Awake returns the time the host was awake since the run's start: Now
+// minus every host suspend (a monotonic clock that stops in sleep, beside
+// Now's wall clock). Off the kernel it is Now.
+func (e *Env) Awake() time.Duration {
+	if k, ok := e.Clock.(*sim.Kernel); ok {
+		return k.Awake()
+	}
+	return e.Now()
+}
+
+// Suspend suspends the host for d (sim.Kernel.Suspend); off the kernel it
+// does nothing.
+func (e *Env) Suspend(d time.Duration) {
+	if k, ok := e.Clock.(*sim.Kernel); ok {
+		k.Suspend(d)
+	}
+}

@@ -223,6 +223,19 @@ func HTML(r *Run) []byte {
 			}
 			b.WriteString("</p>\n")
 		}
+		if g := r.Group; g != nil && len(g.Switches) == 0 {
+			fmt.Fprintf(&b, "<p class=\"group\">Group: <code>%s</code>, <strong>new</strong>: no known fix switch, alone or together, makes this run pass</p>\n", esc(g.Invariant))
+		} else if g != nil {
+			fmt.Fprintf(&b, "<p class=\"group\">Group: <code>%s</code> fixed by", esc(g.Invariant))
+			for _, sw := range g.Switches {
+				fmt.Fprintf(&b, " <code>%s</code>", esc(sw))
+			}
+			b.WriteString("; reproduces")
+			for _, rep := range g.Reports {
+				fmt.Fprintf(&b, " <a href=\"%s\">%s</a>", esc(rep.URL()), esc(string(rep)))
+			}
+			b.WriteString("</p>\n")
+		}
 		b.WriteString("</section>\n")
 	}
 	b.WriteString("</header>\n<main>\n")

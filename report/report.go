@@ -58,6 +58,18 @@ type Run struct {
 	// inevitable): the renderers mark that event "after this event the
 	// failure was certain".
 	NoReturn *NoReturn
+	// Group, when set, is the violation's group by root cause: the
+	// minimal set of fix switches that makes the run pass
+	// (triage.MinimalFixes) and the reports they cite, which the HTML
+	// report links ("reproduces t3code#16184"); no switches: a new bug.
+	Group *Group
+}
+
+// Group is a violation's triage key and the reports its switches cite.
+type Group struct {
+	Invariant string
+	Switches  []string
+	Reports   []catalog.Report
 }
 
 // NoReturn marks a trace's point of no return.

@@ -41,7 +41,11 @@ func init() {
 				Crash: 25, CapabilityChange: 20, StaleCall: 20, ServerRestart: 15, ProviderSwitch: 10}
 			w.RuntimeRestarts = true
 			w.MaxRestarts = 3
+			w.Habits.Steer = sim.Per(1, 10)   // swarm redraws it (t3code#4561)
+			w.Storms, w.Steering = true, true // t3code#6560, t3code#4561
 			w.FirstTurnCrash = sim.Per(1, 10) // t3code#2336: a CLI killed before its first turn
+			w.HostSuspends = true             // t3code#11805: the host sleeps
+			w.HostSuspendsUntil = 20 * time.Hour
 			w.Start()
 			// Over a day the desktop app's user comes and goes: an action
 			// every few seconds to five minutes rather than every 40 s.

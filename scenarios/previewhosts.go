@@ -62,6 +62,29 @@ func (w *T3World) startHosts() {
 		})
 	}
 	w.env.After(r.Duration("activity-gap", time.Minute, 45*time.Minute), w.hostActivity)
+	// In half of these worlds the user also moves windows between threads
+	// (t3code#6355), drawn from its own stream so the rest keep their places.
+	if lr := w.env.Rand(leaveActor); lr.Chance("enable", sim.Per(1, 2)) && w.env.Enabled(leaveActor) {
+		w.lrand = lr
+		w.env.After(lr.Duration("leave-gap", 5*time.Minute, 2*time.Hour), w.leaveThread)
+	}
+}
+
+// leaveActor is the stream of the users' moves away from a thread.
+const leaveActor = "thread-leave"
+
+// leaveThread is the user moving one window away from one of the threads
+// it holds pages of.
+func (w *T3World) leaveThread() {
+	if w.env.Healing {
+		return
+	}
+	r := w.lrand
+	defer w.env.After(r.Duration("leave-gap", 5*time.Minute, 2*time.Hour), w.leaveThread)
+	h := w.hosts[r.IntN("leave-host", len(w.hosts))]
+	if threads := h.Threads(); len(threads) > 0 {
+		h.LeaveThread(threads[r.IntN("leave-which", len(threads))])
+	}
 }
 
 // focusHost brings h's window to the front and the others behind it.

@@ -39,8 +39,10 @@ func init() {
 			w.ImpatienceMin, w.ImpatienceMax = 20*time.Minute, 90*time.Minute
 			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,
 				Crash: 30, CapabilityChange: 20, ServerRestart: 20}
-			w.Habits = agent.Habits{} // no preview tools in this scenario
+			w.Habits = agent.Habits{}       // no preview tools in this scenario
+			w.Habits.Steer = sim.Per(1, 10) // swarm redraws it (t3code#4561)
 			w.MaxRestarts = 3
+			w.Storms, w.Steering = true, true // t3code#6560, t3code#4561
 			env.Emit("world", "settings", "", sim.A("continueThreadsAfterServerUpdate",
 				boolString(w.Store.Settings.ContinueThreadsAfterServerUpdate)), sim.A("response-loss", ratioString(w.ResponseLoss)))
 			w.Start()

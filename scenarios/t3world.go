@@ -46,6 +46,13 @@ type T3World struct {
 	ImpatienceMin, ImpatienceMax time.Duration
 	// Habits are the users' optional behaviours.
 	Habits agent.Habits
+	// Storms turns on storms of tool-call events that put the server's
+	// ingestion behind (t3code#6560), and Steering the users' steering
+	// habit (t3code#4561); swarm draws their rates, each from a stream of
+	// its own.
+	Storms, Steering bool
+	storm            *sim.Rand
+	stormsPerDay     uint64
 	// FirstTurnCrash is the chance that a provider process dies during the
 	// first turn of a new native conversation, before the turn is written
 	// (t3code#2336's CLI killed at turnCount 0); 0 (the default) leaves the
@@ -62,6 +69,7 @@ type T3World struct {
 	// stream.
 	hosts []*browser.DesktopHost
 	hrand *sim.Rand
+	lrand *sim.Rand // the users' moves away from a thread (thread-leave)
 	// ReplanRetry is the agents' chance of retrying a create_threads with
 	// one entry more under the same clientRequestId
 	// (agent.Agent.ReplanRetry); swarm redraws it, from a stream of its
@@ -85,6 +93,15 @@ type T3World struct {
 	// (on in half the swarm seeds), so the other draws keep their places.
 	RuntimeRestarts bool
 	rr              *sim.Rand
+	// HostSuspends: now and then the host sleeps for 20 min to 4 h (a
+	// laptop lid closed; t3code#11805): the wall clock jumps while every
+	// process is frozen. Drawn from its own stream, host-power (on in half
+	// the swarm seeds), so the other draws keep their places.
+	HostSuspends bool
+	// HostSuspendsUntil bounds when a sleep may end (before the horizon, so
+	// the heal phase starts on time); 0 means no bound.
+	HostSuspendsUntil time.Duration
+	power             *sim.Rand
 }
 
 type tabSeen struct{ tab, thread string }
@@ -127,6 +144,7 @@ const (
 	FaultProviderSwitch   = "provider-switch"
 	FaultResponseLoss     = "response-loss"
 	FaultFirstTurnCrash   = "first-turn-crash"
+	FaultHostSuspend      = "host-suspend"
 	FaultRuntimeRestart   = "runtime-restart"
 )
 
@@ -164,6 +182,9 @@ func (w *T3World) swarm() {
 		sim.A("desktop", ratioString(w.Habits.Desktop)), sim.A("watch", ratioString(w.Habits.Watch)),
 		sim.A("take-control", ratioString(w.Habits.TakeControl)),
 		sim.A("duplicate-delivery", ratioString(w.Habits.DuplicateDelivery))}
+	if w.Steering { // its own stream: the other draws keep their places
+		w.Habits.Steer = sim.Per(w.env.Rand("steer").Below("steer-rate", 3), 10)
+	}
 	if w.KeyReuse.Numerator > 0 { // drawn last, so the other draws keep their places
 		w.KeyReuse = sim.Per(r.Below("key-reuse", 4), 20)
 		attrs = append(attrs, sim.A("key-reuse", ratioString(w.KeyReuse)))
@@ -260,6 +281,9 @@ func (w *T3World) Start() {
 		w.Agents = append(w.Agents, a)
 		u := agent.NewUser(w.env, t.ID, t.ProjectID, w.Server, w.Habits)
 		u.ImpatienceMin, u.ImpatienceMax = w.ImpatienceMin, w.ImpatienceMax
+		if w.Steering {
+			u.Quit = func() { w.quit("after-stop", w.env.Rand("steer")) }
+		}
 		w.Users = append(w.Users, u)
 		w.env.Emit("world", "thread", "", sim.A("thread", t.ID), sim.A("project", t.ProjectID),
 			sim.A("instance", t.Instance), sim.A("desktop", fmt.Sprint(u.Desktop)),
@@ -276,12 +300,73 @@ func (w *T3World) Start() {
 	if w.Faults.GapMax > 0 {
 		w.env.After(w.faults.Duration("fault-gap", w.Faults.GapMin, w.Faults.GapMax), w.fault)
 	}
+	if w.Storms && w.env.Enabled("storms") {
+		w.storm = w.env.Rand("storm")
+		// 0 to 3 storms a day on average (a zero draw: none).
+		if w.stormsPerDay = w.storm.Below("storms-per-day", 4); w.stormsPerDay > 0 {
+			w.env.After(w.stormGap(), w.stormNow)
+		}
+	}
+	if w.HostSuspends && w.Faults.GapMax > 0 && w.env.Enabled("fault:"+FaultHostSuspend) {
+		w.power = w.env.Rand("host-power")
+		if !w.env.Swarm || w.power.Chance("enable", sim.Per(1, 2)) {
+			w.env.After(w.power.Duration("gap", 2*time.Hour, 10*time.Hour), w.hostSuspend)
+		}
+	}
 	if w.RuntimeRestarts && w.Faults.GapMax > 0 && w.env.Enabled("fault:"+FaultRuntimeRestart) {
 		w.rr = w.env.Rand(FaultRuntimeRestart)
 		if !w.env.Swarm || w.rr.Chance("enable", sim.Per(1, 2)) {
 			w.env.After(w.rr.Duration("gap", RuntimeRestartGapMin, RuntimeRestartGapMax), w.runtimeRestart)
 		}
 	}
+}
+
+func (w *T3World) stormGap() time.Duration {
+	mean := 24 * time.Hour / time.Duration(w.stormsPerDay)
+	return w.storm.Duration("storm-gap", mean/4, mean*7/4)
+}
+
+// stormNow floods the server's ingestion with one thread's tool-call
+// updates (5,000 to 100,000 events, about 2 to 33 min of work); the app
+// turns sluggish, and half the time its user quits it before ingestion
+// catches up.
+func (w *T3World) stormNow() {
+	if w.env.Healing {
+		return
+	}
+	defer w.env.After(w.stormGap(), w.stormNow)
+	s := w.srv
+	if s == nil {
+		return
+	}
+	t := w.Store.Threads[w.storm.IntN("storm-thread", len(w.Store.Threads))]
+	events := 5000 + w.storm.IntN("storm-events", 95001)
+	s.IngestStorm(t.ID, events)
+	if w.storm.Chance("quit-during-storm", sim.Per(1, 2)) {
+		backlog := time.Duration(events) * server.IngestEventCost
+		w.env.After(w.storm.Duration("quit-after", time.Minute, backlog), func() {
+			if w.srv == s && !w.env.Healing {
+				w.quit("sluggish", w.storm)
+			}
+		})
+	}
+}
+
+// quit is the user quitting the desktop app: its server shuts down
+// gracefully and the app relaunches it seconds later (not a fault: no
+// MaxRestarts bound).
+func (w *T3World) quit(why string, r *sim.Rand) {
+	s := w.srv
+	if s == nil {
+		return
+	}
+	w.env.Emit("user", "app.quit", why, sim.A("incarnation", fmt.Sprint(s.Incarnation)))
+	w.srv = nil
+	s.Shutdown()
+	for _, u := range w.Users {
+		u.Forget()
+	}
+	w.env.After(r.Duration("relaunch-after", 2*time.Second, 20*time.Second), w.boot)
 }
 
 // Bounds of the gap between two runtime-option changes (a modelling
@@ -513,6 +598,29 @@ func (w *T3World) fault() {
 	case 4:
 		w.switchProvider()
 	}
+}
+
+// hostSuspend sleeps the host (every process frozen, the wall clock
+// jumping), wakes it, and schedules the next sleep.
+func (w *T3World) hostSuspend() {
+	if w.env.Healing {
+		return
+	}
+	d := w.power.Duration("for", 20*time.Minute, 4*time.Hour)
+	if w.HostSuspendsUntil > 0 && w.env.Now()+d > w.HostSuspendsUntil {
+		return // the host stays awake for the rest of the run
+	}
+	w.env.Emit("fault", "host.suspend", "", sim.A("for", d.String()))
+	s := w.srv
+	if s != nil {
+		s.PSM.HostSuspending()
+	}
+	w.env.Suspend(d)
+	w.env.Emit("fault", "host.resume", "", sim.A("slept", d.String()))
+	if s != nil && w.srv == s {
+		s.PSM.HostResumed()
+	}
+	w.env.After(w.power.Duration("gap", 2*time.Hour, 10*time.Hour), w.hostSuspend)
 }
 
 // maybeCrashFirstTurn kills, with chance FirstTurnCrash, the provider

@@ -46,6 +46,10 @@ type TerminalOptions struct {
 	// terminal.AtomicSpawnClaim). Drawn from its own stream, so the other
 	// draws keep their places; swarm turns it on in a third of its worlds.
 	MCPChance sim.Ratio
+	// ReloadChance is the user's habit of reloading the window when a pane
+	// looks stuck (terminal.User.ReloadChance); swarm turns it on in a
+	// third of its worlds, from its own stream.
+	ReloadChance sim.Ratio
 }
 
 // DefaultTerminalOptions is the mix the registered scenario runs.
@@ -110,6 +114,7 @@ func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
 	if opts.UserGapMax > 0 {
 		u.GapMax = opts.UserGapMax
 	}
+	u.ReloadChance = opts.ReloadChance
 	if opts.DebugWeight > 0 {
 		u.Weights[terminal.ActDebug] = opts.DebugWeight
 	}
@@ -179,6 +184,10 @@ func swarmTerminal(env *model.Env, opts TerminalOptions) TerminalOptions {
 	if d := env.Rand("swarm-terminal-mcp"); opts.MCPChance.Numerator == 0 && d.Chance("enable-mcp", sim.Per(1, 3)) {
 		opts.MCPChance = sim.Per(1+d.Below("mcp", 3), 4)
 		attrs = append(attrs, sim.A("mcp", show(opts.MCPChance)))
+	}
+	if d := env.Rand("swarm-terminal-reload"); opts.ReloadChance.Numerator == 0 && d.Chance("enable-reload", sim.Per(1, 3)) {
+		opts.ReloadChance = sim.Per(1+d.Below("reload", 4), 8)
+		attrs = append(attrs, sim.A("reload", show(opts.ReloadChance)))
 	}
 	env.Emit("world", "terminal swarm", "", attrs...)
 	return opts

@@ -123,12 +123,13 @@ var t3Groups = []catalog.Group{catalog.ProviderSession, catalog.MCPCredential, c
 //
 // Client preview hosts (browser.DesktopHost, t3code#13051, #11167, #12407):
 //
-//	host client=C do=start|focus|open-tab|suspend|resume [thread=T] [mobile]
+//	host client=C do=start|focus|open-tab|suspend|resume|leave-thread [thread=T] [mobile]
 //	  A desktop (or, with mobile, mobile) app registered as a preview
 //	  automation host: start registers it with the broker (again after a
 //	  restart), focus brings its window to the front (the others behind),
 //	  open-tab opens T's page in it by hand (prints "=> <tab id>"), suspend
-//	  backgrounds it (its socket goes half-open), resume brings it back.
+//	  backgrounds it (its socket goes half-open), resume brings it back,
+//	  leave-thread moves its window away from T (t3code#6355).
 //	call thread=T tool=preview_evaluate|preview_wait_for [timeout=D]
 //	  Reads T's page on a client host through the broker (preview_wait_for's
 //	  timeoutMs D, default 15 s).
@@ -585,8 +586,10 @@ func (w *t3Script) run(d *Command, a *cmdArgs) string {
 			h.Suspend()
 		case "resume":
 			h.Resume()
+		case "leave-thread":
+			h.LeaveThread(w.mustThread(a).id)
 		default:
-			a.fail("host do=%s: one of start, focus, open-tab, suspend, resume", do)
+			a.fail("host do=%s: one of start, focus, open-tab, suspend, resume, leave-thread", do)
 		}
 		w.runUntil(100*time.Millisecond, func() bool { return false })
 	case "end-turn":

@@ -49,6 +49,10 @@ import (
 //	boot
 //	    Launches the app: rehydrates every session, renders the active tab.
 //
+//	reload
+//	    Reloads the renderer (Cmd-R, a renderer crash): main and its backends
+//	    stay; the new renderer rehydrates every session and renders the editor.
+//
 //	run [for=D]
 //	    Advances virtual time by D (default 1s), printing the events.
 //	    Example: run for=31s
@@ -124,6 +128,9 @@ func (h *terminalHarness) exec(d *Command, a *cmdArgs) string {
 	case "boot":
 		a.done()
 		h.app.Boot()
+	case "reload":
+		a.done()
+		h.app.ReloadRenderer()
 	case "run":
 		span := a.duration("for", time.Second)
 		a.done()

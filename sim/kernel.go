@@ -42,6 +42,8 @@ type Kernel struct {
 	rearm  key
 	// free holds fired timers of Schedule, which no one else references.
 	free []*KernelTimer
+	// asleep is the virtual time spent in host suspends (Suspend).
+	asleep time.Duration
 }
 
 var _ Clock = (*Kernel)(nil)
@@ -500,3 +502,28 @@ func (k *Kernel) down(i int) bool {
 	k.pos[e.slot] = int32(i)
 	return i != start
 }
+
+// Suspend is a host suspend of d: the whole host freezes, so nothing runs
+// while the wall clock (Now, Elapsed) jumps d ahead, and every pending
+// event, whose delay counts awake time as a monotonic timer's does
+// (setTimeout, CLOCK_MONOTONIC), is pushed back by d. Awake does not
+// advance. It is called from inside an event callback (the fault that
+// suspends the host); the rest of that callback runs after the wake.
+func (k *Kernel) Suspend(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	for i := heapBase; i < len(k.queue); i++ {
+		k.queue[i].at += d
+		k.owner[k.queue[i].slot].key.at += d
+	}
+	if k.firing != nil && k.firing.armed {
+		k.rearm.at += d
+	}
+	k.now += d
+	k.asleep += d
+}
+
+// Awake returns the virtual time the host was awake since the run's start
+// (Elapsed minus every Suspend).
+func (k *Kernel) Awake() time.Duration { return k.now - k.asleep }

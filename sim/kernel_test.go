@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -277,4 +278,25 @@ func TestKernel_KeepGoingStopsAtAPanic(t *testing.T) {
 	assert.Equal(t, EndViolation, k.Run(Limits{KeepGoing: true}))
 	assert.False(t, ran)
 	assert.Equal(t, ModelPanic, k.Trace().Violation().Invariant)
+}
+
+// A host suspend jumps the wall clock and pushes every pending event back
+// by the same amount (awake-time delays), keeping their order; Awake does
+// not count the suspend.
+func TestKernel_SuspendShiftsPendingEvents(t *testing.T) {
+	k := NewKernel(false)
+	var got []time.Duration
+	k.AfterFunc(10*time.Minute, func() { got = append(got, k.Elapsed()) })
+	k.AfterFunc(time.Minute, func() {
+		k.Suspend(time.Hour)
+		got = append(got, k.Elapsed())
+	})
+	k.AfterFunc(20*time.Minute, func() { got = append(got, k.Elapsed()) })
+	k.Run(Limits{})
+	if want := []time.Duration{61 * time.Minute, 70 * time.Minute, 80 * time.Minute}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if k.Awake() != 20*time.Minute {
+		t.Fatalf("awake %v, want 20m", k.Awake())
+	}
 }

@@ -41,6 +41,8 @@ type fuzzFlags struct {
 	shrinkRuns   int
 	determinism  int
 	keepGoing    bool
+	baseline     string
+	writeBase    string
 }
 
 func newFuzzCmd() *cobra.Command {
@@ -65,7 +67,15 @@ JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs).
 or both naming one file is bad usage (exit 2, nothing run). --workers is 1 to 64 per
 CPU (default: the number of CPUs); no more workers start than there are seeds to run.
 
-Exit status: 0 no failure; 1 failures found; 2 bad usage; 3 the campaign ran but
+Failures are grouped by root cause: (invariant, the minimal set of fix switches
+that makes the shrunk run pass), each group naming the reports its switches cite;
+a group no known fix explains is new, listed first. Every seed keeps going past
+its first violation (--keep-going=false stops there), so one seed can feed
+several groups. --baseline FILE judges the groups against a committed baseline:
+a group it does not list is new; --write-baseline FILE records the groups found.
+
+Exit status: 0 no failure (with --baseline: no new group); 1 failures found (with
+--baseline: a new group); 2 bad usage; 3 the campaign ran but
 --json or --junit could not be written (after the summary); 130 interrupted by
 SIGINT/SIGTERM with no failure (failures found before the signal are still written,
 with the summary, and give 1).`,
@@ -91,6 +101,8 @@ with the summary, and give 1).`,
 	fl.StringVar(&f.junitOut, "junit", "", "write a JUnit XML report to FILE")
 	fl.IntVar(&f.determinism, "check-determinism", 0, "re-run P% of the seeds (0 to 100, chosen from --start) on another worker with the other GOMAXPROCS setting and compare fingerprints; a mismatch is exit 3")
 	fl.BoolVar(&f.keepGoing, "keep-going", true, "run every seed past its first violation (run --keep-going), so one seed can feed several groups; --keep-going=false stops each at its first")
+	fl.StringVar(&f.baseline, "baseline", "", baselineUsage)
+	fl.StringVar(&f.writeBase, "write-baseline", "", "write the groups found (those a known fix explains) as a baseline to FILE")
 	fl.IntVar(&f.shrinkRuns, "shrink-runs", 300, "candidate runs to shrink each distinct failure (0: no shrinking)")
 	fl.DurationVar(&f.shrinkBudget, "shrink-budget", 30*time.Second, "wall-clock cap on shrinking each failure (a safety net: results then depend on the machine)")
 	return cmd
@@ -175,10 +187,15 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	if f.seeds > 0 && f.start > ^uint64(0)-(f.seeds-1) {
 		return usageErr("--start %d with --seeds %d runs past the largest seed, %d", f.start, f.seeds, ^uint64(0))
 	}
-	if err := checkFiles(outFile{"--json", f.jsonOut}, outFile{"--junit", f.junitOut}); err != nil {
+	if err := checkFiles(outFile{"--json", f.jsonOut}, outFile{"--junit", f.junitOut}, outFile{"--write-baseline", f.writeBase}); err != nil {
 		return err
 	}
-	if err := checkDistinct(outFile{"--corpus", f.corpus}, outFile{"--json", f.jsonOut}, outFile{"--junit", f.junitOut}); err != nil {
+	if err := checkDistinct(outFile{"--corpus", f.corpus}, outFile{"--json", f.jsonOut}, outFile{"--junit", f.junitOut},
+		outFile{"--write-baseline", f.writeBase}); err != nil {
+		return err
+	}
+	base, err := readBaseline(f.baseline)
+	if err != nil {
 		return err
 	}
 	total := int64(-1) // seeds to run: unknown for a --budget campaign
@@ -209,7 +226,8 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	defer stop()
 	c := &fuzz.Campaign{Scenarios: names, Profile: prof, Strategy: strategy, Start: f.start, Seeds: f.seeds,
 		Budget: f.budget, Shard: shard, Shards: shards, Workers: f.workers, ShrinkRuns: f.shrinkRuns,
-		ShrinkBudget: f.shrinkBudget, Corpus: f.corpus, CheckPercent: f.determinism, KeepGoing: f.keepGoing}
+		ShrinkBudget: f.shrinkBudget, Corpus: f.corpus, CheckPercent: f.determinism, KeepGoing: f.keepGoing,
+		Baseline: base, BaselineName: f.baseline}
 	c.Progress = progress(errOut, total)
 	fmt.Fprintf(out, "fuzz: scenarios=%s profile=%s strategy=%s shard=%d/%d workers=%d\n",
 		strings.Join(names, ","), prof, strategy, shard, shards, f.workers)
@@ -223,7 +241,8 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	// exit 3, after the summary.
 	saveErr := saveOutputs(
 		output{"--json", f.jsonOut, func() ([]byte, error) { return jsonSummaryBytes(c, sum) }},
-		output{"--junit", f.junitOut, func() ([]byte, error) { return junitBytes(names, c, sum) }})
+		output{"--junit", f.junitOut, func() ([]byte, error) { return junitBytes(names, c, sum) }},
+		baselineOutput(f.writeBase, func() (fuzz.Report, error) { return c.Report(sum) }))
 	annotate(out, sum)
 	d := sum.Determinism
 	switch {
@@ -232,7 +251,9 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	case d != nil && len(d.Mismatches) > 0:
 		return &exitError{code: exitHarness, msg: fmt.Sprintf("nondeterminism: %d of %d re-run seeds gave another fingerprint; first: %s",
 			len(d.Mismatches), d.Checked, d.Mismatches[0])}
-	case len(sum.Failures) > 0:
+	case base != nil && len(sum.Failures) > 0 && baselineVerdict(fuzz.Results(names, sum).Groups) != nil:
+		return baselineVerdict(fuzz.Results(names, sum).Groups)
+	case base == nil && len(sum.Failures) > 0:
 		return &exitError{code: exitViolation}
 	case sum.Interrupted:
 		return &exitError{code: exitInterrupted, msg: "interrupted"}

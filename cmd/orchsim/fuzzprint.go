@@ -50,6 +50,9 @@ func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
 	fmt.Fprintln(w)
 	js := fuzz.Results(names, sum)
 	printResults(w, &js, true)
+	if sum.Baseline != nil {
+		printBaseline(w, sum.BaselineName, js.Groups, js.BaselineUnseen)
+	}
 	if d := sum.Determinism; d != nil {
 		fmt.Fprintf(w, "determinism: %d seeds (%d%%) re-run on another worker with GOMAXPROCS=%d (campaign: %d): %d mismatches\n",
 			d.Checked, d.Percent, d.CheckGOMAXPROCS, d.GOMAXPROCS, len(d.Mismatches))

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,7 +18,7 @@ import (
 // newMergeCmd is `orchsim merge-summaries`: the last job of a nightly
 // campaign, which adds up the shards' fuzz --json summaries.
 func newMergeCmd() *cobra.Command {
-	var out, markdown string
+	var out, markdown, baseline string
 	cmd := &cobra.Command{
 		Use:   "merge-summaries SUMMARY.json...",
 		Short: "Merge the --json summaries of a sharded fuzz campaign",
@@ -42,8 +41,12 @@ cannot be written, or both naming one file, is bad usage.
 --out and --markdown must not name an input summary (by path, link or hard link):
 that is bad usage, and nothing is written.
 
+The failures are grouped by root cause across shards exactly as unsharded;
+--baseline FILE judges the groups as fuzz --baseline does.
+
 Exit status: 3 a shard's determinism check (fuzz --check-determinism) found a
-mismatch; else 0 no failure in any shard; 1 failures found (even when shards are
+mismatch; else 0 no failure in any shard (with --baseline: no new group); 1
+failures found (with --baseline: a new group) (even when shards are
 missing or were interrupted: the failures are real); 2 bad usage or a file that is
 not a summary of the same campaign; 3 no failure, but shards are missing or a
 shard was interrupted (SIGINT/SIGTERM: the campaign did not cover its range), or
@@ -58,15 +61,25 @@ shard was interrupted (SIGINT/SIGTERM: the campaign did not cover its range), or
 			if err := checkMergeOutputs(out, markdown, args); err != nil {
 				return err
 			}
+			base, err := readBaseline(baseline)
+			if err != nil {
+				return err
+			}
 			m, err := mergeSummaries(args)
 			if err != nil {
 				return err
+			}
+			if base != nil {
+				m.Baseline, m.BaselineUnseen = baseline, base.Apply(m.Groups)
 			}
 			if len(m.Unchecked) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "orchsim: warning: no summary has %s (written by an older orchsim): "+
 					"cannot check that they are shards of one campaign\n", strings.Join(m.Unchecked, ", "))
 			}
 			printMerged(cmd.OutOrStdout(), m)
+			if base != nil {
+				printBaseline(cmd.OutOrStdout(), baseline, m.Groups, m.BaselineUnseen)
+			}
 			// The files were checked before the merge; a write failing now
 			// (a full disk) comes after the report: exit 3.
 			if err := saveMerged(m, out, markdown); err != nil {
@@ -79,7 +92,7 @@ shard was interrupted (SIGINT/SIGTERM: the campaign did not cover its range), or
 				return &exitError{code: exitHarness, msg: fmt.Sprintf("nondeterminism: %d of %d re-run seeds gave another fingerprint; first: %s",
 					len(d.Mismatches), d.Checked, d.Mismatches[0])}
 			}
-			if m.Failures > 0 {
+			if m.Failures > 0 && (base == nil || baselineVerdict(m.Groups) != nil) {
 				return &exitError{code: exitViolation}
 			}
 			var gaps []string
@@ -97,6 +110,7 @@ shard was interrupted (SIGINT/SIGTERM: the campaign did not cover its range), or
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the merged summary as JSON to FILE")
 	cmd.Flags().StringVar(&markdown, "markdown", "", "append a Markdown report to FILE (e.g. $GITHUB_STEP_SUMMARY)")
+	cmd.Flags().StringVar(&baseline, "baseline", "", baselineUsage)
 	return cmd
 }
 
@@ -142,19 +156,6 @@ func mergeSummaries(paths []string) (*fuzz.Merged, error) {
 		return nil, usageErr("%v", err)
 	}
 	return m, nil
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
 }
 
 // printMerged writes the merged summary as fuzz prints its own.
@@ -263,6 +264,9 @@ func mergedMarkdown(m *fuzz.Merged) []byte {
 		for _, r := range m.Invariants {
 			fmt.Fprintf(&b, "| %s | `%s` | %d | %d | %d |\n", r.Scenario, r.Invariant, r.Failures, r.FirstSeed, r.Stories)
 		}
+	}
+	if m.Baseline != "" {
+		fmt.Fprintf(&b, "\nJudged against the baseline `%s`: %d new groups.\n", m.Baseline, fuzz.NewGroups(m.Groups))
 	}
 	b.WriteString(fuzz.GroupsMarkdown(m.Groups))
 	for _, st := range m.Stories {

@@ -6,11 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/replay"
 	"github.com/orchsim/orchsim/report"
 	"github.com/orchsim/orchsim/scenarios"
+	"github.com/orchsim/orchsim/sim"
+	"github.com/orchsim/orchsim/triage"
 )
 
 // formats are the values of --format.
@@ -153,10 +157,21 @@ type output struct {
 }
 
 // htmlOutput is the --html report of res.
-func htmlOutput(path string, res *scenarios.Result, replayCmd string, nr *report.NoReturn) output {
+// When the run violated, the report names its group by root cause
+// (triage.MinimalFixes from cfg, the configuration it was run from) and
+// links the reports the group reproduces.
+func htmlOutput(path string, cfg scenarios.Config, res *scenarios.Result, replayCmd string, nr *report.NoReturn) output {
 	return output{"--html", path, func() ([]byte, error) {
 		r := report.FromResult(res, replayCmd)
 		r.NoReturn = nr
+		if v := res.Violation; v != nil && v.Invariant != sim.ModelPanic {
+			if key, _, err := triage.MinimalFixes(cfg, v.Invariant); err == nil {
+				r.Group = &report.Group{Invariant: key.Invariant, Switches: key.Switches}
+				for _, rep := range triage.Reports(key.Switches) {
+					r.Group.Reports = append(r.Group.Reports, catalog.Report(rep))
+				}
+			}
+		}
 		return report.HTML(r), nil
 	}}
 }
@@ -244,4 +259,17 @@ func checkWritable(path string) error {
 	}
 	probe.Close()
 	return os.Remove(probe.Name())
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
 }

@@ -90,7 +90,7 @@ the last line).`,
 			if err := printReport(out, l.cfg, &res, format, replayCmd, nr); err != nil {
 				return &exitError{code: exitHarness, msg: err.Error()}
 			}
-			saveErr := saveOutputsTo(stdStreams{out: out, err: cmd.ErrOrStderr()}, htmlOutput(htmlPath, &res, replayCmd, nr.point))
+			saveErr := saveOutputsTo(stdStreams{out: out, err: cmd.ErrOrStderr()}, htmlOutput(htmlPath, l.cfg, &res, replayCmd, nr.point))
 			status := statusLines{out: out, err: cmd.ErrOrStderr(), mermaid: format == "mermaid"}
 			brokenNotes(status, &res)
 			if nr.note != "" {

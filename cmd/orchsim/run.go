@@ -154,7 +154,7 @@ func execute(stdout, stderr io.Writer, cfg scenarios.Config, o outputs) error {
 	saveErr := saveOutputsTo(stdStreams{out: w, err: stderr},
 		output{"--trace", o.trace, func() ([]byte, error) { return traceJSON(res.Trace) }},
 		output{"--out", o.out, func() ([]byte, error) { return replay.Marshal(replayFile(cfg, &res)) }},
-		htmlOutput(o.html, &res, replayCmd, nr.point))
+		htmlOutput(o.html, cfg, &res, replayCmd, nr.point))
 	status := statusLines{out: w, err: stderr, mermaid: o.format == "mermaid"}
 	brokenNotes(status, &res)
 	if nr.note != "" {

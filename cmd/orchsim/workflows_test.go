@@ -560,3 +560,40 @@ func TestMergeIsReachable(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "merge-summaries", c.Name())
 }
+
+// The nightly workflow and the Kubernetes Jobs judge the groups against
+// a committed baseline (fuzz and merge-summaries --baseline), and the
+// image carries the baselines.
+func TestWorkflows_UseTheBaseline(t *testing.T) {
+	t.Setenv("JOB_COMPLETION_INDEX", "0")
+	var scripts []string
+	w := readWorkflow(t, "nightly-fuzz.yml")
+	for _, job := range []string{"shard", "merge"} {
+		for _, s := range w.Jobs[job].Steps {
+			scripts = append(scripts, s.Run)
+		}
+	}
+	for _, f := range []string{"fuzz-job.yaml", "merge-job.yaml"} {
+		for _, o := range readManifests(t, f) {
+			for _, c := range o.Spec.Template.Spec.Containers {
+				scripts = append(scripts, c.Args...)
+			}
+		}
+	}
+	with := map[string]int{}
+	for _, s := range scripts {
+		for _, args := range orchsimCommands(s) {
+			for i, a := range args {
+				if a == "--baseline" && i+1 < len(args) {
+					with[args[0]]++
+					assert.Contains(t, args[i+1], "baselines/", "a committed baseline")
+				}
+			}
+		}
+	}
+	assert.Equal(t, 2, with["fuzz"], "the workflow's shards and the Job's pods")
+	assert.Equal(t, 2, with["merge-summaries"], "the workflow's merge and the merge Job")
+	b, err := os.ReadFile("../../deploy/Dockerfile")
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "/usr/share/orchsim/baselines")
+}

@@ -34,6 +34,11 @@ type User struct {
 	messages int
 	// redelivery draws the duplicate deliveries, apart from rand.
 	redelivery *sim.Rand
+	// steer draws the steering habit, apart from rand.
+	steer  *sim.Rand
+	steers int
+	// Quit, if set, quits the app (the server shuts down and relaunches).
+	Quit func()
 	// ImpatienceMin and ImpatienceMax bound how long the user lets a turn
 	// run before pressing stop (0: never).
 	ImpatienceMin, ImpatienceMax time.Duration
@@ -51,6 +56,10 @@ type Habits struct {
 	// DuplicateDelivery: a prompt the server took is delivered again
 	// later (a client retry, a duplicating transport; anomalyco/opencode#27928).
 	DuplicateDelivery sim.Ratio
+	// Steer: after a prompt, the user sends a steering message while the
+	// turn runs; half of them then stop the turn, and half of those quit
+	// the app seconds later (t3code#4561's steps).
+	Steer sim.Ratio
 }
 
 // DefaultHabits are the habits of the fixed (non-swarm) mix.
@@ -61,7 +70,8 @@ var DefaultHabits = Habits{Desktop: sim.Per(1, 2), Watch: sim.Per(1, 3), TakeCon
 // process (nil while it is down).
 func NewUser(env *model.Env, threadID, projectID string, srv func() *server.Server, h Habits) *User {
 	u := &User{env: env, rand: env.Rand("user/" + threadID), Thread: threadID, Project: projectID, srv: srv,
-		viewer: "viewer/" + threadID, habits: h, redelivery: env.Rand("redelivery/" + threadID)}
+		viewer: "viewer/" + threadID, habits: h, redelivery: env.Rand("redelivery/" + threadID),
+		steer: env.Rand("steer/" + threadID)}
 	u.Desktop = u.rand.Chance("desktop", h.Desktop)
 	return u
 }
@@ -140,6 +150,7 @@ func (u *User) prompt() {
 			}
 		})
 	}
+	u.steerSoon(s)
 	if u.ImpatienceMax > 0 {
 		run := s.Store.Thread(u.Thread).ActiveRunID
 		u.env.After(u.rand.Duration("impatience", u.ImpatienceMin, u.ImpatienceMax), func() {
@@ -230,3 +241,46 @@ func (u *User) look() {
 
 // Forget drops what the user had open in a dead server's UI.
 func (u *User) Forget() { u.watched = "" }
+
+// steerSoon is the steering habit after a prompt the server took: a
+// message sent while the turn runs (queued), then perhaps the stop button
+// before it is adopted, then perhaps a quit while the session shuts down.
+// Drawn from a stream of its own.
+func (u *User) steerSoon(s *server.Server) {
+	r := u.steer
+	if !r.Chance("steer", u.habits.Steer) {
+		return
+	}
+	run := s.Store.Thread(u.Thread).ActiveRunID
+	live := func() bool {
+		return !u.stopped && !u.env.Healing && !s.Dead() && s.Store.Thread(u.Thread).ActiveRunID == run
+	}
+	u.env.After(r.Duration("steer-after", 5*time.Second, 3*time.Minute), func() {
+		if !live() {
+			return
+		}
+		msg := fmt.Sprintf("message:%s:steer-%d", u.Thread, u.steers+1)
+		if !s.Steer(u.Thread, msg) {
+			return
+		}
+		u.steers++ // traced by the server (turn.queued), one action
+		if !r.Chance("stop-after-steer", sim.Per(1, 2)) {
+			return
+		}
+		u.env.After(r.Duration("stop-after", time.Second, 2*time.Minute), func() {
+			if !live() || s.Store.PendingQueuedTurn(u.Thread) == nil {
+				return
+			}
+			u.env.Emit("user/"+u.Thread, "stop", "", sim.A("thread", u.Thread), sim.A("run", run))
+			s.Interrupt(u.Thread)
+			if u.Quit == nil || !r.Chance("quit-after-stop", sim.Per(1, 2)) {
+				return
+			}
+			u.env.After(r.Duration("quit-after", 100*time.Millisecond, 3*time.Second), func() {
+				if !s.Dead() && !u.env.Healing {
+					u.Quit()
+				}
+			})
+		})
+	})
+}

@@ -93,7 +93,7 @@ func init() {
 		Reports:    []catalog.Report{"t3code#12407"},
 		Source:     "apps/server/src/mcp/PreviewAutomationBroker.ts@0f941fd4 (previewAutomationHostTimeoutMs); issues #12407, #12898; toolkits/preview/handlers.ts preview_wait_for",
 		Scenario:   "tab-ownership",
-		Invariants: []string{"host-evicted-only-past-its-budget"},
+		Invariants: []string{"host-evicted-only-past-its-budget", "live-host-answers-in-time"},
 		Reported:   "the host's wait budget equals the broker's deadline: an honest miss lands at the deadline and the host is evicted",
 		Fixed:      "the host's budget is the caller's timeout less min(500 ms, timeout/4); the deadline stays the caller's timeout",
 		Upstream:   "",
@@ -110,7 +110,7 @@ func init() {
 	model.RegisterMutant(model.MutantInfo{Name: HeadroomForExplicitTimeoutOnly, Group: catalog.PreviewTab,
 		Doc:        "the host headroom applies only to an explicit timeoutMs; the 15 s default is passed as both budget and deadline",
 		Scenario:   "tab-ownership",
-		Invariants: []string{"host-evicted-only-past-its-budget"}})
+		Invariants: []string{"host-evicted-only-past-its-budget", "live-host-answers-in-time"}})
 }
 
 // Broker constants.

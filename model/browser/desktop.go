@@ -2,8 +2,10 @@ package browser
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/sim"
 )
@@ -44,6 +46,87 @@ type DesktopHost struct {
 type hostTab struct {
 	thread, tab string
 	opened      time.Duration
+	// detached: the tab's control (CDP) session was dropped when the
+	// user left its thread in this window; restored once (for the
+	// restore-once-per-tab mutant).
+	detached, restored bool
+}
+
+// RestoreControlSession keeps preview automation across leaving a thread
+// (PR #7200, closed unmerged; the fix t3code#6355 asks for): a hidden
+// thread is not a closed tab, and the next automation call on a tab whose
+// control session was dropped restores it (restoreControlSession) before
+// it runs. Off is #6355: leaving a thread detaches its tabs' control
+// sessions; on return the old tab still exists, but every automation call
+// on it stalls (UnknownVizError or a capture hanging 76-320 s) until the
+// broker gives up; only a new tab works.
+const RestoreControlSession model.Switch = "restore-control-session"
+
+// RestoreOncePerTab is a wrong fix: the control session is restored the
+// first time a tab is left and come back to only; a second departure
+// leaves it detached for good.
+const RestoreOncePerTab model.Mutant = "restore-once-per-tab"
+
+func init() {
+	model.RegisterSwitch(model.SwitchInfo{Name: RestoreControlSession, Group: catalog.PreviewTab,
+		Reports:    []catalog.Report{"t3code#6355"},
+		Source:     "issue #6355 (sanitized preview trace: captureAutomationSnapshot UnknownVizError on the old tab); PR #7200 (apps/desktop/src/preview/Manager.ts, restoreControlSession), closed",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"live-host-answers-in-time"},
+		Reported:   "leaving a thread drops its tabs' control sessions; automation on such a tab stalls past the broker's deadline",
+		Fixed:      "the next automation call on a tab whose control session was dropped restores it and runs",
+		Upstream:   "",
+		Script:     "scenarios/testdata/tab_ownership/leave_thread_stalls_tab",
+		Mechanism:  "model/browser: a client host's per-tab control session"})
+	model.RegisterMutant(model.MutantInfo{Name: RestoreOncePerTab, Group: catalog.PreviewTab,
+		Doc:        "a tab's dropped control session is restored the first time only; after a second departure it stays detached",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"live-host-answers-in-time"}})
+}
+
+// LeaveThread is the user moving this window away from threadID: the
+// thread's tabs stay, but their control sessions are dropped (the
+// webviews are unregistered).
+func (d *DesktopHost) LeaveThread(threadID string) {
+	n := 0
+	for i := range d.tabs {
+		if d.tabs[i].thread == threadID && !d.tabs[i].detached {
+			d.tabs[i].detached = true
+			n++
+		}
+	}
+	if n > 0 {
+		d.env.Emit(d.actor(), "host.thread-leave", "", sim.A("client", d.ClientID), sim.A("thread", threadID))
+	}
+}
+
+// Threads returns the threads this host holds tabs of, in first-tab order.
+func (d *DesktopHost) Threads() []string {
+	var out []string
+	for _, t := range d.tabs {
+		if !slices.Contains(out, t.thread) {
+			out = append(out, t.thread)
+		}
+	}
+	return out
+}
+
+// control reports whether the tab's control session can run an operation,
+// restoring a dropped one under restore-control-session.
+func (d *DesktopHost) control(threadID, tab string) bool {
+	for i := range d.tabs {
+		t := &d.tabs[i]
+		if t.thread != threadID || t.tab != tab || !t.detached {
+			continue
+		}
+		p := d.env.Profile
+		if !p.Fixed(RestoreControlSession) || p.Has(RestoreOncePerTab) && t.restored {
+			return false
+		}
+		t.detached, t.restored = false, true
+		d.env.Emit(d.actor(), "host.control-restore", "", sim.A("client", d.ClientID), sim.A("thread", threadID), sim.A("tab", tab))
+	}
+	return true
 }
 
 // Desktop host constants.
@@ -204,6 +287,13 @@ func (d *DesktopHost) onRequest(b *Broker, c *Host, r HostRequest) {
 			return
 		default:
 			tab = d.current(r.ThreadID)
+		}
+		if tab != "" && !d.control(r.ThreadID, tab) {
+			// The detached tab's capture hangs (UnknownVizError after
+			// 76-320 s in #6355): nothing comes back within any deadline.
+			d.env.Emit(d.actor(), "host.stall", "", sim.A("client", d.ClientID), sim.A("request", r.RequestID),
+				sim.A("thread", r.ThreadID), sim.A("op", r.Operation), sim.A("tab", tab))
+			return
 		}
 		d.env.Emit(d.actor(), "host.execute", "", sim.A("client", d.ClientID), sim.A("request", r.RequestID),
 			sim.A("thread", r.ThreadID), sim.A("op", r.Operation), sim.A("tab", orNone(tab)))

@@ -160,6 +160,7 @@ func init() {
 		Reported:   "the idle release ends a parent's session 30 min after its turn while its delegated child still runs",
 		Fixed:      "the idle release defers while a thread attached to the session is owed a running delegated child's result",
 		Upstream:   "",
+		Script:     "scenarios/testdata/provider_session/parent_waits_on_child",
 		Mechanism:  "model/provider: idle release and its delegated-child pin"})
 	model.RegisterMutant(model.MutantInfo{Name: ChildPinFirstThreadOnly, Group: catalog.ProviderSession,
 		Doc:        "the delegated-child pin asks only about the session's first thread, so a shared session's other threads' children do not pin it",
@@ -246,6 +247,7 @@ type Entry struct {
 	background  time.Duration // pending background work until this time
 	released    bool
 	native      string // the native conversation a per-thread session is bound to
+	deferred    bool   // the idle release deferred it (a pin) since its last activity
 	subs        []*Subscription
 }
 
@@ -358,6 +360,7 @@ type Manager struct {
 	WorkspaceMissing func(threadID string) bool
 
 	closes int
+	reap   reaper
 }
 
 const actor = "psm"
@@ -366,7 +369,7 @@ const actor = "psm"
 // server process incarnation process.
 func NewManager(env *model.Env, reg *mcp.Registry, slots *mcp.Slots, process int) *Manager {
 	return &Manager{env: env, rand: env.Rand(actor), reg: reg, slots: slots, reserve: map[string]int{}, process: process,
-		IdleTimeout: DefaultIdleTimeout, MaxIdlePin: DefaultMaxIdlePin,
+		IdleTimeout: DefaultIdleTimeout, MaxIdlePin: DefaultMaxIdlePin, reap: reaper{origin: env.Awake()},
 		CapsFor: func(string, string) mcp.Caps { return mcp.CapOrchestration }}
 }
 
@@ -678,6 +681,7 @@ func (m *Manager) scheduleIdleRelease(e *Entry) {
 	if e.busy > 0 || e.released {
 		return
 	}
+	e.deferred = false
 	e.idleGen++
 	e.pendingGen = e.idleGen
 	if e.idleTimer == nil {
@@ -717,6 +721,7 @@ func (m *Manager) afterProbe(e *Entry, gen int, pending bool) {
 			}
 			if m.OwesChild(t) {
 				m.env.Emit(actor, "idle-release-deferred", "delegated child", sim.A("providerSessionId", e.ID), sim.A("thread", t))
+				e.deferred = true
 				e.idleTimer.Reset(m.IdleTimeout)
 				return
 			}
@@ -733,6 +738,7 @@ func (m *Manager) afterProbe(e *Entry, gen int, pending bool) {
 				e.pinned, e.pinnedSince = true, now
 			}
 			m.env.Emit(actor, "idle-release-deferred", "", sim.A("providerSessionId", e.ID))
+			e.deferred = true
 			e.idleTimer.Reset(m.IdleTimeout)
 			return
 		}

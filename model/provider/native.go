@@ -67,6 +67,7 @@ func init() {
 		Reported:   "an OpenCode (ACP) thread's session opened after an idle release or a restart creates a new, empty native session",
 		Fixed:      "the adapter persists the native session id as the thread's resume cursor and re-adopts it; a new one only when it is gone",
 		Upstream:   "t3code PR #3617",
+		Script:     "scenarios/testdata/provider_session/resume_native_session",
 		Mechanism:  "model/provider: native conversations and resume cursors (resume or create on open)"})
 	model.RegisterSwitch(model.SwitchInfo{Name: CursorAfterFirstTurn, Group: catalog.ProviderSession,
 		Reports:    []catalog.Report{"t3code#2336"},
@@ -76,6 +77,7 @@ func init() {
 		Reported:   "a Claude thread's resume cursor is persisted when its session starts; a kill before the first turn leaves it naming nothing, and every later open fails",
 		Fixed:      "the cursor is persisted after the first durable native turn, and a resume that finds nothing falls back to a fresh session once and clears it",
 		Upstream:   "",
+		Script:     "scenarios/testdata/provider_session/dangling_cursor",
 		Mechanism:  "model/provider: native conversations and resume cursors (when the cursor is persisted)"})
 	model.RegisterMutant(model.MutantInfo{Name: NativeIDsInMemory, Group: catalog.ProviderSession,
 		Doc:        "the adapter resumes only the native sessions its own process created, so a follow-up after a server restart starts blank",

@@ -57,12 +57,23 @@ type Server struct {
 	turns []turnRef
 	// pendingDetach lists threads whose capability changed during a turn.
 	pendingDetach []string
+	// ingest is the runtime ingestion worker's in-memory queue (ingestion.go);
+	// ingestBusy says the worker is on its head, done at ingestHeadEnd.
+	ingest        []ingestItem
+	ingestBusy    bool
+	ingestHeadEnd time.Duration
+	// finalizer draws the session shutdown finalizer's timing (its own
+	// stream, so worlds without steering draw as before).
+	finalizer *sim.Rand
 }
 
 type turnRef struct {
 	threadID string
 	runID    string
 	entry    *provider.Entry
+	// completing: the provider completed the turn and its completion waits
+	// in the ingestion queue.
+	completing bool
 }
 
 const actor = "server"
@@ -70,7 +81,7 @@ const actor = "server"
 // New starts a server process over st. Startup reconciles the store: runs
 // left running by a dead process are cancelled.
 func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server {
-	s := &Server{env: env, Store: st, Incarnation: incarnation, hooks: hooks}
+	s := &Server{env: env, Store: st, Incarnation: incarnation, hooks: hooks, finalizer: env.Rand("finalizer")}
 	s.Registry = mcp.NewRegistry(env)
 	s.Slots = &mcp.Slots{}
 	s.PSM = provider.NewManager(env, s.Registry, s.Slots, incarnation)
@@ -93,8 +104,15 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 	s.Orch.Interrupt = s.interrupt
 	s.Orch.StartRun = s.startIdle
 	env.Emit(actor, "server.start", "", sim.A("incarnation", fmt.Sprint(incarnation)))
-	// Startup order: reconcile, delegated-task recovery, then the effect
-	// worker (restart continuation).
+	// Startup order: ingestion resumes from its inbox, reconcile (and the
+	// reaper's sweep of stopped sessions), delegated-task recovery, then
+	// the effect worker (restart continuation).
+	if env.Profile.Fixed(JournalRuntimeEvents) {
+		s.replayInbox()
+	}
+	if env.Profile.Fixed(ReconcileStoppedSessions) {
+		s.reconcileStoppedSessions()
+	}
 	if env.Profile.Fixed(StartupReconcile) {
 		s.reconcile("startup")
 	}
@@ -221,6 +239,9 @@ func (s *Server) Shutdown() {
 		return
 	}
 	s.PrepareForShutdown()
+	if s.env.Profile.Fixed(JournalRuntimeEvents) {
+		s.replayInbox() // the journaled completions first: reconcile must not cancel them
+	}
 	s.PSM.Shutdown()
 	s.reconcile("shutdown")
 	s.Kill()
@@ -236,6 +257,7 @@ func (s *Server) Kill() {
 		return
 	}
 	s.dead = true
+	s.loseIngestion()
 	s.PSM.Kill()
 	s.Browser.Kill()
 	s.Broker.Kill()
@@ -325,6 +347,9 @@ func (s *Server) startRun(threadID, continuationOf string) {
 func (s *Server) startRunFor(threadID, continuationOf, messageID string) {
 	run := s.Store.StartRun(threadID)
 	run.ContinuationOf, run.MessageID = continuationOf, messageID
+	if t := s.Store.Thread(threadID); t != nil {
+		t.SessionStatus, t.RuntimeStatus = SessionRunning, SessionRunning
+	}
 	if messageID != "" {
 		s.seen = append(s.seen, threadID+" "+messageID)
 	}
@@ -370,13 +395,16 @@ func (s *Server) interrupt(threadID string) bool {
 		return false
 	}
 	_, ref := s.turnOf(threadID)
-	if ref == nil {
-		return false
+	if ref == nil || ref.completing {
+		return false // a completed turn waiting for ingestion: nothing to stop
 	}
 	if ref.entry != nil {
 		s.PSM.TurnTerminal(ref.entry, threadID)
 	}
 	s.endTurn(threadID, store.RunInterrupted, "interrupted")
+	if s.Store.PendingQueuedTurn(threadID) != nil {
+		s.stopSession(threadID)
+	}
 	return true
 }
 
@@ -401,7 +429,7 @@ func (s *Server) TurnFinished(threadID string, backgroundFor time.Duration) {
 		return
 	}
 	_, ref := s.turnOf(threadID)
-	if ref == nil || ref.entry == nil {
+	if ref == nil || ref.entry == nil || ref.completing {
 		return
 	}
 	e := ref.entry
@@ -411,8 +439,7 @@ func (s *Server) TurnFinished(threadID string, backgroundFor time.Duration) {
 		s.PSM.SetBackgroundWork(e, 0)
 	}
 	s.PSM.TurnTerminal(e, threadID)
-	s.endTurn(threadID, store.RunCompleted, "")
-	s.applyPendingDetach(threadID)
+	s.finishTurn(threadID, ref)
 }
 
 // Activity is a provider event other than turn.terminal during a turn.
@@ -431,6 +458,9 @@ func (s *Server) endTurn(threadID, status, why string) {
 	s.env.Obligations.Discharge(RunSettles, ref.runID+" of "+threadID)
 	s.env.Emit(actor, "run.end", status, sim.A("thread", threadID), sim.A("run", ref.runID))
 	s.turns = append(s.turns[:i], s.turns[i+1:]...)
+	if status == store.RunFailed {
+		s.abandonQueued(threadID) // an error session-set abandons the pending start
+	}
 	if status != store.RunCompleted && s.hooks.TurnAborted != nil {
 		s.hooks.TurnAborted(threadID, why)
 	}
@@ -443,7 +473,7 @@ func (s *Server) onRelease(e *provider.Entry, reason string) {
 		return
 	}
 	for i := 0; i < len(s.turns); {
-		if s.turns[i].entry == e {
+		if s.turns[i].entry == e && !s.turns[i].completing {
 			s.endTurn(s.turns[i].threadID, store.RunFailed, "Provider session released: "+reason+".")
 			continue
 		}

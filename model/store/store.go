@@ -41,6 +41,13 @@ type Thread struct {
 	WorktreePath   string
 	// Deleted marks a deleted thread (its rows stay).
 	Deleted bool
+	// SessionStatus is the thread's projection_thread_sessions row status
+	// (starting, running, ready, stopped, ...; "" before any); RuntimeStatus
+	// its provider_session_runtime binding status, which the provider
+	// session's shutdown finalizer writes on its own (t3code#4561: the two
+	// tables are written by different paths and can disagree).
+	SessionStatus string
+	RuntimeStatus string
 	// ResumeCursor is the thread's persisted resume cursor
 	// (provider_session_runtime.resume_cursor_json): the native
 	// conversation id its next provider session resumes, on the instance
@@ -215,6 +222,15 @@ type Store struct {
 	// thread rows.
 	Parts           []*RunPart
 	ProviderThreads []*ProviderThread
+	// QueuedTurns are the durable turn-start requests of user messages sent
+	// while a turn ran (steering messages waiting to be adopted).
+	QueuedTurns []*QueuedTurn
+	// RuntimeEvents is the durable inbox of provider runtime lifecycle
+	// events (written only with journal-runtime-events; upstream's
+	// ingestion queue lives in memory).
+	RuntimeEvents []*RuntimeEvent
+	// Checkpoints are the turn checkpoints CheckpointReactor captured.
+	Checkpoints []*Checkpoint
 	// Natives are the providers' own conversation stores (OpenCode's
 	// session database, Claude's session files): not T3's database, but
 	// like it they outlive a server process, so the worlds keep them here.
@@ -523,4 +539,50 @@ type RuntimeRequest struct {
 	NodeStatus      string
 	ItemStatus      string
 	ItemCompletedAt time.Duration
+}
+
+// Queued turn statuses.
+const (
+	QueuedPending   = "pending"
+	QueuedAdopted   = "adopted"
+	QueuedCancelled = "cancelled"
+)
+
+// QueuedTurn is a pending turn-start row (thread.turn-start-requested for
+// a message sent while the thread's turn was running): adopted when the
+// turn completes, abandoned (cancelled) when its session stops.
+type QueuedTurn struct {
+	ThreadID  string
+	MessageID string
+	Status    string
+	At        time.Duration
+}
+
+// PendingQueuedTurn returns the thread's pending queued turn, or nil.
+func (s *Store) PendingQueuedTurn(threadID string) *QueuedTurn {
+	for _, q := range s.QueuedTurns {
+		if q.ThreadID == threadID && q.Status == QueuedPending {
+			return q
+		}
+	}
+	return nil
+}
+
+// RuntimeEvent is one provider runtime event in the durable inbox: the
+// provider's turn completion of a run, ingested once the projection took it.
+type RuntimeEvent struct {
+	Seq      int
+	Kind     string
+	ThreadID string
+	RunID    string
+	At       time.Duration
+	Ingested bool
+}
+
+// Checkpoint is a checkpoint CheckpointReactor captured when a run's
+// provider turn completed (a durable side effect of that event).
+type Checkpoint struct {
+	ThreadID string
+	RunID    string
+	At       time.Duration
 }

@@ -67,10 +67,27 @@ func (a *App) AddSession(m Meta) *Meta {
 func (a *App) latency() time.Duration { return a.ipc.Duration("latency", IPCLatencyMin, IPCLatencyMax) }
 
 // toMain delivers f in the main process after one IPC hop, in send order.
-func (a *App) toMain(f func()) { a.toMainAt = a.deliver(a.toMainAt, f) }
+// A message the renderer sent before it reloaded is lost with its
+// webContents (model choice: the reload tears the pipe down both ways).
+func (a *App) toMain(f func()) {
+	from := a.Renderer
+	a.toMainAt = a.deliver(a.toMainAt, func() {
+		if !from.gone {
+			f()
+		}
+	})
+}
 
-// toRenderer delivers f in the renderer after one IPC hop, in send order.
-func (a *App) toRenderer(f func()) { a.toRendererAt = a.deliver(a.toRendererAt, f) }
+// toRenderer delivers f in the renderer after one IPC hop, in send order;
+// a renderer that reloaded meanwhile gets nothing.
+func (a *App) toRenderer(f func()) {
+	to := a.Renderer
+	a.toRendererAt = a.deliver(a.toRendererAt, func() {
+		if !to.gone {
+			f()
+		}
+	})
+}
 
 func (a *App) deliver(last time.Duration, f func()) time.Duration {
 	now := a.env.Now()
@@ -93,6 +110,39 @@ func (a *App) Boot() {
 		a.Renderer.rehydrate(m)
 	}
 	a.Renderer.render()
+}
+
+// ReloadRenderer reloads the renderer (Cmd-R, a renderer crash, or in
+// stablyai/orca#11006's terms a transport drop): the main process and its
+// backends stay; every pane goes without running its clean-up (keystrokes
+// it held are reported dropped, cause=reload), main forgets the old
+// renderer's PTY references, messages in flight either way are lost, and a
+// new renderer with no runtimes restores the workspace: it rehydrates every
+// session and renders the active tab of the editor (Spotlight, overlays,
+// fullscreen and the debug terminal are not restored).
+func (a *App) ReloadRenderer() {
+	old := a.Renderer
+	a.user("renderer.reload", sim.A("panes", fmt.Sprint(len(old.Panes))))
+	old.gone = true
+	for _, p := range append([]*Pane(nil), old.Panes...) {
+		p.Mounted = false
+		old.removePane(p)
+		if len(p.pending) > 0 {
+			p.emit("input.drop", "dropped", sim.A("seq", seqRange(p.pending)), sim.A("cause", "reload"))
+			p.pending = nil
+		}
+		p.emit("pane.unmount", "", sim.A("cause", "reload"))
+	}
+	a.Main.rendererReloaded()
+	r := newRenderer(a)
+	r.reloaded = true
+	r.wakeSeq, r.paneSeq = old.wakeSeq, old.paneSeq
+	r.View.Tab, r.View.Tabs = old.View.Tab, old.View.Tabs
+	a.Renderer = r
+	for _, m := range a.metas {
+		r.rehydrate(m)
+	}
+	r.render()
 }
 
 // NewSession creates a session in the active tab at run time (the user

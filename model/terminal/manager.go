@@ -277,15 +277,70 @@ func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
 		}
 		d := m.construct.Duration("construct", ConstructMin, ConstructMax)
 		m.emit("recover", "constructing", append(attrs, sim.A("for", d.String()))...)
-		m.env.After(d, func() { m.spawn(req, attrs, reply) })
+		m.env.After(d, func() { m.spawn("recover", req, attrs, reply) })
 		return
 	}
-	m.spawn(req, attrs, reply)
+	m.spawn("recover", req, attrs, reply)
+}
+
+// ColdSpawn is the cold-restore path of a renderer that lost its restored
+// candidate (AdoptBeforeSpawn off): spawnSession, which neither adopts a
+// live backend nor joins a claim. Before #548 rehydrate.ts spawned visible
+// leaves under fresh local ids and remapped the workspace, so the old id's
+// backend ran on where no pane could reach it; here the fresh backend takes
+// the session's registry slot, which leaves the old one just as
+// unreachable (its output, exit and readiness are no longer the
+// session's).
+func (m *Manager) ColdSpawn(req RecoverRequest, reply func(RecoverResult)) {
+	attrs := []sim.Attr{sim.A("session", req.Session), sim.A("kind", string(req.Kind)), sim.A("caller", req.Caller)}
+	if b := m.entries[req.Session]; b != nil {
+		attrs = append(attrs, sim.A("replaces", b.ID))
+	}
+	m.spawn("spawn.cold", req, attrs, reply)
+}
+
+// AdoptLiveOrSpawn is the mutant AdoptSettledOnly: adopt a settled live
+// backend, otherwise cold-spawn, whatever claim is in flight.
+func (m *Manager) AdoptLiveOrSpawn(req RecoverRequest, reply func(RecoverResult)) {
+	if b := m.entries[req.Session]; b != nil && m.claims[req.Session] == nil {
+		m.Recover(req, reply)
+		return
+	}
+	m.ColdSpawn(req, reply)
+}
+
+// rendererReloaded forgets the PTY references of a renderer that reloaded:
+// its panes are gone without running their clean-ups. Model choice:
+// upstream's agentPtyAttachCounts keep them (nothing in main resets them
+// on a reload), a leak outside this model; here main releases them, with
+// no restore resize, so the reloaded renderer's panes count afresh.
+func (m *Manager) rendererReloaded() {
+	for _, meta := range m.app.metas {
+		id := meta.ID
+		for _, pane := range m.refs[id] {
+			c := m.counts[id] - 1
+			outcome := "decremented"
+			if c <= 0 {
+				c, outcome = 0, "released"
+			}
+			m.counts[id] = c
+			m.emit("pty.detach", outcome, sim.A("session", id), sim.A("pane", pane), sim.A("count", fmt.Sprint(c)),
+				sim.A("cause", "renderer-reload"))
+		}
+		delete(m.refs, id)
+		if m.counts[id] > 0 {
+			// References no pane holds (a leak of a pre-fix detach path).
+			m.emit("pty.detach", "reset", sim.A("session", id), sim.A("pane", "-"), sim.A("count", "0"),
+				sim.A("cause", "renderer-reload"))
+		}
+		delete(m.counts, id)
+		delete(m.restores, id)
+	}
 }
 
 // spawn is spawnWithId under recover's claim: it publishes the claim,
 // inserts the registry entry before start() resolves and settles later.
-func (m *Manager) spawn(req RecoverRequest, attrs []sim.Attr, reply func(RecoverResult)) {
+func (m *Manager) spawn(kind string, req RecoverRequest, attrs []sim.Attr, reply func(RecoverResult)) {
 	id := req.Session
 	meta := m.app.Meta(id)
 	m.gens[id]++
@@ -295,7 +350,7 @@ func (m *Manager) spawn(req RecoverRequest, attrs []sim.Attr, reply func(Recover
 	fails := b.rand.Chance("start-fail", m.cfg.StartFailChance)
 	c := &claim{kind: req.Kind, cwd: req.Cwd, backend: b, waiters: []func(RecoverResult){reply}}
 	m.claims[id] = c
-	m.emit("recover", "claimed", append(attrs, sim.A("backend", b.ID))...)
+	m.emit(kind, "claimed", append(attrs, sim.A("backend", b.ID))...)
 	// spawnWithId inserts the registry entry before awaiting start().
 	m.entries[id] = b
 	m.sizes[id] = ownedSize{SpawnDefault, ownerSpawn}

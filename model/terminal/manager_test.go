@@ -287,3 +287,38 @@ func TestRecover_UnreservedSpawnForksTwoBackends(t *testing.T) {
 	assert.Equal(t, Spawned, a.Disposition)
 	assert.Equal(t, Spawned, b.Disposition, "a joined caller is told spawned")
 }
+
+// A renderer reload over a live backend (stablyai/orca#11006, agent-code
+// PR #548): with AdoptBeforeSpawn the new renderer's restore adopts the
+// backend main kept, and its pane attaches; without it the restore
+// cold-spawns a second backend for the session, and the first runs on out
+// of the registry's reach.
+func TestReload_RestoreAdoptsOrColdSpawns(t *testing.T) {
+	for _, adopt := range []bool{true, false} {
+		spec := model.Spec{Preset: model.PresetFixed}
+		if !adopt {
+			spec.Unfix = []string{string(AdoptBeforeSpawn)}
+		}
+		f := newFixtureProfile(t, model.MustSpec(spec))
+		f.app.Boot()
+		f.run(2 * time.Second)
+		first := f.m.Backend("stable-session")
+		require.NotNil(t, first)
+		f.app.ReloadRenderer()
+		f.run(2 * time.Second)
+		now := f.m.Backend("stable-session")
+		require.NotNil(t, now)
+		if adopt {
+			assert.Same(t, first, now, "adopted")
+			assert.Len(t, f.events("spawn"), 1)
+		} else {
+			assert.NotSame(t, first, now)
+			assert.True(t, first.Live(), "the first backend runs on, unreachable")
+			assert.Len(t, f.events("spawn"), 2)
+		}
+		p := f.app.Renderer.VisiblePane("stable-session")
+		require.NotNil(t, p)
+		assert.True(t, p.Attached)
+		assert.Equal(t, 1, f.m.AttachCount("stable-session"), "the old renderer's reference is gone")
+	}
+}

@@ -88,7 +88,7 @@ func (p *Pane) requestAttach(retry bool) {
 	terminalView := a.Meta(p.Session).Mode == Terminal
 	a.toMain(func() {
 		res := a.Main.Attach(p.Session, p.ID, terminalView)
-		a.toRenderer(func() { p.onAttach(res, retry) })
+		p.r.fromMain(func() { p.onAttach(res, retry) })
 	})
 }
 

@@ -78,6 +78,21 @@ type Renderer struct {
 	// Panes are the mounted panes, in mount order.
 	Panes []*Pane
 	View  View
+	// gone: this renderer reloaded; its timers and IPC deliveries are void.
+	gone bool
+	// reloaded: this renderer came up by a reload, over a main process
+	// that kept its backends, with none of its predecessor's runtimes.
+	reloaded bool
+}
+
+// fromMain delivers f, sent by main in answer to this renderer, unless the
+// renderer reloaded meanwhile (the answer has no one to reach).
+func (r *Renderer) fromMain(f func()) {
+	r.app.toRenderer(func() {
+		if !r.gone {
+			f()
+		}
+	})
 }
 
 func newRenderer(app *App) *Renderer {
@@ -118,13 +133,40 @@ func (r *Renderer) BelievedLive(session string) bool {
 // readiness wait and no kill (AC-31).
 func (r *Renderer) rehydrate(m *Meta) {
 	id := m.ID
-	r.emit("rehydrate", "", sim.A("session", id), sim.A("kind", string(m.Kind)), sim.A("mode", string(m.Mode)))
 	req := RecoverRequest{Session: id, Kind: m.Kind, Cwd: m.Cwd, Resume: m.Resume, Caller: "rehydrate"}
-	r.app.toMain(func() {
-		r.app.Main.Recover(req, func(res RecoverResult) {
-			r.app.toRenderer(func() { r.rehydrated(id, res) })
-		})
-	})
+	reply := func(res RecoverResult) { r.fromMain(func() { r.rehydrated(id, res) }) }
+	if r.reloaded && r.visibleAtBoot(id) {
+		p := r.app.Profile()
+		switch {
+		case p.Has(AdoptSettledOnly):
+			r.emit("rehydrate", "", sim.A("session", id), sim.A("kind", string(m.Kind)), sim.A("mode", string(m.Mode)),
+				sim.A("path", "adopt-live-or-spawn"))
+			r.app.toMain(func() { r.app.Main.AdoptLiveOrSpawn(req, reply) })
+			return
+		case !p.Fixed(AdoptBeforeSpawn):
+			// Before #548 (rehydrate.ts spawned visible persisted leaves
+			// directly; stablyai/orca#11006's no-candidate cold restore):
+			// the reloaded renderer has no restored candidate, so the
+			// visible leaf is cold-restored without asking main.
+			r.emit("rehydrate", "", sim.A("session", id), sim.A("kind", string(m.Kind)), sim.A("mode", string(m.Mode)),
+				sim.A("path", "cold-restore"))
+			r.app.toMain(func() { r.app.Main.ColdSpawn(req, reply) })
+			return
+		}
+	}
+	r.emit("rehydrate", "", sim.A("session", id), sim.A("kind", string(m.Kind)), sim.A("mode", string(m.Mode)))
+	r.app.toMain(func() { r.app.Main.Recover(req, reply) })
+}
+
+// visibleAtBoot reports whether session's leaf is in the restored layout's
+// active tab (the leaves rehydrate.ts spawned; the rest stayed dormant).
+func (r *Renderer) visibleAtBoot(session string) bool {
+	for _, s := range r.slots() {
+		if s.session == session {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Renderer) rehydrated(id string, res RecoverResult) {
@@ -183,7 +225,7 @@ func (r *Renderer) ensureSessionLive(session, caller, by string, done func(*wake
 	req := RecoverRequest{Session: session, Kind: meta.Kind, Cwd: meta.Cwd, Resume: meta.Resume, Caller: w.id}
 	r.app.toMain(func() {
 		r.app.Main.Recover(req, func(res RecoverResult) {
-			r.app.toRenderer(func() { r.recovered(w, res) })
+			r.fromMain(func() { r.recovered(w, res) })
 		})
 	})
 }
@@ -216,6 +258,9 @@ func (r *Renderer) recovered(w *wake, res RecoverResult) {
 
 // poll is waitForSessionInputReady: every 50 ms, up to 30 s.
 func (r *Renderer) poll(w *wake) {
+	if r.gone {
+		return
+	}
 	rt := r.Runtime(w.session)
 	waited := r.env.Now() - w.waitStart
 	switch {
@@ -256,7 +301,7 @@ func (r *Renderer) waitFailed(w *wake, outcome, msg string, waited time.Duration
 	m := r.app.Main
 	r.app.toMain(func() {
 		m.KillOwned(w.session, w.kind, w.cwd, "readiness-timeout", w.id)
-		r.app.toRenderer(func() { r.failWake(w, CodeStartFailed, msg) })
+		r.fromMain(func() { r.failWake(w, CodeStartFailed, msg) })
 	})
 }
 

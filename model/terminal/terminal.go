@@ -73,6 +73,20 @@ const (
 	// for a session whose construction awaits: one with built-in MCP
 	// domains (Meta.MCP, a swarm dimension).
 	AtomicSpawnClaim model.Switch = "atomic-spawn-claim"
+	// AdoptBeforeSpawn is agent-code PR #548 (f0a7792b, "Make session
+	// recovery main-owned and atomic"): a renderer that reloads over a live
+	// main process asks main's recover for every restored leaf, so a live
+	// backend is adopted and a starting one joined; only main decides to
+	// spawn. Off is stablyai/orca#11006's cold restore, which agent-code
+	// had too (docs/superpowers/plans/2026-07-16-session-recovery-
+	// reconciliation.md: "rehydrateWorkspace() bypasses it and calls
+	// spawnSession() directly... A renderer-only reload can therefore
+	// create a second provider process... while the first process remains
+	// alive"): the reloaded renderer has lost its restored candidates and
+	// cold-spawns each visible leaf, beside the backend main still holds.
+	// In orca the drop is an SSH transport's and the authority a relay; in
+	// agent-code it is a renderer reload (or crash) and main.
+	AdoptBeforeSpawn model.Switch = "adopt-before-spawn"
 	// HoldInputUntilComposer is the fix of Untrivial-ai/agent-orchestrator#3023
 	// (and anthropics/claude-code#22936): "input-ready" is its own event,
 	// not "process started". agent-code's AgentTerminalLeaf writes every
@@ -113,6 +127,12 @@ const (
 	// runs it only in worlds that ask (Config.DetachedIdleTimeout).
 	IdleSparesBackgroundWork model.Switch = "idle-spares-background-work"
 )
+
+// AdoptSettledOnly is the mutant of AdoptBeforeSpawn: the reloaded
+// renderer's restore adopts a settled live backend but cold-spawns when
+// none is settled, ignoring a spawn still in flight (a claim), so a reload
+// during a start forks a second backend.
+const AdoptSettledOnly model.Mutant = "adopt-settled-only"
 
 // NeverKillOnTimeout is the mutant of report 003: a readiness timeout never
 // kills, not even a backend the wake spawned (and the spawn deadline, when
@@ -216,6 +236,23 @@ func init() {
 		Doc:        "main holds input only until start() resolves (process started), not until the composer paints",
 		Scenario:   "terminal-remount",
 		Invariants: []string{"input-lands-in-composer"}})
+	model.RegisterSwitch(model.SwitchInfo{Name: AdoptBeforeSpawn, Group: catalog.TerminalSession,
+		Reports:    []catalog.Report{"stablyai/orca#11006"},
+		Source:     "stablyai/orca#11006 (runtime incident and source analysis); agent-code rehydrate.ts@f0a7792b^ and docs/superpowers/plans/2026-07-16-session-recovery-reconciliation.md, sessionManager.ts@428aed2d recover()",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"one-agent-process-per-session"},
+		Reported:   "a renderer that reloads over a live main process has no restored candidates and cold-spawns each visible leaf (spawnSession), beside the backend main still holds",
+		Fixed:      "the reloaded renderer recovers every leaf through main's recover: a live backend is adopted, a starting one joined, and only main decides to spawn",
+		Upstream:   "agent-code PR #548 (f0a7792b)",
+		Script:     "scenarios/testdata/terminal/reload_cold_restore.txt",
+		Mechanism:  "model/terminal: renderer reload and its restore path"})
+	model.RegisterMutant(model.MutantInfo{Name: AdoptSettledOnly, Group: catalog.TerminalSession,
+		Doc:        "the reloaded renderer's restore adopts a settled live backend but cold-spawns when none is settled, ignoring a spawn in flight",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"one-agent-process-per-session"},
+		// A reload is the user's habit, a swarm dimension, and the kill needs
+		// it while a visible spawn is in flight (first at seed 92).
+		GateSeeds: 200, GateStrategy: "swarm"})
 	model.RegisterMutant(model.MutantInfo{Name: NeverKillOnTimeout, Group: catalog.TerminalSession,
 		Doc:        "a readiness timeout never kills, not even a spawned backend: a backend that never becomes ready is never replaced",
 		Scenario:   "terminal-remount",

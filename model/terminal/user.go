@@ -27,6 +27,11 @@ type User struct {
 	newSeq      int
 	// seen holds the backends the user has seen in an attached pane.
 	seen map[string]bool
+	// ReloadChance is the probability that, at an action while a pane looks
+	// stuck (its session spawning, or a failure shown), the user reloads the
+	// window instead (Cmd-R); drawn from its own stream. Zero: never.
+	ReloadChance sim.Ratio
+	reload       *sim.Rand
 	// Weights are this user's action weights, by Act index (ActionWeights
 	// unless a world changes them).
 	Weights [numActs]uint64
@@ -101,6 +106,15 @@ func (u *User) focused() string {
 func (u *User) act() {
 	defer u.app.env.After(u.gap(), u.act)
 	a, r := u.app, u.app.Renderer
+	if u.ReloadChance.Numerator > 0 && u.stuck() {
+		if u.reload == nil {
+			u.reload = a.env.Rand("user/reload")
+		}
+		if u.reload.Chance("reload", u.ReloadChance) {
+			a.ReloadRenderer()
+			return
+		}
+	}
 	switch r.View.Surface {
 	case SurfaceReader, SurfaceSettings:
 		if u.rand.Chance("leave-overlay", sim.Per(1, 2)) {
@@ -218,6 +232,18 @@ func (u *User) act() {
 			u.typeEagerly(id)
 		}
 	}
+}
+
+// stuck reports whether a mounted pane looks stuck: its session's runtime
+// is spawning, or the pane shows a failure.
+func (u *User) stuck() bool {
+	r := u.app.Renderer
+	for _, p := range r.Panes {
+		if p.Failed != "" || r.Runtime(p.Session).Status == StatusSpawning {
+			return true
+		}
+	}
+	return false
 }
 
 // typeEagerly is the user who starts typing into an agent's terminal the
