@@ -501,18 +501,31 @@ func (l *inputLost) Finish(end time.Duration) *sim.Violation {
 
 // --- wedged-spawn-replaced ---
 
+// hostSlept reports the length of a host suspend that ended at ev (the
+// world's fault host.resume slept=D): bounds measured on the host's
+// monotonic timers move by it.
+func hostSlept(ev *sim.Event) (time.Duration, bool) {
+	if ev.Actor != "fault" || ev.Kind != "host.resume" {
+		return 0, false
+	}
+	d, err := time.ParseDuration(ev.Get("slept"))
+	return d, err == nil
+}
+
 type spawnWatch struct {
 	session, backend string
 	live             time.Duration
 	shown            time.Duration // -1 until a pane shows the session
 	shownBy          string
+	// slept is the host sleep since it went live: the bound is awake time.
+	slept time.Duration
 }
 
 func (w *spawnWatch) deadline() time.Duration {
 	if w.shown > w.live {
-		return w.shown + WedgeReplaceBy
+		return w.shown + WedgeReplaceBy + w.slept
 	}
-	return w.live + WedgeReplaceBy
+	return w.live + WedgeReplaceBy + w.slept
 }
 
 type wedgedReplaced struct {
@@ -542,6 +555,13 @@ func (w *wedgedReplaced) drop(backend string) {
 }
 
 func (w *wedgedReplaced) Observe(ev *sim.Event) *sim.Violation {
+	if slept, ok := hostSlept(ev); ok {
+		// The 31 s are awake time: main's deadline timer is monotonic and
+		// stops while the host sleeps, so every bound moves by the sleep.
+		for _, s := range w.watch {
+			s.slept += slept
+		}
+	}
 	switch {
 	case ev.Actor == "main" && ev.Kind == "start" && ev.Outcome == "live":
 		s := &spawnWatch{session: ev.Get("session"), backend: ev.Get("backend"), live: ev.At, shown: -1}
@@ -584,14 +604,18 @@ func (w *wedgedReplaced) fail(s *spawnWatch, now time.Duration, end bool) *sim.V
 		when = "still alive when the run ended at"
 	}
 	due := s.deadline()
+	awake := ""
+	if s.slept > 0 {
+		awake = fmt.Sprintf(" of awake time, the host having slept %s", s.slept)
+	}
 	return violation(WedgedSpawnReplaced,
-		"backend %s of session %s went live at %s and never painted its composer or a prompt; %s; it was due to be stopped by %s (%s after live and shown) and was %s %s",
-		s.backend, s.session, at(s.live), shown, at(due), WedgeReplaceBy, when, at(now))
+		"backend %s of session %s went live at %s and never painted its composer or a prompt; %s; it was due to be stopped by %s (%s after live and shown%s) and was %s %s",
+		s.backend, s.session, at(s.live), shown, at(due), WedgeReplaceBy, awake, when, at(now))
 }
 
 func (w *wedgedReplaced) Finish(end time.Duration) *sim.Violation {
 	for _, s := range w.watch {
-		if s.shown >= 0 && end > s.deadline() || s.shown < 0 && end > s.live+WedgeReplaceBy {
+		if s.shown >= 0 && end > s.deadline() || s.shown < 0 && end > s.live+WedgeReplaceBy+s.slept {
 			return w.fail(s, end, true)
 		}
 	}

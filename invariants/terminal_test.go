@@ -428,3 +428,16 @@ func TestNoReapOfLiveWork(t *testing.T) {
 			tev(700, "main", "kill", "killed", "session=s1", "backend=s1#2", "cause=detached-idle")}))
 	})
 }
+
+// The 31 s are awake time (chaos seed 3763 under fixed): a host that
+// sleeps an hour 2 s after a wedged backend went live owes its kill 29 s
+// after it wakes, not at once; past that it is due again.
+func TestWedgedSpawnReplaced_HostSleepStopsTheClock(t *testing.T) {
+	slept := wedgedSpawn(tev(6, "fault", "host.suspend", "", "for=1h0m0s"), tev(3606, "fault", "host.resume", "", "slept=1h0m0s"))
+	assert.Nil(t, check(t, WedgedSpawnReplaced, append(slept, tev(3630, "user", "type", "queued", "session=s1"))))
+	v := check(t, WedgedSpawnReplaced, append(slept, tev(3640, "user", "type", "queued", "session=s1")))
+	requireMessage(t, v, WedgedSpawnReplaced, "s1#1", "went live at T+00:00:02.000", "T+01:00:33.000", "the host having slept 1h0m0s", "T+01:00:40.000")
+	// A client host's own suspend (host/mobile-1) is not the server host's.
+	other := wedgedSpawn(tev(3606, "host/mobile-1", "host.resume", "", "client=mobile-1"))
+	requireMessage(t, check(t, WedgedSpawnReplaced, other), WedgedSpawnReplaced, "s1#1")
+}
