@@ -67,7 +67,8 @@ start than there are (mutant, scenario) pairs.`,
 				}
 			}
 			base := model.Spec{Preset: model.PresetFixed, Unfix: unfix}
-			if _, err := base.Profile(); err != nil {
+			baseProf, err := base.Profile()
+			if err != nil {
 				return usageErr("%v", err)
 			}
 			workers, err := workersFlag(cmd, workers, int64(len(pairs)))
@@ -100,6 +101,16 @@ start than there are (mutant, scenario) pairs.`,
 								break
 							}
 							if res.Violation != nil {
+								// The kill is the mutant's only if the same seed
+								// without it does not fail the same way (with
+								// --unfix, the bug left in would "kill" every
+								// mutant).
+								if len(unfix) > 0 {
+									b, err := scenarios.Run(scenarios.Config{Scenario: p.scenario, Seed: seed, Profile: baseProf, Strategy: g.strategy})
+									if err == nil && b.Violation != nil && b.Violation.Invariant == res.Violation.Invariant {
+										continue
+									}
+								}
 								kills[i].invariant, kills[i].seed = res.Violation.Invariant, seed
 								break
 							}
