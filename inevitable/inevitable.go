@@ -27,6 +27,10 @@ type Options struct {
 	// Threshold is the fraction of tries that must fail for a prefix to
 	// count as doomed (default 0.95: with 20 tries, 19 must fail).
 	Threshold float64
+	// Clear is the most the event before the point may fail for the point
+	// to be a clear one (default 0.9): a boundary between 56/60 and 20/20
+	// is noise around a failure that was likely all along, not a point.
+	Clear float64
 }
 
 func (o Options) withDefaults() Options {
@@ -35,6 +39,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Threshold <= 0 || o.Threshold > 1 {
 		o.Threshold = 0.95
+	}
+	if o.Clear <= 0 || o.Clear >= o.Threshold {
+		o.Clear = 0.9
 	}
 	return o
 }
@@ -206,7 +213,12 @@ func Find(cfg scenarios.Config, inv string, opt Options) (Point, error) {
 		}
 		hi--
 	}
-	return point(hi), nil
+	p := point(hi)
+	if hi > 0 && p.Before > opt.Clear {
+		return Point{}, fmt.Errorf("no clear point of no return: the failure was likely all along (the boundary found, %s, has more than %.0f%% before it)",
+			p.String(), 100*opt.Clear)
+	}
+	return p, nil
 }
 
 // prefixSource answers draws from a recorded tape until switched, and from

@@ -29,9 +29,11 @@ func strictFlags(cmd *cobra.Command) {
 		}
 		// A value flag given twice is a contradiction (which one was
 		// meant?), and a list naming one thing twice a typo.
-		switch f.Value.Type() {
-		case "bool", "count":
+		switch {
+		case f.Value.Type() == "count", f.Name == "help":
 		default:
+			// A boolean given twice too: --keep-going=false --keep-going
+			// contradicts itself.
 			if _, done := f.Value.(*once); !done {
 				f.Value = &once{Value: f.Value, name: f.Name}
 			}
@@ -169,3 +171,12 @@ func sliceOf(v pflag.Value) (pflag.SliceValue, bool) {
 
 // noReturnUsage is --no-return's help on run and replay.
 const noReturnUsage = "on a failure, find its point of no return (the earliest event after which 95% of reseeded continuations fail; about 250 extra runs) and mark it in the timeline, the story and the HTML report"
+
+// noReturnFormat refuses --no-return where nothing would show the point: a
+// JSON timeline without an HTML report.
+func noReturnFormat(noReturn bool, format, html string) error {
+	if noReturn && format == "json" && html == "" {
+		return usageErr("--no-return marks the text timeline, the mermaid story or the --html report; --format json has no place for it")
+	}
+	return nil
+}

@@ -81,3 +81,15 @@ func TestMutants_FirstSeedIsTheLowest(t *testing.T) {
 	assert.True(t, strings.HasSuffix(rows[a], "  1 (request-retry)"), rows[a])
 	assert.True(t, strings.HasSuffix(rows[b], "  4 (chaos)"), rows[b])
 }
+
+// With --unfix, the bug left in fails runs whatever the mutant: such a
+// failure is not the mutant's kill (a review found every mutant "killed"
+// by the unfixed switch's invariant).
+func TestMutants_UnfixedBugIsNoKill(t *testing.T) {
+	_, out, _ := cli(t, "mutants", "--seeds", "3", "--unfix", "credential-lives-with-session")
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "detach-releases-oldest ") || strings.HasPrefix(l, "never-kill-on-timeout ") {
+			assert.NotContains(t, l, "live-session-keeps-credential", "a terminal mutant killed by the unfixed credential bug: %s", l)
+		}
+	}
+}

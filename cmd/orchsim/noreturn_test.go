@@ -34,18 +34,40 @@ func TestRun_NoReturnMarksTheTimeline(t *testing.T) {
 
 	code, mer, _ := cli(t, append(args, "--no-return", "--format", "mermaid")...)
 	require.Equal(t, exitViolation, code)
-	assert.Contains(t, mer, "⚑ point of no return: after this event the failure was certain (")
+	// The story is the shrunk run: its own point, or a note that it has no
+	// clear one.
+	assert.Regexp(t, `⚑ point of no return: after this event the failure was certain \(|%% no clear point of no return: `, mer)
 }
 
-// explain names the point of no return of the file it explains, and
-// --tries below 1 is bad usage.
+// explain names the point of no return of the file it explains (the #16184
+// story: the lost response), says so when a dense failure has no clear
+// one, and --tries below 1 is bad usage.
 func TestExplain_NamesThePointOfNoReturn(t *testing.T) {
-	file, _ := failingReplayFile(t)
-	code, out, errOut := cli(t, "explain", file)
+	dense, _ := failingReplayFile(t)
+	code, out, errOut := cli(t, "explain", dense)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `(?m)^point of no return: (event \d+ .*|none found: no clear point of no return: the failure was likely all along .*)$`, out)
+	file := "../../testdata/corpus/reported/002-request-retry-one-effect-per-request.min.json"
+	code, out, errOut = cli(t, "explain", file)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Regexp(t, `(?m)^point of no return: event \d+ at T\+\d\d:\d\d:\d\d\.\d{3} \(\d+/\d+ reseeded continuations fail; \d+/\d+ after event \d+\)$`, out)
 	assert.Contains(t, out, "\n  after this event the failure was certain\n")
 	code, _, errOut = cli(t, "explain", file, "--tries", "0")
 	assert.Equal(t, exitUsage, code)
 	assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+}
+
+// --no-return with nothing to mark (a JSON timeline, no --html) is bad
+// usage, and so is a boolean flag given twice.
+func TestNoReturn_RefusedWhereItShowsNothing(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--scenario", "tab-ownership", "--seed", "5", "--no-return", "--format", "json"},
+		{"run", "--scenario", "tab-ownership", "--seed", "5", "--no-return", "--no-return"},
+		{"run", "--scenario", "tab-ownership", "--seed", "5", "--keep-going=false", "--keep-going"},
+	} {
+		code, out, errOut := cli(t, args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.Empty(t, out)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	}
 }

@@ -65,6 +65,9 @@ the last line).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
+			if err := noReturnFormat(noRet, format, htmlPath); err != nil {
+				return err
+			}
 			if err := checkOutputs(format, outFile{"--html", htmlPath}); err != nil {
 				return err
 			}

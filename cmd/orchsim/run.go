@@ -84,6 +84,9 @@ for writing, such as /dev/stdin, is bad usage).`,
 			if f.eventBudget < 1 {
 				return usageErr("--event-budget must be positive (default %d), got %d", scenarios.DefaultEventBudget, f.eventBudget)
 			}
+			if err := noReturnFormat(f.noReturn, f.format, f.html); err != nil {
+				return err
+			}
 			if err := checkOutputs(f.format, outFile{"--out", f.out}, outFile{"--trace", f.trace}, outFile{"--html", f.html}); err != nil {
 				return err
 			}
