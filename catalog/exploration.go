@@ -72,6 +72,9 @@ func ParseExploration(r io.Reader) (map[string]Medians, error) {
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no exploration table (no row | `target` | ...)")
+	}
 	return out, nil
 }
 

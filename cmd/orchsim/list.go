@@ -1,16 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/orchsim/orchsim/catalog"
+	"github.com/orchsim/orchsim/replay"
 	"github.com/orchsim/orchsim/scenarios"
 )
 
@@ -42,13 +43,17 @@ measured median seeds of each switch).`,
 			case "markdown":
 				var exp map[string]catalog.Medians
 				if exploration != "" {
-					f, err := os.Open(exploration)
+					raw, err := replay.ReadInput(exploration, replay.MaxInputBytes)
 					if err != nil {
 						return usageErr("--exploration: %v", err)
 					}
-					defer f.Close()
-					if exp, err = catalog.ParseExploration(f); err != nil {
+					if exp, err = catalog.ParseExploration(bytes.NewReader(raw)); err != nil {
 						return usageErr("--exploration %s: %v", exploration, err)
+					}
+					for _, s := range c.Switches {
+						if _, ok := exp["switch/"+s.Name]; !ok {
+							return usageErr("--exploration %s: no row for switch/%s (re-run the benchmark the page names)", exploration, s.Name)
+						}
 					}
 				}
 				return listWritten(catalog.WriteMarkdown(cmd.OutOrStdout(), c, exp))

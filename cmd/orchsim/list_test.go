@@ -131,6 +131,8 @@ func TestList_ExplorationIsChecked(t *testing.T) {
 		"not markdown": {"list", "--exploration", "../../docs/exploration.md"},
 		"missing":      {"list", "--format", "markdown", "--exploration", filepath.Join(dir, "nope.md")},
 		"malformed":    {"list", "--format", "markdown", "--exploration", bad},
+		"not a table":  {"list", "--format", "markdown", "--exploration", "../../README.md"},
+		"no end":       {"list", "--format", "markdown", "--exploration", "/dev/zero"},
 	} {
 		code, out, errOut := cli(t, args...)
 		assert.Equal(t, exitUsage, code, name)
