@@ -136,7 +136,7 @@ var fidelityRegistry = []component{
 	}},
 	{"OrchestratorMcpService (§6)", []fidelityCase{
 		{"OM-01", script("orchestrator-mcp", "OM-01"), pass, ""},
-		{"OM-02", nil, gap, "dispatch is atomic per call in the model: no thread lock an archive could queue on between a create and its prompt"},
+		{"OM-02", goTest("orchestrator", "TestOM02_PromptBeforeConcurrentArchive"), pass, ""},
 		{"OM-04", script("orchestrator-mcp", "OM-04"), differently,
 			"parent wake offers and model selections are not modelled: 'no wake offer' is the delivery being delivered by the blocking call"},
 		{"OM-05", script("orchestrator-mcp", "OM-05"), pass, ""},
@@ -154,7 +154,7 @@ var fidelityRegistry = []component{
 		{"OM-17", script("orchestrator-mcp", "OM-17"), pass, ""},
 		{"OM-19", script("orchestrator-mcp", "OM-19"), differently,
 			"the provider-native interrupt (a native turn with no app run) has no counterpart; the other two mappings are checked"},
-		{"OM-20", nil, gap, "[variant] rollbackThread and OAuth client callers (client:<sessionId> namespaces) are not modelled"},
+		{"OM-20", goTest("orchestrator", "TestOM20_RollbackRetriesAndRefusals"), pass, ""},
 	}},
 	{"RestartContinuation / Recovery (§7)", []fidelityCase{
 		{"RC-01", goTest("server", "TestRC01_EligibilityOfUnfinishedRootRun"), pass, ""},

@@ -99,6 +99,18 @@ type Scope struct {
 	Thread           *ThreadScope // nil for OAuth clients
 	Capabilities     Caps
 	IssuedAt         time.Duration
+	// Client is an OAuth client caller (McpInvocationScope.client; nil for
+	// a thread caller): its session and the runtime-mode ceiling it was
+	// approved with.
+	Client *ClientScope
+}
+
+// ClientScope is an OAuth client's part of a Scope.
+type ClientScope struct {
+	SessionID string
+	// Access is the approved ceiling: read-only, or a runtime mode
+	// (full-access, ...), McpInvocationContext clientRuntimeModeCeiling.
+	Access string
 }
 
 // Credential is one issued MCP credential. ID is the credential's

@@ -226,6 +226,27 @@ type Extra struct {
 	Threads []ThreadSpec
 	// IncludeSubagents is t3_thread_list's includeSubagents.
 	IncludeSubagents bool
+	// Model and Options are delegate_task's target.model and
+	// target.options (nil: none given); Driver its target.driverKind.
+	Model   string
+	Driver  string
+	Options []Option
+	// SendMode is t3_thread_send's mode ("" auto, steer); RunID the run
+	// t3_thread_wait and t3_thread_interrupt name; Read t3_thread_read's
+	// paging.
+	SendMode string
+	RunID    string
+	Read     ReadArgs
+	// Prompt, Title, Schedule (JSON, ParseSchedule), ScheduleID and
+	// Enabled (nil: unchanged) are the scheduled-task tools' arguments.
+	Prompt     string
+	Title      string
+	Schedule   string
+	ScheduleID string
+	Enabled    *bool
+	// RunOrdinal and KeepFiles (restoreFiles false) are rollbackThread's.
+	RunOrdinal int
+	KeepFiles  bool
 }
 
 // ThreadSpec is one create_threads entry.
@@ -248,7 +269,8 @@ const (
 // model.OrchestratorTools.
 func Serves(tool string) bool {
 	switch tool {
-	case ToolTaskStatus, ToolThreadFork, ToolThreadRead, ToolThreadList:
+	case ToolTaskStatus, ToolThreadFork, ToolThreadRead, ToolThreadList, ToolCapabilities, ToolThreadWait,
+		ToolListScheduled, ToolUpdateScheduled, ToolDeleteScheduled, ToolThreadRollback:
 		return true
 	}
 	return false
@@ -257,7 +279,8 @@ func Serves(tool string) bool {
 // IsRead reports whether an orchestrator tool only reads (no live caller
 // needed).
 func IsRead(tool string) bool {
-	return tool == ToolTaskStatus || tool == ToolThreadRead || tool == ToolThreadList
+	return tool == ToolTaskStatus || tool == ToolThreadRead || tool == ToolThreadList || tool == ToolCapabilities ||
+		tool == ToolThreadWait || tool == ToolListScheduled
 }
 
 // Interrupted is the outcome of a call whose fiber was cancelled after a
@@ -270,6 +293,16 @@ type Answer struct {
 	Outcome   string
 	CommandID string
 	Result    store.Result
+	// Message is a refusal's message (OrchestratorMcpFailure.message)
+	// where the fidelity cases check it.
+	Message string
+	// Read, Wait, Caps and Schedules are the results of t3_thread_read,
+	// t3_thread_wait, orchestrator_capabilities and the scheduled-task
+	// tools (one task for schedule/update).
+	Read      *ThreadRead
+	Wait      *WaitResult
+	Caps      *Capabilities
+	Schedules []ScheduledTask
 	// Effect names what an accepted command did: child (a delegated child
 	// thread and task), threads, message, schedule, interrupt, update, or
 	// dispose (a completion delivery disposed, which creates nothing).
@@ -327,7 +360,23 @@ type Orchestrator struct {
 	Scheduling bool
 	sched      *sim.Rand
 	armed      map[string]int // schedule -> generation of its slot timer
-	started    time.Duration
+	// Deliveries turns delegated completion delivery on (delivery.go):
+	// cohorts, reservations, wake offers and delivery runs. Off (the
+	// default), a task's Delivery is one flag.
+	Deliveries bool
+	// Providers is the provider registry orchestrator_capabilities and
+	// target resolution read (nil: the worlds, which pick no targets).
+	Providers []Provider
+	// Committed, if set, is called after a command of a create_threads
+	// entry committed, before the entry's prompt (a harness observing the
+	// thread lock the create holds).
+	Committed func(commandID string)
+	locks     map[string]bool
+	archives  []string
+	// ArchiveResults are the outcomes of Archive calls that ran, in order
+	// (queued ones when their lock was released).
+	ArchiveResults []string
+	started        time.Duration
 }
 
 const actor = "orchestrator"
@@ -375,6 +424,12 @@ func (o *Orchestrator) fresh() string {
 // has been dispatched (or refused); done is called with the tool result:
 // at once, or, for delegate_task in wait mode, when the wait ends.
 func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answer, model.ToolResult)) {
+	if c.Tool == ToolThreadRollback {
+		a := o.rollback(c)
+		dispatched(a)
+		done(a, model.ToolResult{Outcome: a.Outcome, Result: a.Result})
+		return
+	}
 	ns := Enc(RequestNamespace(o.env.Profile, c.Scope))
 	caller := c.Scope.Thread.ThreadID
 	key := c.ClientRequestID
@@ -396,22 +451,39 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 	}
 	switch c.Tool {
 	case model.ToolDelegateTask:
+		parent := o.st.Thread(caller)
+		if parent == nil {
+			parent = &store.Thread{ID: caller, Instance: c.Scope.Thread.ProviderInstanceID}
+		}
+		tgt, code, msg := o.resolveTarget(parent, c.Extra.Instance, c.Extra.Driver, c.Extra.Model, c.Extra.Options)
+		if code != "" {
+			// Refused before any child thread is created.
+			reply(Answer{Outcome: code, Message: msg})
+			return
+		}
 		id := cmd("delegate-task", k)
 		a := o.dispatch(id, caller, EffectChild, c, func() (store.Result, bool) {
 			child := "thread:delegated-task:" + id
 			instance := c.Scope.Thread.ProviderInstanceID
-			if c.Extra.Instance != "" {
-				instance = c.Extra.Instance
+			if tgt.instance != "" {
+				instance = tgt.instance
 			}
 			t := &store.Task{ID: "node:delegated-task:" + id, ParentThread: caller, ChildThreadID: child,
-				CommandID: id, Status: store.TaskRunning, Delivery: "pending", Text: c.Extra.Task}
+				CommandID: id, Status: store.TaskRunning, Delivery: "pending", Text: c.Extra.Task,
+				CompletionWake: WakeAlways}
+			if c.Mode == "wait" {
+				t.CompletionWake = WakeSettledOnly
+			}
+			if r := o.st.ActiveRun(caller); r != nil {
+				t.ParentRunID = r.ID
+			}
 			root := caller
 			if p := o.st.Thread(caller); p != nil && p.RootParent != "" {
 				root = p.RootParent
 			}
 			o.st.Threads = append(o.st.Threads, &store.Thread{ID: child, ProjectID: o.projectOf(caller),
 				Instance: instance, ParentThread: caller, CreatedBy: "agent", Relationship: "subagent", RootParent: root,
-				CreationSource: "mcp"})
+				CreationSource: "mcp", Model: tgt.model, ModelOptions: tgt.options})
 			// The child receives exactly the task text, never the parent's prompt.
 			o.st.Messages = append(o.st.Messages, &store.Message{ID: "message:delegated-task:" + id, ThreadID: child,
 				CommandID: id, Text: c.Extra.Task, Sender: caller})
@@ -491,6 +563,13 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 				return
 			}
 			tid := a.Result.ThreadIDs[0]
+			// The create and its prompt run under the new thread's lock: a
+			// concurrent archive queues behind it (OM-02).
+			o.lock(tid)
+			if o.Committed != nil {
+				o.Committed(id)
+			}
+			targetRun := ""
 			if spec.Prompt != "" {
 				// message.dispatch(start_immediately): the create command id
 				// with create-thread replaced by dispatch-thread.
@@ -509,9 +588,11 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 					return store.Result{MessageID: msg.ID, RunID: msg.RunID}, true
 				})
 				if m.Outcome != Accepted && m.Outcome != Replayed {
+					o.unlock(tid)
 					reply(Answer{Outcome: m.Outcome, CommandID: mid, Result: res})
 					return
 				}
+				targetRun = m.Result.RunID
 				if m.Outcome == Accepted {
 					outcome = Accepted
 					if effect == "" {
@@ -521,25 +602,73 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			}
 			rid := cmd("record-created-thread", k, fmt.Sprint(i))
 			o.dispatch(rid, caller, "", c, func() (store.Result, bool) {
-				o.st.Items = append(o.st.Items, &store.ThreadItem{ThreadID: caller, Kind: "thread_created", Ref: tid, CommandID: rid})
+				o.st.Items = append(o.st.Items, &store.ThreadItem{ThreadID: caller, Kind: "thread_created", Ref: tid, CommandID: rid,
+					TargetRun: targetRun})
 				return store.Result{ThreadIDs: []string{tid}}, true
 			})
+			o.unlock(tid)
 		}
 		reply(Answer{Outcome: outcome, CommandID: first, Result: res, Effect: effect})
 	case model.ToolScheduleTask:
+		kind, every := "", int64(0)
+		if c.Extra.Schedule != "" {
+			var err error
+			if kind, every, err = ParseSchedule(c.Extra.Schedule); err != nil {
+				reply(Answer{Outcome: ErrInvalidRequest, Message: err.Error()})
+				return
+			}
+		}
 		id := cmd("schedule-task", k)
-		reply(o.dispatch(id, caller, EffectSchedule, c, func() (store.Result, bool) {
+		a := o.dispatch(id, caller, EffectSchedule, c, func() (store.Result, bool) {
 			s := &store.Schedule{ID: "scheduled-task:" + id, ThreadID: caller, CommandID: id}
+			if c.Extra.Prompt != "" {
+				// scheduleTask @ 04058804: bound to the calling thread (a
+				// thread caller in its own project), the caller's model, the
+				// derived title, enabled unless told otherwise.
+				s.Title, s.Prompt, s.ProjectID = ScheduleTitle(c.Extra.Title, c.Extra.Prompt), c.Extra.Prompt, o.projectOf(caller)
+				s.Kind, s.EveryMs, s.CreatedBy, s.CreationSource = kind, every, "agent", "mcp"
+				s.Enabled = c.Extra.Enabled == nil || *c.Extra.Enabled
+				if p := o.st.Thread(caller); p != nil {
+					s.Model = p.Model
+				}
+			}
 			o.st.Schedules = append(o.st.Schedules, s)
 			o.newSchedule(s)
 			return store.Result{ScheduleID: s.ID}, true
-		}))
+		})
+		if s := o.schedule(a.Result.ScheduleID); s != nil {
+			a.Schedules = []ScheduledTask{scheduleView(s)}
+		}
+		reply(a)
+	case ToolListScheduled, ToolUpdateScheduled, ToolDeleteScheduled:
+		reply(o.scheduledTool(c, caller))
+	case ToolCapabilities:
+		caps := o.capabilities(caller)
+		reply(Answer{Outcome: "ok", Caps: &caps})
+	case ToolThreadWait:
+		o.waitThread(c, done, dispatched)
 	case model.ToolThreadSend:
 		if o.st.Thread(c.Target) == nil {
 			reply(Answer{Outcome: ErrThreadNotFound})
 			return
 		}
 		id := cmd("thread-send", k)
+		if c.Extra.SendMode == "steer" {
+			// sendToThread mode steer: the message joins the active run
+			// (ThreadManagementNoSteerableRunError -> thread_not_sendable).
+			run := o.st.ActiveRun(c.Target)
+			if run == nil {
+				reply(Answer{Outcome: ErrThreadNotSendable, Message: "The thread has no steerable run."})
+				return
+			}
+			reply(o.dispatch(id, caller, EffectMessage, c, func() (store.Result, bool) {
+				m := &store.Message{ID: fmt.Sprintf("message:mcp:%s:thread-send:%s", ns, k), ThreadID: c.Target, CommandID: id,
+					Text: c.Extra.Prompt, Sender: caller, RunID: run.ID}
+				o.st.Messages = append(o.st.Messages, m)
+				return store.Result{MessageID: m.ID, RunID: run.ID, Status: run.Status, Delivery: "steered"}, true
+			}))
+			return
+		}
 		reply(o.dispatch(id, caller, EffectMessage, c, func() (store.Result, bool) {
 			m := &store.Message{ID: fmt.Sprintf("message:mcp:%s:thread-send:%s", ns, k), ThreadID: c.Target, CommandID: id,
 				Text: "message from " + caller, Sender: caller}
@@ -558,6 +687,12 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			return store.Result{Status: "updated"}, true
 		}))
 	case model.ToolThreadInterrupt:
+		if status, ok := o.runStatus(c.Target, c.Extra.RunID); ok && terminalRun(status) {
+			// interruptThread of a named run already terminal
+			// (already_terminal): its status.
+			reply(Answer{Outcome: "ok", Result: store.Result{RunID: c.Extra.RunID, Status: status}})
+			return
+		}
 		if o.st.ActiveRun(c.Target) == nil {
 			reply(Answer{Outcome: NoActiveRun, Result: store.Result{Status: NoActiveRun}})
 			return
@@ -584,9 +719,18 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			}
 			id := cmd("cancel-task-completion-delivery", k)
 			reply(o.dispatch(id, caller, EffectDispose, c, func() (store.Result, bool) {
-				t.Delivery = "disposed"
+				o.dispose(t)
 				return store.Result{TaskID: t.ID, Status: t.Status}, true
 			}))
+			return
+		}
+		if t.Held {
+			// cancelTask @ 04058804: a task with neither a running turn nor
+			// delegates (one awaiting a restart) has no interruptible child
+			// run; it is refused before anything is stopped, and keeps its
+			// delivery.
+			reply(Answer{Outcome: ErrTaskNotCancellable,
+				Message: fmt.Sprintf("Delegated task %s has no interruptible child run.", t.ID)})
 			return
 		}
 		// Interrupt the child's run, then dispose its completion delivery
@@ -607,7 +751,7 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			return
 		}
 		o.dispatch(cmd("cancel-task-completion-delivery", k), caller, EffectDispose, c, func() (store.Result, bool) {
-			t.Delivery = "disposed"
+			o.dispose(t)
 			return store.Result{TaskID: t.ID, Status: t.Status}, true
 		})
 		reply(a)
@@ -618,13 +762,17 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			return
 		}
 		res := o.taskView(t)
-		if t.Status != store.TaskRunning && t.Delivery == "pending" {
+		if t.Status != store.TaskRunning && (t.Delivery == DeliveryPending || t.Delivery == DeliveryClaimed) {
 			// Reading a terminal result acknowledges its completion
 			// delivery, under a fresh command id each time (never keyed by
 			// the clientRequestId).
 			ack := strings.Join([]string{"command:mcp", ns, "task-status-acknowledge", o.fresh()}, ":")
 			a := o.dispatch(ack, caller, "", c, func() (store.Result, bool) {
-				t.Delivery = "acknowledged"
+				observer := ""
+				if r := o.st.ActiveRun(caller); r != nil {
+					observer = r.ID
+				}
+				o.Acknowledge(t, observer)
 				return store.Result{TaskID: t.ID}, true
 			})
 			if a.Outcome != Accepted {
@@ -656,7 +804,8 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 				return store.Result{}, false
 			}
 			o.st.Threads = append(o.st.Threads, &store.Thread{ID: tid, ProjectID: from.ProjectID, Instance: from.Instance,
-				CreatedBy: "agent", CreationSource: "mcp", Title: "fork of " + src, Branch: from.Branch, WorktreePath: from.WorktreePath})
+				CreatedBy: "agent", CreationSource: "mcp", Title: "fork of " + src, Branch: from.Branch, WorktreePath: from.WorktreePath,
+				ForkedFrom: src, ForkedItems: len(o.timeline(src)), Model: from.Model})
 			return store.Result{ThreadIDs: []string{tid}}, true
 		}))
 	case ToolThreadRead:
@@ -665,7 +814,24 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			reply(Answer{Outcome: ErrThreadNotFound})
 			return
 		}
-		reply(Answer{Outcome: "ok", Result: store.Result{ThreadIDs: []string{t.ID}, RunID: t.ActiveRunID}})
+		read := o.ReadThread(t.ID, c.Extra.Read)
+		if task := o.taskOfChild(t.ID); task != nil && task.ParentThread == caller && c.Extra.Read.TextOffset == 0 &&
+			(task.Delivery == DeliveryPending || task.Delivery == DeliveryClaimed) &&
+			pageIncludesTerminalResult(task, read, c.Extra.Read.MaxChars) {
+			// A direct read of the child's whole terminal result
+			// acknowledges its delivery (thread-read-acknowledge, a fresh
+			// request key), as task_status does.
+			ack := strings.Join([]string{"command:mcp", ns, "thread-read-acknowledge", o.fresh()}, ":")
+			o.dispatch(ack, caller, "", c, func() (store.Result, bool) {
+				observer := ""
+				if r := o.st.ActiveRun(caller); r != nil {
+					observer = r.ID
+				}
+				o.Acknowledge(task, observer)
+				return store.Result{TaskID: task.ID}, true
+			})
+		}
+		reply(Answer{Outcome: "ok", Result: store.Result{ThreadIDs: []string{t.ID}, RunID: t.ActiveRunID}, Read: &read})
 	case ToolThreadList:
 		var ids []string
 		project := o.projectOf(caller)
@@ -695,8 +861,13 @@ func (o *Orchestrator) taskView(t *store.Task) store.Result {
 		if r.ThreadID != t.ChildThreadID {
 			continue
 		}
-		if r.Status == store.RunRunning {
+		if r.Status == store.RunRunning || r.Status == store.RunQueued && !r.QueueHeld {
+			// hasPendingChildRuns @ 04058804: a later run not terminal (a
+			// queued run a queue Stop holds waits for the user: not pending).
 			res.HasPendingChildRuns = true
+			continue
+		}
+		if !terminalRun(r.Status) {
 			continue
 		}
 		// The status stays the task's; the newest terminal child run is
@@ -754,7 +925,7 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 // interrupt or update, the task of a cancel, else the caller's thread.
 func aggregateOf(c Call, caller string) string {
 	switch c.Tool {
-	case model.ToolThreadSend, model.ToolThreadInterrupt, model.ToolThreadUpdate:
+	case model.ToolThreadSend, model.ToolThreadInterrupt, model.ToolThreadUpdate, ToolThreadRollback:
 		return "thread:" + c.Target
 	case model.ToolTaskCancel:
 		return "task:" + c.TaskID
@@ -790,6 +961,7 @@ func (o *Orchestrator) armChild(t *store.Task) {
 
 func (o *Orchestrator) settle(t *store.Task, status string) {
 	t.Status = status
+	o.taskTerminal(t)
 	o.env.Obligations.Discharge(TaskSettles, t.ID)
 	o.env.Emit(actor, "task.settled", status, sim.A("task", t.ID), sim.A("parent", t.ParentThread))
 	for _, w := range o.waits {
@@ -878,10 +1050,21 @@ func (o *Orchestrator) finishWait(w *wait, timedOut bool) {
 		// parent when it settles. Failures here are only logged upstream.
 		id := strings.Join([]string{"command:mcp", w.ns, "delegate-task-wake-policy", w.key}, ":")
 		o.dispatch(id, w.call.Scope.Thread.ThreadID, EffectUpdate, w.call, func() (store.Result, bool) {
+			if t != nil {
+				o.SetWakePolicy(t, WakeAlways)
+			}
 			return w.answer.Result, true
 		})
 		res.WaitTimedOut = true
 		outcome = "waitTimedOut"
+	} else if t != nil && o.Deliveries {
+		// waitForTask reads the terminal task with acknowledgeTerminal
+		// (OrchestratorMcpService @ 04058804).
+		observer := ""
+		if r := o.st.ActiveRun(w.call.Scope.Thread.ThreadID); r != nil {
+			observer = r.ID
+		}
+		o.Acknowledge(t, observer)
 	} else if t != nil && t.Delivery == "pending" {
 		t.Delivery = "delivered"
 	}

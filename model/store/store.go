@@ -15,6 +15,10 @@ const (
 	RunFailed      = "failed"
 	RunCancelled   = "cancelled"
 	RunInterrupted = "interrupted"
+	// RunQueued is a run waiting behind the thread's active one
+	// (queue_after_active); hand-built by the fidelity cases, never started
+	// by the worlds' server.
+	RunQueued = "queued"
 )
 
 // Thread is a thread projection row.
@@ -55,6 +59,25 @@ type Thread struct {
 	ResumeCursor, ResumeInstance string
 	// CursorAt is when ResumeCursor was persisted.
 	CursorAt time.Duration
+	// Model and ModelOptions are the thread's model selection beyond its
+	// instance ("" and none: the instance's default); ModelOptions are
+	// "id=value" option selections (OrchestratorMcpService resolveTarget).
+	Model        string
+	ModelOptions []string
+	// RuntimeMode is the thread's runtime mode ("" is full-access, the
+	// worlds' only mode): approval-required, auto-accept-edits, auto,
+	// full-access (OrchestratorMcpService runtimeModeRank).
+	RuntimeMode string
+	// ForkedFrom is the source thread of a fork and ForkedItems how many of
+	// its timeline items the fork inherited (sourcePoint latest_stable).
+	ForkedFrom  string
+	ForkedItems int
+	// RollbackRequestID is the command id of the thread's accepted
+	// checkpoint rollback; RollbackFailure its terminal failure message
+	// ("" for none) and RollbackFailureRequest the request it failed.
+	RollbackRequestID      string
+	RollbackFailure        string
+	RollbackFailureRequest string
 }
 
 // Run is one run of a thread.
@@ -231,6 +254,10 @@ type Store struct {
 	RuntimeEvents []*RuntimeEvent
 	// Checkpoints are the turn checkpoints CheckpointReactor captured.
 	Checkpoints []*Checkpoint
+	// Cohorts are parent runs' delegated completion state and Deliveries
+	// the automatic delivery runs they dispatched (orchestrator/delivery.go).
+	Cohorts    []*Cohort
+	Deliveries []*DeliveryRun
 	// Natives are the providers' own conversation stores (OpenCode's
 	// session database, Claude's session files): not T3's database, but
 	// like it they outlive a server process, so the worlds keep them here.
@@ -369,6 +396,11 @@ type Result struct {
 	// result id: traces do not show it).
 	InterruptedRunID    string
 	Delivery            string
+	// CheckpointID, RunOrdinal and RestoreFiles are a rollback's result
+	// (rollback_requested).
+	CheckpointID string
+	RunOrdinal   int
+	RestoreFiles bool
 	LatestTerminalRunID string
 	// LatestTerminalStatus is the status of LatestTerminalRunID (the
 	// task's own status while its own work is the newest terminal run).
@@ -402,8 +434,26 @@ type Task struct {
 	// CompletesAt is when the child's work settles (virtual time since the
 	// run's start); durable so delegated-task recovery can re-arm it.
 	CompletesAt time.Duration
-	// Delivery is the completion delivery state: pending, delivered, disposed.
+	// Delivery is the completion delivery state (completionDelivery.state):
+	// pending (terminal or not, no delivery holds it), claimed (a parent
+	// delivery reservation holds it), delivered, acknowledged (the parent
+	// observed the result), disposed (task_cancel, parent Stop, Queue
+	// Remove).
 	Delivery string
+	// CompletionWake is the task's wake policy: always (async delegations),
+	// settled_only (wait mode: the blocking call delivers) or "" (a legacy
+	// request without the field, which behaves as settled_only).
+	CompletionWake string
+	// ParentRunID is the parent run whose delivery cohort the task belongs
+	// to ("" when the parent had none); Offered whether its terminal made a
+	// parent wake offer; ObservedByRunID the parent run that acknowledged it.
+	ParentRunID     string
+	Offered         bool
+	ObservedByRunID string
+	// Held marks a nonterminal task whose child has neither a running turn
+	// nor delegates (one awaiting a restart's continuation): it has no
+	// interruptible child run.
+	Held bool
 }
 
 // Message is a message written into a thread by a tool or the server.
@@ -420,6 +470,8 @@ type Message struct {
 	ContinuationOf string
 	// Streaming marks an assistant message still being streamed.
 	Streaming bool
+	// Role is "assistant" for a provider's answer, "" for a user message.
+	Role string
 }
 
 // ThreadItem is a thread item that is not a message, such as the
@@ -429,6 +481,9 @@ type ThreadItem struct {
 	Kind      string
 	Ref       string
 	CommandID string
+	// TargetRun is a thread_created item's targetRunId ("" for an idle
+	// thread).
+	TargetRun string
 }
 
 // Schedule is a scheduled task row.
@@ -449,6 +504,18 @@ type Schedule struct {
 	LastRunAt     time.Duration
 	LastRunStatus string
 	RunCount      int
+	// The rest is what schedule_task records from its arguments (rows the
+	// worlds write leave it empty): title, prompt, project, the bound
+	// thread's model, the schedule (Kind interval|fixed_time|webhook,
+	// EveryMs for an interval) and the creator.
+	Title          string
+	Prompt         string
+	ProjectID      string
+	Model          string
+	Kind           string
+	EveryMs        int64
+	CreatedBy      string
+	CreationSource string
 }
 
 // Receipt returns the receipt of commandID, or nil.
@@ -585,4 +652,46 @@ type Checkpoint struct {
 	ThreadID string
 	RunID    string
 	At       time.Duration
+	// Status is "" (ready) or "missing" (its snapshot cannot be restored).
+	Status string
+}
+
+// Cohort is a parent run's delegatedCompletion: the terminal results of
+// the tasks it delegated, delivered to it in bounded batches.
+type Cohort struct {
+	ParentThread string
+	ParentRunID  string
+	// Disposition is open, stopped (the parent was stopped: a barrier) or
+	// disposed (Queue Remove of an automatic delivery).
+	Disposition string
+	// Generation counts the reservations made; Reservation is the current
+	// one (nil: none, upstream delivery null).
+	Generation  int
+	Reservation *Reservation
+	// Offers counts the parent wake offers the cohort made (one per
+	// reservation).
+	Offers int
+}
+
+// Reservation is a cohort's durable delivery reservation.
+type Reservation struct {
+	Generation int
+	TaskIDs    []string
+	MessageID  string
+	// DeliveryRun is the delivery run dispatched for it ("" before the
+	// continuation worker dispatched it).
+	DeliveryRun string
+}
+
+// DeliveryRun is a parent run's automatic delivery (the message the
+// continuation worker dispatches queue_after_active).
+type DeliveryRun struct {
+	ID           string
+	ParentThread string
+	ParentRunID  string
+	Generation   int
+	TaskIDs      []string
+	MessageID    string
+	// Status is queued, running, completed or cancelled.
+	Status string
 }
