@@ -394,13 +394,13 @@ type Result struct {
 	InstanceID string
 	// InterruptedRunID is the run t3_thread_interrupt interrupted (not a
 	// result id: traces do not show it).
-	InterruptedRunID    string
-	Delivery            string
+	InterruptedRunID string
+	Delivery         string
 	// CheckpointID, RunOrdinal and RestoreFiles are a rollback's result
 	// (rollback_requested).
-	CheckpointID string
-	RunOrdinal   int
-	RestoreFiles bool
+	CheckpointID        string
+	RunOrdinal          int
+	RestoreFiles        bool
 	LatestTerminalRunID string
 	// LatestTerminalStatus is the status of LatestTerminalRunID (the
 	// task's own status while its own work is the newest terminal run).
