@@ -35,6 +35,12 @@ type Env struct {
 	// allows in this run (the world sets it).
 	CommitFaults bool
 	CommitBudget int
+	// Threads asks a scenario that scales (scenarios.Scenario.Scalable)
+	// for a world of this many T3 threads, with its agents, users, preview
+	// hosts and terminal panes in proportion; 0 (the default) is the
+	// scenario's own draw, so every existing seed is unchanged. The scale
+	// benchmark sets it (bench.MeasureScale).
+	Threads int
 
 	taken map[string]bool
 	strs  *sim.Strings
