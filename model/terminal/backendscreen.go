@@ -21,6 +21,13 @@ const (
 	ClaudeCollapseChars = 800
 )
 
+// The condition snapshots a backend can show (shared: gate reads them on
+// every readiness derivation).
+var (
+	codexApprovalShown    = []Condition{{Kind: "codex.approval", Actions: 1, Options: 2}}
+	claudePermissionShown = []Condition{{Kind: "claude.permission", Actions: 1}}
+)
+
 // backendScreen is a Backend seen as ClaudeCodeHeadless or CodexHeadless.
 type backendScreen struct{ b *Backend }
 
@@ -45,9 +52,9 @@ func (s backendScreen) Conditions() []Condition {
 		return nil
 	}
 	if b.Kind == Codex {
-		return []Condition{{Kind: "codex.approval", Actions: 1, Options: 2}}
+		return codexApprovalShown
 	}
-	return []Condition{{Kind: "claude.permission", Actions: 1}}
+	return claudePermissionShown
 }
 
 // Screen renders the screen: Claude's composer line ("❯ " and what it
