@@ -43,7 +43,20 @@ type Env struct {
 	Threads int
 
 	taken map[string]bool
+	strs  *sim.Strings
 }
+
+// Str returns the run's string builder: attribute values and ids such as a
+// count or "p12" without an allocation each (see sim.Strings).
+func (e *Env) Str() *sim.Strings {
+	if e.strs == nil {
+		e.strs = &sim.Strings{}
+	}
+	return e.strs
+}
+
+// Itoa is strconv.Itoa(n), built by Str.
+func (e *Env) Itoa(n int) string { return e.Str().Itoa(n) }
 
 // Unique returns id, or id with a ".N" suffix if it was already handed out
 // in this run. Upstream ids drawn as random UUIDs never collide, across
