@@ -292,6 +292,8 @@ type ServerBrowser struct {
 	// ViewerReconnect: viewers told to reconnect attach again after
 	// ViewerReconnectDelay (the web client's behaviour).
 	ViewerReconnect bool
+	// OnRender, in the worlds, hears that the desktop app now renders t.
+	OnRender func(t *Tab)
 	// ContextsLaunched, PagesClosed, DesktopConnections and
 	// EndpointReleases count headless contexts launched, pages discarded
 	// after their session closed, connections to a desktop page and the
@@ -465,7 +467,7 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 	if tab.pageless() {
 		// findTab: an explicit tab whose page is gone is opened again
 		// (ensureTab) before the request runs; a failed open is no tab.
-		b.ensurePage(tab, func(outcome string) {
+		b.ensurePage(tab, "agent", func(outcome string) {
 			if outcome != OK || tab.pageless() {
 				finish(Result{Outcome: TabNotFound})
 				return
@@ -775,6 +777,9 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 				}
 				t.Desktop = true
 				b.env.Emit("desktop", "tab.render", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+				if b.OnRender != nil {
+					b.OnRender(t)
+				}
 			})
 		}
 	}

@@ -397,7 +397,8 @@ func (b *ServerBrowser) PageRequestFailed(t *Tab, url, errorText string) {
 	t.Loading = false
 	code, desc := ParseNetError(errorText)
 	t.loadErr, t.loadSeen = &LoadError{URL: cut(url, 2048), Code: code, Description: desc}, true
-	b.env.Emit(actor, "page.load-failed", desc, sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+	b.env.Emit(actor, "page.load-failed", desc, sim.A("thread", t.ThreadID), sim.A("tab", t.TabID),
+		sim.A("viewers", fmt.Sprint(len(t.Viewers))))
 }
 
 // PageShows sets the URL the page shows (ErrorPageURL for the browser's
@@ -628,7 +629,7 @@ func (b *ServerBrowser) OpenSession(threadID, url, owner string, desktop bool) *
 		URL: url, Reveal: owner == "", Desktop: desktop, Viewport: UnattachedFillViewport, page: pageNone}
 	t.Control = NewControl(owner, b.env.After)
 	b.tabs = append(b.tabs, t)
-	b.ensurePage(t, func(string) {})
+	b.ensurePage(t, "manager", func(string) {})
 	return t
 }
 
@@ -636,8 +637,9 @@ func (b *ServerBrowser) OpenSession(threadID, url, owner string, desktop bool) *
 // desktop's page again (a new connection) for a desktop tab, else a
 // headless context launch (ContextLaunch), which may fail. A session
 // closed while its page was opening discards the page (TabNotFound).
-// Callers waiting on the same opening share it.
-func (b *ServerBrowser) ensurePage(t *Tab, done func(outcome string)) {
+// Callers waiting on the same opening share it; by names who asked
+// (traced with a desktop reconnection).
+func (b *ServerBrowser) ensurePage(t *Tab, by string, done func(outcome string)) {
 	switch t.page {
 	case pageLive:
 		done(OK)
@@ -659,7 +661,7 @@ func (b *ServerBrowser) ensurePage(t *Tab, done func(outcome string)) {
 		b.DesktopConnections++
 		t.page = pageLive
 		b.freshControl(t)
-		b.env.Emit(actor, "tab.connect", "desktop", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+		b.env.Emit(actor, "tab.connect", "desktop", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID), sim.A("by", by))
 		settle(OK)
 		return
 	}
@@ -712,7 +714,7 @@ func (b *ServerBrowser) AttachViewerAsync(t *Tab, viewer string, canOperate bool
 		done(TabNotFound)
 		return
 	}
-	b.ensurePage(t, func(outcome string) {
+	b.ensurePage(t, viewer, func(outcome string) {
 		if outcome == OK {
 			b.AttachViewer(t, viewer, canOperate)
 		}
@@ -736,6 +738,14 @@ func (b *ServerBrowser) DesktopWithdraw(t *Tab) {
 	for _, q := range t.queues {
 		q.push(t, Output{Tag: "reconnect"})
 	}
+	if t.Control.Owner != "" {
+		// Closing the dropped tab's control ends the human's control too.
+		b.env.Emit(t.Control.Owner, "control.release", "withdrawn", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+	}
+	// What the dropped ServerTab held goes with it: the next page starts
+	// with no dialog, picker, downloads or load state.
+	t.dialog, t.fileChooser, t.Downloads = nil, nil, nil
+	t.loadErr, t.loadSeen, t.Loading = nil, false, false
 	viewers := t.Viewers
 	t.ended = t.queues
 	t.Viewers, t.readOnly, t.queues = nil, nil, nil
@@ -756,7 +766,7 @@ func (b *ServerBrowser) DesktopWithdraw(t *Tab) {
 				if b.dead || b.Tab(t.ThreadID, t.TabID) != t {
 					return
 				}
-				b.ensurePage(t, func(outcome string) {
+				b.ensurePage(t, v, func(outcome string) {
 					if outcome == OK {
 						b.Watch(t, v)
 					}
