@@ -7,9 +7,10 @@ import (
 	"github.com/orchsim/orchsim/sim"
 )
 
-// The page lifecycle of a T3 world's server tabs (a swarm dimension drawn
-// from its own stream, page-lifecycle, so the other draws keep their
-// places; on in half the worlds whose agents use the preview tools):
+// The page lifecycle of a T3 world's server tabs (a dimension drawn from
+// its own stream, page-lifecycle, so the other draws keep their places; on
+// in half the worlds that set T3World.PageLifecycle, as chaos does, and
+// whose agents use the preview tools):
 //   - a quarter of the agents' clicks open a confirm dialog that holds the
 //     click's place in the tab's queue (ServerBrowser.ts @ 164d7dbe: "A
 //     click can be waiting for its dialog"); 2 s to 5 min later it is
@@ -33,7 +34,7 @@ var pageNetErrors = []string{"net::ERR_CONNECTION_REFUSED", "net::ERR_NAME_NOT_R
 	"net::ERR_CERT_AUTHORITY_INVALID", "net::ERR_TIMED_OUT"}
 
 func (w *T3World) startPageLifecycle() {
-	if w.Repertoire.Orchestrator && !w.Repertoire.Preview {
+	if !w.PageLifecycle || w.Repertoire.Orchestrator && !w.Repertoire.Preview {
 		return
 	}
 	r := w.env.Rand(pageActor)

@@ -87,6 +87,11 @@ type T3World struct {
 	hrand *sim.Rand
 	lrand *sim.Rand // the users' moves away from a thread (thread-leave)
 	prand *sim.Rand // the server tabs' page lifecycle (pagelife.go), nil when off
+	// PageLifecycle lets the page-lifecycle dimension be drawn
+	// (pagelife.go): page dialogs, failed navigations, desktop
+	// withdrawals. Off keeps the worlds of the scenarios that predate it
+	// (their seeds, samples and reports) as they were.
+	PageLifecycle bool
 	// ReplanRetry is the agents' chance of retrying a create_threads with
 	// one entry more under the same clientRequestId
 	// (agent.Agent.ReplanRetry); swarm redraws it, from a stream of its
