@@ -155,6 +155,7 @@ type Tab struct {
 	// false until the server saw a navigation at all (undefined upstream).
 	loadErr       *LoadError
 	loadSeen      bool
+	requestURL    string // the main-frame navigation the tab tracks
 	page          pageState
 	opening       []func(string)
 	closedPending bool
@@ -1084,6 +1085,11 @@ func (b *ServerBrowser) Popup(opener *Tab) *Tab {
 		OpenerTabID: opener.TabID, Viewport: UnattachedFillViewport}
 	t.Control = NewControl(opener.Control.AgentID, b.env.After)
 	b.tabs = append(b.tabs, t)
+	// A popup from a person's click is shown to that person (the newest
+	// stored test file, index:70867653086).
+	if q := opener.controller(); q != nil {
+		q.push(opener, Output{Tag: "popup", ID: t.TabID})
+	}
 	return t
 }
 

@@ -44,6 +44,11 @@ const (
 	// ErrorPageURL is the URL of Chromium's error page; a tab showing it
 	// reports its load error.
 	ErrorPageURL = "chrome-error://chromewebdata/"
+	// AbortedNavigationGrace is how long an aborted main-frame navigation
+	// keeps the tab loading while a download may still explain it (the
+	// 5 s the newest stored ServerBrowser.test.ts, index:70867653086,
+	// advances its timers by; that version's source was not read).
+	AbortedNavigationGrace = 5 * time.Second
 	// ViewerReconnectDelay is how soon a viewer told "reconnect" attaches
 	// again (a model choice: the web client reconnects its stream at once;
 	// the delay is its round trip).
@@ -385,13 +390,28 @@ func (t *Tab) dropInflight(a *inflightAction) {
 func (b *ServerBrowser) PageRequest(t *Tab, url string) {
 	t.Loading = true
 	t.loadErr, t.loadSeen = nil, true
+	t.requestURL = url
 }
 
 // PageRequestFailed is that request failing with Chromium's errorText: the
 // tab stops loading and records why (an aborted request, ERR_ABORTED, is
 // no load failure).
+//
+// From the newest stored test file (index:70867653086): a failure of a
+// request other than the navigation the tab tracks (one that predates it)
+// leaves the newer navigation loading; an aborted navigation no download
+// explains stops loading after AbortedNavigationGrace.
 func (b *ServerBrowser) PageRequestFailed(t *Tab, url, errorText string) {
+	if t.requestURL != "" && url != t.requestURL {
+		return
+	}
 	if strings.Contains(errorText, "ERR_ABORTED") {
+		downloads := b.nextDownload
+		b.env.After(AbortedNavigationGrace, func() {
+			if t.requestURL == url && b.nextDownload == downloads {
+				t.Loading = false
+			}
+		})
 		return
 	}
 	t.Loading = false
@@ -471,6 +491,15 @@ func (b *ServerBrowser) PageDownload(t *Tab, d DownloadEvent) {
 			q.push(t, Output{Tag: "download", ID: id, FileName: name, Size: d.Size})
 		}
 	})
+}
+
+// DesktopReturns is the desktop giving back a page it took (devtools
+// closed): the server drives it again at once, without waiting for a
+// viewer or an agent (the newest stored test file, index:70867653086).
+func (b *ServerBrowser) DesktopReturns(t *Tab) {
+	if t.Desktop && t.page == pageNone && b.Tab(t.ThreadID, t.TabID) == t {
+		b.ensurePage(t, "desktop", func(string) {})
+	}
 }
 
 // OpenDownload is openDownload: the finished download id of a live tab.
