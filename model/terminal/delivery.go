@@ -591,6 +591,7 @@ func (m *Manager) DeliverPromptToAgent(session, prompt string, images []string, 
 	id := fmt.Sprintf("d%d", m.deliverySeq)
 	m.emit("delivery", "reserved", sim.A("session", session), sim.A("backend", b.ID), sim.A("delivery", id))
 	promptWritten, enterWritten := false, false
+	var release func(DeliveryResult, error)
 	io := &PromptIO{SessionID: session, Prompt: prompt, ImagePaths: images, Session: b.promptSurface(), Record: record,
 		Write: func(data string) (bool, error) {
 			if m.entries[session] != b {
@@ -610,7 +611,11 @@ func (m *Manager) DeliverPromptToAgent(session, prompt string, images []string, 
 				sim.A("data", describeBytes(data)))
 			return true, b.promptSurface().Write(data)
 		}}
-	finish := func(r DeliveryResult, err error) {
+	// The manager awaits the protocol (return await ... finally): its
+	// result, a throw included, is handled after the protocol's own call
+	// returns, so the reservation is still held by then.
+	finish := func(r DeliveryResult, err error) { m.later(func() { release(r, err) }) }
+	release = func(r DeliveryResult, err error) {
 		if err != nil {
 			r = DeliveryResult{Code: CodeTransportFailed, RetrySafe: !promptWritten && !enterWritten,
 				PromptWritten: promptWritten, EnterWritten: enterWritten,
