@@ -601,7 +601,7 @@ func (m *Manager) releaseRef(session, pane string) bool {
 	refs := m.refs[session]
 	for i, r := range refs {
 		if r == pane {
-			m.refs[session] = append(refs[:i:i], refs[i+1:]...)
+			m.refs[session] = append(refs[:i], refs[i+1:]...) // in place: nothing else holds refs
 			return true
 		}
 	}
