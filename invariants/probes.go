@@ -97,6 +97,10 @@ var (
 		Doc: "a restart continuation resumed a thread (\"Continue where you left off.\")"})
 	probeRetryCrossedCredentialReissue = declareProbe(ProbeInfo{Name: "retry-crossed-credential-reissue", Group: catalog.Orchestrator,
 		Doc: "an agent retried a call under a different credential than its first attempt"})
+	probeDeliverySuccessor = declareProbe(ProbeInfo{Name: "delivery-successor-reserved", Group: catalog.Orchestrator,
+		Doc: "a parent run's cohort reserved a later delivery generation (results held while a delivery ran, or a new one after a stale delivery was released)"})
+	probeDeliveryAcrossRestart = declareProbe(ProbeInfo{Name: "delivery-reservation-crossed-restart", Group: catalog.Orchestrator,
+		Doc: "a server started with a delivery reservation of its predecessor still open (durable cohorts resumed)"})
 	probeRetryCrossedServerRestart = declareProbe(ProbeInfo{Name: "retry-crossed-server-restart", Group: catalog.Orchestrator,
 		Doc: "an agent retried a call after a server restart"})
 	probeStaleCredentialRefused = declareProbe(ProbeInfo{Name: "stale-credential-refused", Group: catalog.MCPCredential,
@@ -206,6 +210,10 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		hit(probeCapabilityChangeReissuedCredential)
 	case ev.Kind == "delegate_task.wait" && ev.Outcome == "waitTimedOut":
 		hit(probeDelegateWaitTimedOut)
+	case ev.Kind == "delivery.offer" && ev.Get("generation") != "1":
+		hit(probeDeliverySuccessor)
+	case ev.Kind == "delivery.resume":
+		hit(probeDeliveryAcrossRestart)
 	case ev.Kind == "credential.issue":
 		has := strings.Contains(ev.Get("caps"), "preview")
 		if p.preview[ev.Get("thread")] && !has {

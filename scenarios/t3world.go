@@ -107,6 +107,12 @@ type T3World struct {
 	// re-enable scheduled tasks; swarm redraws it, from a stream of its
 	// own, when it is set.
 	Scheduling bool
+	// CompletionDelivery turns on delegated completion delivery and its
+	// continuation worker (orchestrator.Orchestrator.EnableDeliveries):
+	// parent runs' cohorts reserve, dispatch and run bounded deliveries of
+	// their delegated tasks' results, across restarts; swarm keeps it in
+	// half the seeds (its own stream).
+	CompletionDelivery bool
 	// CallRedelivery is the chance that the transport delivers a tools/call
 	// without clientRequestId a second time, 1-30 s later, with the same
 	// tool-call id (hermes-agent#57767); the client keeps the first answer.
@@ -259,6 +265,12 @@ func (w *T3World) swarm() {
 		w.Scheduling = w.env.Rand("swarm/scheduler").Chance("scheduler", sim.Per(1, 2))
 		if w.Scheduling {
 			w.env.Emit("world", "scheduler", "", sim.A("toggle-gap", "30m0s..6h0m0s"))
+		}
+	}
+	if w.CompletionDelivery {
+		w.CompletionDelivery = w.env.Rand("swarm/completion-delivery").Chance("completion-delivery", sim.Per(1, 2))
+		if w.CompletionDelivery {
+			w.env.Emit("world", "completion-delivery", "")
 		}
 	}
 	if w.ReplanRetry.Numerator > 0 {
@@ -479,6 +491,9 @@ func (w *T3World) boot() {
 		h.Attach(w.srv.Broker)
 	}
 	w.srv.Orch.Scheduling = w.Scheduling
+	if w.CompletionDelivery {
+		w.srv.Orch.EnableDeliveries()
+	}
 }
 
 // toggleSchedules is the users' habit of pausing and resuming scheduled

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/orchsim/orchsim/model/store"
 	"github.com/orchsim/orchsim/sim"
@@ -165,6 +166,7 @@ func (o *Orchestrator) claim(c *store.Cohort, t *store.Task) {
 	r := c.Reservation
 	switch {
 	case r == nil:
+		defer o.armDispatch(c, c.Generation+1)
 		c.Generation++
 		c.Reservation = &store.Reservation{Generation: c.Generation, TaskIDs: []string{t.ID},
 			MessageID: fmt.Sprintf("message:delegated-completion:%s:%d", c.ParentRunID, c.Generation)}
@@ -379,4 +381,90 @@ func (o *Orchestrator) SetWakePolicy(t *store.Task, wake string) {
 	if c := o.cohortFor(t); c != nil && c.Disposition == CohortOpen {
 		o.claim(c, t)
 	}
+}
+
+// The worlds' continuation worker (ProviderContinuationRequests takes the
+// offer and dispatches the delivery message): the model's own timings, no
+// upstream constants.
+const (
+	// DeliveryDispatchDelay is how long after an offer the worker
+	// dispatches the reservation.
+	DeliveryDispatchDelay = time.Second
+	// DeliveryPoll is how often a queued delivery looks for the parent's
+	// active run to have ended.
+	DeliveryPoll = 5 * time.Second
+	// DeliveryRunMin and DeliveryRunMax bound how long a delivery run (the
+	// parent's turn reading the results) takes.
+	DeliveryRunMin = 10 * time.Second
+	DeliveryRunMax = 5 * time.Minute
+)
+
+// EnableDeliveries turns delivery on with the worker (the worlds'
+// completion-delivery dimension; draws from orchestrator/delivery): an
+// offer is dispatched, a queued delivery starts once the parent's active
+// run ended, and a running one completes after a drawn time. Called on a
+// new process, it resumes the store's reservations: undispatched ones are
+// dispatched, and a delivery the dead process was running is queued again
+// (its turn was cut by the restart).
+func (o *Orchestrator) EnableDeliveries() {
+	o.Deliveries, o.worker = true, true
+	o.dlv = o.env.Rand(actor + "/delivery")
+	for _, c := range o.st.Cohorts {
+		r := c.Reservation
+		if r == nil {
+			continue
+		}
+		o.env.Emit(actor, "delivery.resume", "", sim.A("parent", c.ParentThread), sim.A("run", c.ParentRunID),
+			sim.A("generation", fmt.Sprint(r.Generation)))
+		if r.DeliveryRun == "" {
+			o.armDispatch(c, r.Generation)
+			continue
+		}
+		if d := o.Delivery(r.DeliveryRun); d != nil && (d.Status == DeliveryQueued || d.Status == DeliveryRunning) {
+			d.Status = DeliveryQueued
+			o.armStart(d)
+		}
+	}
+}
+
+func (o *Orchestrator) armDispatch(c *store.Cohort, generation int) {
+	if !o.worker {
+		return
+	}
+	o.env.After(DeliveryDispatchDelay, func() {
+		if o.dead {
+			return
+		}
+		d := o.DispatchDelivery(c.ParentRunID, generation)
+		switch {
+		case d == nil:
+		case d.Status == DeliveryRunning:
+			o.armEnd(d)
+		default:
+			o.armStart(d)
+		}
+	})
+}
+
+func (o *Orchestrator) armStart(d *store.DeliveryRun) {
+	o.env.After(DeliveryPoll, func() {
+		if o.dead || d.Status != DeliveryQueued {
+			return
+		}
+		if o.st.ActiveRun(d.ParentThread) != nil {
+			o.armStart(d)
+			return
+		}
+		o.StartDelivery(d.ID)
+		o.armEnd(d)
+	})
+}
+
+func (o *Orchestrator) armEnd(d *store.DeliveryRun) {
+	o.env.After(o.dlv.Duration("delivery-run", DeliveryRunMin, DeliveryRunMax), func() {
+		if o.dead || d.Status != DeliveryRunning {
+			return
+		}
+		o.EndDelivery(d.ID)
+	})
 }

@@ -364,6 +364,8 @@ type Orchestrator struct {
 	// cohorts, reservations, wake offers and delivery runs. Off (the
 	// default), a task's Delivery is one flag.
 	Deliveries bool
+	worker     bool
+	dlv        *sim.Rand
 	// Providers is the provider registry orchestrator_capabilities and
 	// target resolution read (nil: the worlds, which pick no targets).
 	Providers []Provider
