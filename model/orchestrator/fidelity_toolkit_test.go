@@ -528,3 +528,63 @@ func TestOMN43_ReadExposesRollback(t *testing.T) {
 	assert.Equal(t, "rollback-failed", read.RollbackRequestID)
 	assert.Equal(t, []string{"rollback-failed", "Provider restoration failed."}, []string{read.RollbackFailureRequest, read.RollbackFailure})
 }
+
+// forkSource is a thread with a completed run that has its checkpoint and
+// a later run still running.
+func forkSource(x *orch) {
+	x.st.Threads = append(x.st.Threads, &store.Thread{ID: "source", ProjectID: "project-1", Instance: "codex"})
+	x.st.Runs = append(x.st.Runs, &store.Run{ID: "run:source-1", ThreadID: "source", Instance: "codex", Status: store.RunCompleted})
+	x.st.Checkpoints = append(x.st.Checkpoints, &store.Checkpoint{ThreadID: "source", RunID: "run:source-1"})
+	x.liveRun("source", "run:source-2")
+}
+
+func (x *orch) fork(key, source, point string) Answer {
+	return x.dispatchCall(Call{ToolCall: model.ToolCall{Tool: ToolThreadFork, ClientRequestID: key, Target: source},
+		Extra: Extra{SourcePoint: point}})
+}
+
+// TestOMN25_ForkResultAndCheckpointFork is OM-N25, upstream scenario
+// "t3_thread_fork result shape and a checkpoint fork of the same source
+// run": a latest_stable fork answers its target, its fork transfer and the
+// canonical source run (the newest completed run with a checkpoint, not
+// the running one); a fork from that run's checkpoint resolves to the same
+// run; a running run is no stable source and an unknown point no run.
+func TestOMN25_ForkResultAndCheckpointFork(t *testing.T) {
+	x := toolkitWorld()
+	forkSource(x)
+	latest := x.fork("fork-latest", "source", "latest_stable")
+	require.Equal(t, Accepted, latest.Outcome)
+	require.Len(t, latest.Result.ThreadIDs, 1)
+	assert.Equal(t, "run:source-1", latest.Result.SourceRunID)
+	require.Len(t, x.st.Transfers, 1)
+	tr := x.st.Transfers[0]
+	assert.Equal(t, store.Transfer{ID: latest.Result.TransferID, Kind: "fork", SourceThreadID: "source",
+		TargetThreadID: latest.Result.ThreadIDs[0], SourceRunID: "run:source-1", Status: "pending"}, *tr)
+	byCheckpoint := x.fork("fork-checkpoint", "source", "checkpoint:run:source-1")
+	require.Equal(t, Accepted, byCheckpoint.Outcome)
+	assert.Equal(t, latest.Result.SourceRunID, byCheckpoint.Result.SourceRunID, "the same source run")
+	assert.NotEqual(t, latest.Result.ThreadIDs, byCheckpoint.Result.ThreadIDs)
+	replay := x.fork("fork-checkpoint", "source", "checkpoint:run:source-1")
+	assert.Equal(t, Replayed, replay.Outcome)
+	assert.Equal(t, byCheckpoint.Result, replay.Result)
+	assert.Equal(t, ErrInvalidRequest, x.fork("fork-running", "source", "run:source-2").Outcome)
+	assert.Equal(t, ErrRunNotFound, x.fork("fork-none", "source", "checkpoint:nope").Outcome)
+	assert.Len(t, x.st.Transfers, 2, "refusals record no transfer")
+}
+
+// TestOMN27_TransfersListPendingFork is OM-N27, upstream scenario
+// "t3_thread_transfers lists the pending fork transfer": the fork's
+// transfer, pending, is listed for its target and for its source.
+func TestOMN27_TransfersListPendingFork(t *testing.T) {
+	x := toolkitWorld()
+	forkSource(x)
+	f := x.fork("fork-latest", "source", "latest_stable")
+	require.Equal(t, Accepted, f.Outcome)
+	for _, thread := range []string{f.Result.ThreadIDs[0], "source"} {
+		got := x.dispatchCall(Call{ToolCall: model.ToolCall{Tool: ToolThreadTransfers, Target: thread}})
+		require.Len(t, got.Transfers, 1, thread)
+		assert.Equal(t, store.Transfer{ID: f.Result.TransferID, Kind: "fork", SourceThreadID: "source",
+			TargetThreadID: f.Result.ThreadIDs[0], SourceRunID: "run:source-1", Status: "pending"}, got.Transfers[0])
+	}
+	assert.Empty(t, x.dispatchCall(Call{ToolCall: model.ToolCall{Tool: ToolThreadTransfers}}).Transfers, "the caller's own: none")
+}

@@ -244,6 +244,10 @@ type Extra struct {
 	Schedule   string
 	ScheduleID string
 	Enabled    *bool
+	// SourcePoint is t3_thread_fork's sourcePoint: latest_stable,
+	// run:<runId> or checkpoint:<checkpointId> ("" asks for none: the
+	// fork copies the source as it is, as the earlier cases have it).
+	SourcePoint string
 	// RunOrdinal and KeepFiles (restoreFiles false) are rollbackThread's.
 	RunOrdinal int
 	KeepFiles  bool
@@ -270,7 +274,7 @@ const (
 func Serves(tool string) bool {
 	switch tool {
 	case ToolTaskStatus, ToolThreadFork, ToolThreadRead, ToolThreadList, ToolCapabilities, ToolThreadWait,
-		ToolListScheduled, ToolUpdateScheduled, ToolDeleteScheduled, ToolThreadRollback:
+		ToolListScheduled, ToolUpdateScheduled, ToolDeleteScheduled, ToolThreadRollback, ToolThreadTransfers:
 		return true
 	}
 	return false
@@ -280,7 +284,7 @@ func Serves(tool string) bool {
 // needed).
 func IsRead(tool string) bool {
 	return tool == ToolTaskStatus || tool == ToolThreadRead || tool == ToolThreadList || tool == ToolCapabilities ||
-		tool == ToolThreadWait || tool == ToolListScheduled
+		tool == ToolThreadWait || tool == ToolListScheduled || tool == ToolThreadTransfers
 }
 
 // Interrupted is the outcome of a call whose fiber was cancelled after a
@@ -303,6 +307,8 @@ type Answer struct {
 	Wait      *WaitResult
 	Caps      *Capabilities
 	Schedules []ScheduledTask
+	// Transfers are t3_thread_transfers' context transfers.
+	Transfers []store.Transfer
 	// Effect names what an accepted command did: child (a delegated child
 	// thread and task), threads, message, schedule, interrupt, update, or
 	// dispose (a completion delivery disposed, which creates nothing).
@@ -796,6 +802,15 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			reply(Answer{Outcome: ErrThreadNotFound})
 			return
 		}
+		sourceRun := ""
+		if c.Extra.SourcePoint != "" {
+			run, code, msg := o.forkSourceRun(src, c.Extra.SourcePoint)
+			if code != "" {
+				reply(Answer{Outcome: code, Message: msg})
+				return
+			}
+			sourceRun = run
+		}
 		id := cmd("thread-fork", k)
 		reply(o.dispatch(id, caller, EffectThreads, c, func() (store.Result, bool) {
 			tid := fmt.Sprintf("thread:mcp-fork:%s:%s", ns, k)
@@ -808,8 +823,27 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			o.st.Threads = append(o.st.Threads, &store.Thread{ID: tid, ProjectID: from.ProjectID, Instance: from.Instance,
 				CreatedBy: "agent", CreationSource: "mcp", Title: "fork of " + src, Branch: from.Branch, WorktreePath: from.WorktreePath,
 				ForkedFrom: src, ForkedItems: len(o.timeline(src)), Model: from.Model})
-			return store.Result{ThreadIDs: []string{tid}}, true
+			tr := &store.Transfer{ID: "context-transfer:" + id, Kind: "fork", SourceThreadID: src, TargetThreadID: tid,
+				SourceRunID: sourceRun, Status: "pending"}
+			o.st.Transfers = append(o.st.Transfers, tr)
+			return store.Result{ThreadIDs: []string{tid}, TransferID: tr.ID, SourceRunID: sourceRun}, true
 		}))
+	case ToolThreadTransfers:
+		thread := c.Target
+		if thread == "" {
+			thread = caller
+		}
+		if t := o.st.Thread(thread); t == nil || t.ProjectID != o.projectOf(caller) {
+			reply(Answer{Outcome: ErrThreadNotFound})
+			return
+		}
+		var out []store.Transfer
+		for _, tr := range o.st.Transfers {
+			if tr.SourceThreadID == thread || tr.TargetThreadID == thread {
+				out = append(out, *tr)
+			}
+		}
+		reply(Answer{Outcome: "ok", Transfers: out})
 	case ToolThreadRead:
 		t := o.st.Thread(c.Target)
 		if t == nil || t.ProjectID != o.projectOf(caller) {

@@ -233,3 +233,38 @@ func (o *Orchestrator) rollback(c Call) Answer {
 			RestoreFiles: !c.Extra.KeepFiles}, true
 	})
 }
+
+// forkSourceRun is ConversationTransferMcpService's sourceRun @ 3877d50d:
+// latest_stable is the newest completed run with a checkpoint, run:<id>
+// that run, checkpoint:<id> the run the checkpoint was taken after. No
+// such run is run_not_found; a run not completed is not a stable source
+// (invalid_request).
+func (o *Orchestrator) forkSourceRun(thread, point string) (string, string, string) {
+	var run *store.Run
+	checkpointed := func(r *store.Run) bool {
+		return slices.ContainsFunc(o.st.Checkpoints, func(c *store.Checkpoint) bool { return c.RunID == r.ID })
+	}
+	switch {
+	case point == "latest_stable":
+		for _, r := range o.st.RunsOf(thread) {
+			if r.Status == store.RunCompleted && checkpointed(r) {
+				run = r
+			}
+		}
+	case strings.HasPrefix(point, "run:"):
+		if r := o.st.Run(point); r != nil && r.ThreadID == thread {
+			run = r
+		}
+	case strings.HasPrefix(point, "checkpoint:"):
+		if r := o.st.Run(strings.TrimPrefix(point, "checkpoint:")); r != nil && r.ThreadID == thread && checkpointed(r) {
+			run = r
+		}
+	}
+	if run == nil {
+		return "", ErrRunNotFound, fmt.Sprintf("No run in thread %s matches source point %s.", thread, point)
+	}
+	if run.Status != store.RunCompleted {
+		return "", ErrInvalidRequest, fmt.Sprintf("Fork source run %s is %s; only completed runs are stable fork sources.", run.ID, run.Status)
+	}
+	return run.ID, "", ""
+}

@@ -29,6 +29,8 @@ const (
 	// ToolThreadRollback is rollbackThread's tool (the [variant] test
 	// calls the service method; the tool name is ours).
 	ToolThreadRollback = "t3_thread_rollback"
+	// ToolThreadTransfers is t3_thread_transfers (ConversationTransferMcpService.list).
+	ToolThreadTransfers = "t3_thread_transfers"
 )
 
 // Defaults of OrchestratorMcpService @ 04058804.
@@ -48,6 +50,7 @@ const (
 	ErrRuntimeModeEscalated = "runtime_mode_escalation_denied"
 	ErrThreadNotSendable    = "thread_not_sendable"
 	ErrCapabilityDenied     = "capability_denied"
+	ErrRunNotFound          = "run_not_found"
 )
 
 // Annotations are a tool's MCP hints.

@@ -254,6 +254,8 @@ type Store struct {
 	// the automatic delivery runs they dispatched (orchestrator/delivery.go).
 	Cohorts    []*Cohort
 	Deliveries []*DeliveryRun
+	// Transfers are context transfers (a fork's conversation copy).
+	Transfers []*Transfer
 	// Natives are the providers' own conversation stores (OpenCode's
 	// session database, Claude's session files): not T3's database, but
 	// like it they outlive a server process, so the worlds keep them here.
@@ -445,9 +447,13 @@ type Result struct {
 	Delivery         string
 	// CheckpointID, RunOrdinal and RestoreFiles are a rollback's result
 	// (rollback_requested).
-	CheckpointID        string
-	RunOrdinal          int
-	RestoreFiles        bool
+	CheckpointID string
+	RunOrdinal   int
+	RestoreFiles bool
+	// TransferID and SourceRunID are a fork's context transfer and its
+	// canonical source point's run.
+	TransferID          string
+	SourceRunID         string
 	LatestTerminalRunID string
 	// LatestTerminalStatus is the status of LatestTerminalRunID (the
 	// task's own status while its own work is the newest terminal run).
@@ -741,4 +747,17 @@ type DeliveryRun struct {
 	MessageID    string
 	// Status is queued, running, completed or cancelled.
 	Status string
+}
+
+// Transfer is a context transfer (OrchestrationV2ContextTransfer): here a
+// fork's, from its source thread through SourceRunID ("" when no source
+// point was asked) to its target. Status is pending until the target's
+// first turn consumes it (the model has no such turn: it stays pending).
+type Transfer struct {
+	ID             string
+	Kind           string
+	SourceThreadID string
+	TargetThreadID string
+	SourceRunID    string
+	Status         string
 }
