@@ -147,6 +147,7 @@ type ProbeCounter struct {
 	backends   int                      // len(running)
 	preview    map[string]bool          // thread -> its last issued credential carried preview
 	delivering map[string]string        // terminal session -> backend a prompt delivery holds reserved
+	page       pageLife                 // pending dialogs and withdrawn pages (pagelife.go)
 
 	// liveSessions counts provider sessions opened and not yet released.
 	liveSessions int
@@ -181,6 +182,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.batches.observe(ev, hit)
 	p.schedules.observe(ev, hit)
 	toolCallRedelivered(ev, hit)
+	p.page.observe(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		p.liveSessions = 0 // sessions die with their process

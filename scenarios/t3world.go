@@ -91,6 +91,12 @@ type T3World struct {
 	hosts []*browser.DesktopHost
 	hrand *sim.Rand
 	lrand *sim.Rand // the users' moves away from a thread (thread-leave)
+	prand *sim.Rand // the server tabs' page lifecycle (pagelife.go), nil when off
+	// PageLifecycle lets the page-lifecycle dimension be drawn
+	// (pagelife.go): page dialogs, failed navigations, desktop
+	// withdrawals. Off keeps the worlds of the scenarios that predate it
+	// (their seeds, samples and reports) as they were.
+	PageLifecycle bool
 	// ReplanRetry is the agents' chance of retrying a create_threads with
 	// one entry more under the same clientRequestId
 	// (agent.Agent.ReplanRetry); swarm redraws it, from a stream of its
@@ -328,6 +334,7 @@ func (w *T3World) Start() {
 			sim.A("instance", t.Instance), sim.A("desktop", fmt.Sprint(u.Desktop)),
 			sim.A("browser-access", fmt.Sprint(w.Store.Project(t.ProjectID).BrowserAccess)))
 	}
+	w.startPageLifecycle()
 	w.boot()
 	w.startHosts()
 	for _, u := range w.Users {
@@ -466,6 +473,7 @@ func (w *T3World) boot() {
 			return w.rand.Duration("open-latency", 300*time.Millisecond, 8*time.Second)
 		},
 	})
+	w.wirePage(w.srv.Browser)
 	w.srv.Orch.Nested = w.NestedDelegation
 	for _, h := range w.hosts {
 		h.Attach(w.srv.Broker)
