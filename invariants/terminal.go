@@ -26,6 +26,7 @@ const (
 	PTYDetachOwnReference    = "pty-detach-releases-own-reference"
 	NoReapOfLiveWork         = "no-reap-of-live-work"
 	OneAgentPerSession       = "one-agent-process-per-session"
+	PromptDeliveryLands      = "prompt-delivery-lands-in-composer"
 )
 
 // Bounds of the terminal invariants.
@@ -98,6 +99,10 @@ func init() {
 		Property: "a spawned backend that never paints its composer or a prompt is stopped within 31 s of being live and shown in a pane",
 		Source:   "MODEL.md C7 P2 and accepted cost; issue 4 beyond upstream",
 		New:      func() sim.Checker { return &wedgedReplaced{} }})
+	register(Info{Name: PromptDeliveryLands, Group: catalog.TerminalSession,
+		Property: "the bytes a prompt delivery writes reach a TUI whose composer is painted and free (no permission prompt or approval on screen), and its Enter follows only text the composer has absorbed: none lands in the output area or a prompt, none is swallowed into a paste still accumulating",
+		Source:   "agent-code src/providers/codex/runtime/promptDelivery.ts@428aed2d (bytes written on startup or trust chrome disappear: readiness before the paste), src/providers/claude/runtime/promptDelivery.ts and src/shared/claude/pasteConfirm.ts@428aed2d (an Enter inside Claude's ~100 ms paste accumulator is swallowed: absorption before Enter)",
+		New:      func() sim.Checker { return promptLands{} }})
 	register(Info{Name: OneAgentPerSession, Group: catalog.TerminalSession,
 		Property: "at most one agent process runs per session id: a backend is spawned only when every earlier backend of that session has stopped, exited or been cancelled (adopt or join before spawn)",
 		Source:   "agent-code src/main/sessionManager.ts@428aed2d recover() (\"renderer state disappears on reload... The persisted local SessionId is the only ownership key\") and spawnWithId (\"reserve before any provider/tmux await\"); docs/superpowers/plans/2026-07-16-session-recovery-reconciliation.md core invariants 1-4",
@@ -909,6 +914,32 @@ func (n *noReapLive) judge(ev *sim.Event) *sim.Violation {
 			return violation(NoReapOfLiveWork, "the idle reaper killed backend %s of session %s at %s, %s after its %s (from %s) ended at %s: idle less than %s",
 				backend, session, at(ev.At), ev.At-w.end, w.label(), at(w.start), at(w.end), ReapIdleAfter)
 		}
+	}
+	return nil
+}
+
+// --- prompt-delivery-lands-in-composer ---
+
+// promptLands judges the TUI's account of a delivery's bytes: an agent's
+// input.misplaced carrying delivery data (pane keystrokes carry seq
+// instead), or an input.swallowed Enter.
+type promptLands struct{}
+
+func (promptLands) Name() string { return PromptDeliveryLands }
+
+func (promptLands) Observe(ev *sim.Event) *sim.Violation {
+	if !isAgent(ev) {
+		return nil
+	}
+	switch {
+	case ev.Kind == "input.misplaced" && ev.Get("data") != "":
+		return violation(PromptDeliveryLands,
+			"a prompt delivery wrote %s to backend %s of session %s at %s, but its TUI took no input there (%s): the bytes are lost",
+			ev.Get("data"), ev.Get("backend"), ev.Get("session"), at(ev.At), ev.Get("why"))
+	case ev.Kind == "input.swallowed":
+		return violation(PromptDeliveryLands,
+			"a prompt delivery's Enter reached backend %s of session %s at %s while its paste was still being absorbed: the Enter was swallowed into the paste and the prompt left in the composer",
+			ev.Get("backend"), ev.Get("session"), at(ev.At))
 	}
 	return nil
 }

@@ -270,7 +270,7 @@ func (m *Manager) deliverClaudePrompt(io *PromptIO, done deliveryDone) {
 		}
 		m.deliverClaudeText(io, deadline, done)
 	}
-	if s.AwaitReadyForPrompt != nil {
+	if s.AwaitReadyForPrompt != nil && !m.app.Profile().Has(DeliverWithoutReadiness) {
 		budget := deadline
 		if b := m.env.Now() + ReadyBudget; b < budget {
 			budget = b
@@ -287,7 +287,7 @@ func (m *Manager) deliverClaudePrompt(io *PromptIO, done deliveryDone) {
 		})
 		return
 	}
-	if s.IsPromptAcceptanceReady != nil && !s.IsPromptAcceptanceReady() {
+	if s.IsPromptAcceptanceReady != nil && !m.app.Profile().Has(DeliverWithoutReadiness) && !s.IsPromptAcceptanceReady() {
 		// The synchronous fallback of a capability-skewed session.
 		fail(StageBeforeWrite, CodeNotReady, true, RetrySameSession, false, false,
 			fmt.Sprintf("Claude session %s transcript replay has not quiesced", io.SessionID))
@@ -335,6 +335,15 @@ func (m *Manager) deliverClaudeText(io *PromptIO, deadline time.Duration, done d
 		return
 	}
 	io.record(map[bool]string{true: "paste-written", false: "prompt-written"}[paste])
+	if m.app.Profile().Has(EnterBeforeAbsorbed) {
+		// The mutant: no absorption proof before Enter.
+		if ok, err := io.Write("\r"); err != nil || !ok {
+			done(DeliveryResult{Stage: StageAfterEnter, Code: CodeWriteFailed, Disposition: DoNotRetry, PromptWritten: true}, err)
+			return
+		}
+		m.awaitAcceptance(io, acceptance, done)
+		return
+	}
 	screen := func() string {
 		if s.SnapshotScreen == nil {
 			return ""
@@ -532,7 +541,11 @@ func (m *Manager) deliverCodexPrompt(io *PromptIO, done deliveryDone) {
 			Message: fmt.Sprintf("Codex session %s has no readiness probe (headless unavailable?)", io.SessionID)}, nil)
 		return
 	}
-	s.AwaitReadyForPrompt(ReadyOpts{DeadlineAt: m.env.Now() + CodexReadyDeadline, Poll: CodexReadyPoll}, func(r Readiness) {
+	await := s.AwaitReadyForPrompt
+	if m.app.Profile().Has(DeliverWithoutReadiness) {
+		await = func(_ ReadyOpts, done func(Readiness)) { done(Readiness{GateState: GateState{Kind: "ready"}}) }
+	}
+	await(ReadyOpts{DeadlineAt: m.env.Now() + CodexReadyDeadline, Poll: CodexReadyPoll}, func(r Readiness) {
 		m.later(func() {
 			if r.Kind != "ready" {
 				done(DeliveryResult{Stage: StageBeforeWrite, Code: CodeNotReady, RetrySafe: true, Disposition: notReadyDisposition(r.Kind),
