@@ -217,6 +217,8 @@ func (b *Backend) gate() (bool, string) {
 	if b.Kind != Claude {
 		return b.composer, "ready"
 	}
+	// The replay quiet window is the backend's own (replaying, drawn after
+	// the paint); the session's gate reads it.
 	b.cs.ReplayQuiesced = !b.replaying
 	switch st := b.cs.Derive(); st.Kind {
 	case "ready":
