@@ -38,7 +38,9 @@ func (s backendScreen) ComposerState() string {
 	switch {
 	case !b.composer:
 		return "unpainted"
-	case b.draft > 0:
+	case b.draft > 0 || b.text != "":
+		// Text a delivery left in the composer is a draft too: the next
+		// delivery must not type into it.
 		return "drafted"
 	}
 	return "empty"
@@ -56,6 +58,10 @@ func (s backendScreen) Conditions() []Condition {
 	}
 	return claudePermissionShown
 }
+
+// claudeChrome is Claude's chrome divider, strings.Repeat("─", 40) (a constant: the
+// screen is rendered at every paste-absorption poll).
+const claudeChrome = "────────────────────────────────────────"
 
 // Screen renders the screen: Claude's composer line ("❯ " and what it
 // shows) under a chrome divider; Codex's composer marker and model footer,
@@ -79,7 +85,11 @@ func (s backendScreen) Screen() string {
 	if !b.composer {
 		return ""
 	}
-	return strings.Repeat("─", 40) + "\n❯ " + b.view + "\n" + strings.Repeat("─", 40)
+	if !b.claudeShown || b.claudeView != b.view {
+		// Rendered again only when the composer's text changed.
+		b.claudeScreen, b.claudeView, b.claudeShown = claudeChrome+"\n❯ "+b.view+"\n"+claudeChrome, b.view, true
+	}
+	return b.claudeScreen
 }
 
 // promptSurface is what the delivery protocols may use of b.
@@ -164,6 +174,7 @@ func (b *Backend) absorb(body string) {
 		b.view += NormalizeWhitespace(body)
 	}
 	b.emit("composer", "absorbed", sim.A("view", fmt.Sprint(len(b.view))))
+	b.publish()
 }
 
 // submit sends the composer's text: a turn starts (or queues behind the
@@ -173,6 +184,7 @@ func (b *Backend) submit() {
 	b.text, b.view, b.images = "", "", 0
 	b.emit("prompt.submitted", map[bool]string{true: "queued", false: "user"}[busy], sim.A("chars", fmt.Sprint(len(text))))
 	b.beginTurn("feed")
+	b.publish()
 	if b.cs == nil {
 		return
 	}
