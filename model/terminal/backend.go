@@ -91,6 +91,10 @@ type Backend struct {
 	pending int
 	// jsonl draws when a submitted prompt's transcript entry is ingested.
 	jsonl *sim.Rand
+
+	// claudeScreen is Claude's screen for claudeView (backendScreen.Screen).
+	claudeScreen, claudeView string
+	claudeShown              bool
 }
 
 // heldWrite is one pane write main holds for a backend.
