@@ -679,7 +679,7 @@ func (t *toolCall) handled(r browser.Result) {
 		if now := s.env.Now(); now != authorized {
 			// Queued behind another action on the tab: say when the
 			// call was authorized, which is what credential checks judge.
-			extra = append(extra, sim.A("authorized", sim.FormatT(authorized)))
+			extra = append(extra, sim.A("authorized", s.env.Str().T(authorized)))
 		}
 		if call.TabID == "" && r.TabID != "" {
 			extra = append(extra, sim.A("tab", r.TabID))
@@ -723,7 +723,7 @@ func (s *Server) callHost(scope mcp.Scope, t *toolCall) {
 		if now := s.env.Now(); now != authorized {
 			// Answered later: say when the call was authorized, which is
 			// what credential checks judge.
-			attrs = append(attrs, sim.A("authorized", sim.FormatT(authorized)))
+			attrs = append(attrs, sim.A("authorized", s.env.Str().T(authorized)))
 		}
 		if e != nil {
 			attrs = append(attrs, sim.A("client", orNone(e.ClientID)), sim.A("request", orNone(e.RequestID)))

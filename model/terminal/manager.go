@@ -114,6 +114,8 @@ type claim struct {
 type replayBuffer struct {
 	segs  []segment
 	total int
+	// shown caches widths() until the runs change (every attach shows it).
+	shown string
 }
 
 type segment struct{ cols, bytes int }
@@ -123,6 +125,7 @@ func (r *replayBuffer) append(cols, n int) {
 		r.segs[k-1].bytes += n
 	} else {
 		r.segs = append(r.segs, segment{cols, n})
+		r.shown = ""
 	}
 	r.total += n
 	for r.total > ReplayBufferCap {
@@ -130,6 +133,7 @@ func (r *replayBuffer) append(cols, n int) {
 		if r.segs[0].bytes <= over {
 			r.total -= r.segs[0].bytes
 			r.segs = r.segs[1:]
+			r.shown = ""
 			continue
 		}
 		r.segs[0].bytes -= over
@@ -142,6 +146,9 @@ func (r *replayBuffer) widths(e *model.Env) string {
 	if r == nil || len(r.segs) == 0 {
 		return "-"
 	}
+	if r.shown != "" {
+		return r.shown
+	}
 	var buf [64]byte
 	b := buf[:0]
 	for i, s := range r.segs {
@@ -150,7 +157,8 @@ func (r *replayBuffer) widths(e *model.Env) string {
 		}
 		b = strconv.AppendInt(b, int64(s.cols), 10)
 	}
-	return e.Str().Bytes(b)
+	r.shown = e.Str().Bytes(b)
+	return r.shown
 }
 
 // Manager is the main process's SessionManager: the registry of backends,
@@ -585,8 +593,8 @@ func (m *Manager) Detach(session, pane string) {
 	if m.app.Profile().Fixed(KeepPTYSize) && m.leafSized[session] {
 		// The terminal leaf owns the size; the next leaf sets its own.
 		m.emit("pty.restore", "kept", sim.A("session", session), sim.A("pane", pane),
-			sim.A("restore", restore.Size.String()), sim.A("restore-owner", restore.owner),
-			sim.A("size", cur.Size.String()), sim.A("size-owner", cur.owner))
+			sim.A("restore", sizeStr(m.env, restore.Size)), sim.A("restore-owner", restore.owner),
+			sim.A("size", sizeStr(m.env, cur.Size)), sim.A("size-owner", cur.owner))
 		return
 	}
 	m.sizes[session] = restore
@@ -697,7 +705,7 @@ func (m *Manager) flushHeld(b *Backend) {
 	held := b.held
 	b.held = nil
 	for _, h := range held {
-		m.deliver(b, h.pane, h.chunks, sim.FormatT(h.at))
+		m.deliver(b, h.pane, h.chunks, m.env.Str().T(h.at))
 	}
 }
 
@@ -708,7 +716,7 @@ func (m *Manager) rejectHeld(b *Backend, why string) {
 	b.held = nil
 	for _, h := range held {
 		m.emit("pty.write", "rejected", sim.A("session", b.Session), sim.A("pane", h.pane), sim.A("seq", seqRange(m.env, h.chunks)),
-			sim.A("backend", b.ID), sim.A("why", why), sim.A("held-since", sim.FormatT(h.at)))
+			sim.A("backend", b.ID), sim.A("why", why), sim.A("held-since", m.env.Str().T(h.at)))
 	}
 }
 
