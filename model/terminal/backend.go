@@ -75,6 +75,20 @@ type Backend struct {
 	jobs     []*job
 	jobSeq   int
 	bg       *sim.Rand
+	// Teardown (lifecycle.go): created once its provider was constructed;
+	// stops counts stop() calls, stopRequested the first (requestEntryStop),
+	// stopBeforeSettle a stop requested while starting, postStop the
+	// post-start stop; stopGate/stopHeld/onStopped block a stop for a test.
+	created, stopRequested, stopBeforeSettle, postStop bool
+	stops                                             int
+	stopGate, stopHeld                                bool
+	onStopped                                         []func()
+	// tmux is a terminal session's tmux session name and whether this
+	// generation created it.
+	tmux        string
+	tmuxCreated bool
+	// startAt is when the provider was constructed (provider.start.*).
+	startAt time.Duration
 }
 
 // heldWrite is one pane write main holds for a backend.
@@ -126,6 +140,11 @@ func (b *Backend) started() {
 		b.m.setInputReadiness(b, false, "replaying-history")
 	default:
 		b.m.setInputReadiness(b, false, "provider-not-ready")
+	}
+	if b.Kind == Claude {
+		if g, ok := b.promptGate(); ok {
+			b.m.noteGate(b, g)
+		}
 	}
 	if b.m.app.Profile().Has(HoldUntilStarted) {
 		b.m.flushHeld(b)
@@ -191,6 +210,11 @@ func (b *Backend) gate() (bool, string) {
 // it; Codex and OpenCode emit ready:true once, when the latch is set.
 func (b *Backend) publish() {
 	ready, reason := b.gate()
+	if b.Kind == Claude {
+		if g, ok := b.promptGate(); ok {
+			b.m.noteGate(b, g)
+		}
+	}
 	if b.Kind != Claude {
 		if ready && !b.published {
 			b.published = true
