@@ -80,9 +80,9 @@ type Backend struct {
 	// stopBeforeSettle a stop requested while starting, postStop the
 	// post-start stop; stopGate/stopHeld/onStopped block a stop for a test.
 	created, stopRequested, stopBeforeSettle, postStop bool
-	stops                                             int
-	stopGate, stopHeld                                bool
-	onStopped                                         []func()
+	stops                                              int
+	stopGate, stopHeld                                 bool
+	onStopped                                          []func()
 	// tmux is a terminal session's tmux session name and whether this
 	// generation created it.
 	tmux        string
