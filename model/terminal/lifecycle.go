@@ -2,6 +2,7 @@ package terminal
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -98,6 +99,10 @@ func (m *Manager) record(name, session string, data ...sim.Attr) {
 	m.journal.Records = append(m.journal.Records, JournalRecord{Name: name, Session: session, Data: data})
 }
 
+// sortedKeys returns m's keys in order: the simulated path never ranges
+// over a map.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
 func ms(d time.Duration) string { return fmt.Sprint(d.Milliseconds()) }
 
 // PromptGate is a provider's PromptGateState as it emits it on
@@ -174,12 +179,7 @@ func (m *Manager) noteGate(b *Backend, g PromptGate) {
 // GateMaxSamples); stop when none is.
 func (m *Manager) sampleGates() {
 	stalled := 0
-	ids := make([]string, 0, len(m.gateNotes))
-	for id := range m.gateNotes {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range sortedKeys(m.gateNotes) {
 		n := m.gateNotes[id]
 		if n.gate == "ready" || n.gate == "occupied" || n.gate == "blocked" || m.entries[id] == nil || n.samples >= GateMaxSamples {
 			continue

@@ -1,6 +1,7 @@
 package terminal
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/orchsim/orchsim/sim"
@@ -198,12 +199,11 @@ func (w *Workspace) owningTab(session string) int {
 // project tab is tab (detachedTabChildren).
 func (w *Workspace) detachedChildren(tab string) []string {
 	var ids []string
-	for id, d := range w.Detached {
-		if d.ProjectTab == tab {
+	for _, id := range sortedKeys(w.Detached) {
+		if w.Detached[id].ProjectTab == tab {
 			ids = append(ids, id)
 		}
 	}
-	slices.Sort(ids)
 	return ids
 }
 
@@ -342,13 +342,14 @@ func (w *Workspace) Rehydrate(p Persisted, done func(BootResult)) {
 	}
 	w.Tabs = slices.Clone(p.Tabs)
 	w.Active = p.Active
-	w.Sessions = map[string]WsMeta{}
-	for id, m := range p.Sessions {
-		w.Sessions[id] = m
+	w.Sessions = maps.Clone(p.Sessions)
+	if w.Sessions == nil {
+		w.Sessions = map[string]WsMeta{}
 	}
 	w.Detached = map[string]DetachedRecord{}
 	var ghosts []string
-	for id, d := range p.Detached {
+	for _, id := range sortedKeys(p.Detached) {
+		d := p.Detached[id]
 		if !tabs[d.ProjectTab] {
 			ghosts = append(ghosts, id)
 			delete(w.Sessions, id)
@@ -356,7 +357,6 @@ func (w *Workspace) Rehydrate(p Persisted, done func(BootResult)) {
 		}
 		w.Detached[id] = d
 	}
-	slices.Sort(ghosts)
 	if p.Dispatch != nil {
 		d := *p.Dispatch
 		d.Lanes = slices.Clone(d.Lanes)
@@ -371,12 +371,7 @@ func (w *Workspace) Rehydrate(p Persisted, done func(BootResult)) {
 	for _, id := range leaves {
 		w.Runtimes[id] = &WsRuntime{Status: StatusSpawning, Draft: p.Drafts[id]}
 	}
-	parked := make([]string, 0, len(w.Detached))
-	for id := range w.Detached {
-		parked = append(parked, id)
-	}
-	slices.Sort(parked)
-	for _, id := range parked {
+	for _, id := range sortedKeys(w.Detached) {
 		w.Runtimes[id] = &WsRuntime{Status: "idle", Draft: p.Drafts[id]}
 	}
 	res := BootResult{Expected: len(leaves)}
