@@ -331,14 +331,20 @@ func (b *Backend) BlockStop() (release func()) {
 	b.stopGate = true
 	return func() {
 		b.stopGate = false
-		if b.stopHeld {
-			b.stopHeld = false
-			waiting := b.onStopped
-			b.onStopped = nil
-			for _, f := range waiting {
-				f()
-			}
-		}
+		b.releaseStop()
+	}
+}
+
+// releaseStop settles a blocked first stop and runs what waited on it.
+func (b *Backend) releaseStop() {
+	if !b.stopHeld {
+		return
+	}
+	b.stopHeld = false
+	waiting := b.onStopped
+	b.onStopped = nil
+	for _, f := range waiting {
+		f()
 	}
 }
 
@@ -356,8 +362,32 @@ func (m *Manager) requestStop(b *Backend) {
 	if b.stopGate {
 		b.stopGate = false
 		b.stopHeld = true
+		return
 	}
+	if m.cfg.SlowStopChance.Numerator == 0 {
+		return
+	}
+	if m.stopRand == nil {
+		m.stopRand = m.env.Rand("main/stop")
+	}
+	if !m.stopRand.Chance("slow-stop", m.cfg.SlowStopChance) {
+		return
+	}
+	d := m.stopRand.Duration("stop", SlowStopMin, SlowStopMax)
+	b.stopHeld = true
+	m.emit("stop", "blocked", sim.A("session", b.Session), sim.A("backend", b.ID), sim.A("for", d.String()))
+	m.env.After(d, func() {
+		m.emit("stop", "settled", sim.A("session", b.Session), sim.A("backend", b.ID))
+		b.releaseStop()
+	})
 }
+
+// Slow stop bounds of Config.SlowStopChance (model choice: a wrapper that
+// waits on its child's exit for up to 20 s).
+const (
+	SlowStopMin = time.Second
+	SlowStopMax = 20 * time.Second
+)
 
 // afterStops runs f once every stop attempt of b has settled.
 func (b *Backend) afterStops(f func()) {
@@ -375,6 +405,9 @@ func (m *Manager) settleStart(b *Backend, f func()) {
 	if b.stopBeforeSettle && !b.postStop {
 		b.postStop = true
 		b.stops++
+		if b.stopHeld && m.cfg.SlowStopChance.Numerator > 0 {
+			m.emit("stop", "post-start", sim.A("session", b.Session), sim.A("backend", b.ID))
+		}
 	}
 	b.afterStops(f)
 }

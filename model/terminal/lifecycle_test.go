@@ -387,3 +387,72 @@ func TestAC23_JournalClassifiesRejectionsAndKills(t *testing.T) {
 	}
 	assert.Equal(t, []string{"live-entry", "no-owner"}, causes)
 }
+
+// TestClosePane_CancelsStartWithOwnedKill checks App.ClosePane, the
+// worlds' close: during the boot spawn it sends killOwned with the pane's
+// owner tuple (the start is cancelled, no backend is left), drops the
+// session from the workspace and unmounts its leaf, reporting the
+// keystrokes the pane held as dropped.
+func TestClosePane_CancelsStartWithOwnedKill(t *testing.T) {
+	f := newFixture(t)
+	f.app.Boot()
+	p := f.app.Renderer.VisiblePane("stable-session")
+	require.NotNil(t, p)
+	f.app.Type("stable-session", KeyText, 3)
+	require.Equal(t, 3, p.Pending(), "typed before the attach landed")
+	f.run(30 * time.Millisecond) // the rehydrate's recover has reached main
+	require.NotNil(t, f.m.Backend("stable-session"))
+	require.False(t, f.m.Backend("stable-session").Live(), "still starting")
+	f.app.ClosePane("stable-session")
+	assert.Nil(t, f.app.Meta("stable-session"))
+	assert.Nil(t, f.app.Renderer.VisiblePane("stable-session"))
+	f.run(5 * time.Second)
+	assert.Equal(t, []string{"killed cause=close"}, f.events("kill"))
+	assert.Equal(t, []string{"cancelled"}, f.events("start"))
+	assert.Nil(t, f.m.Backend("stable-session"), "no orphan backend")
+	var drops []string
+	for _, ev := range f.k.Trace().Events() {
+		if ev.Kind == "input.drop" {
+			drops = append(drops, ev.Get("seq")+" "+ev.Get("cause"))
+		}
+	}
+	assert.Equal(t, []string{"1-3 close"}, drops)
+}
+
+// TestSlowStop_FencesCancelledGenerationUntilItSettles checks
+// Config.SlowStopChance: a kill's first stop that blocks is traced, the
+// start settling meanwhile launches the post-start stop at once, and the
+// cancelled generation's fence holds (a retry joins it) until the blocked
+// stop settles; then a recover spawns afresh.
+func TestSlowStop_FencesCancelledGenerationUntilItSettles(t *testing.T) {
+	f := newFixture(t)
+	f.m.cfg.SlowStopChance = sim.Per(1, 1)
+	req := RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project", Caller: "test"}
+	first := f.recoverReq(req)
+	b := f.m.Backend("stable-session")
+	require.True(t, f.m.KillOwned("stable-session", Claude, "/tmp/project", "close", ""))
+	require.Len(t, f.events("stop"), 1)
+	assert.Contains(t, f.events("stop")[0], "blocked for=")
+	// The test's tape draws every duration at its minimum: start() settles
+	// at 300 ms, the blocked stop at SlowStopMin.
+	f.run(500 * time.Millisecond)
+	assert.Empty(t, f.events("start"), "the cancelled start is reported once its teardown has settled")
+	assert.Equal(t, 2, b.StopAttempts(), "the post-start stop ran while the first blocks")
+	assert.Contains(t, f.events("stop"), "post-start")
+	assert.Nil(t, *first, "fenced until the blocked stop settles")
+	joined := f.recoverReq(req)
+	assert.Equal(t, 1, f.m.ProviderCreates(), "a retry joins the fence")
+	f.run(SlowStopMin)
+	require.NotNil(t, *joined)
+	assert.Equal(t, CodeCancelled, (*joined).Code)
+	assert.Equal(t, []string{"blocked for=1s", "post-start", "settled"}, f.events("stop"))
+	assert.Equal(t, []string{"cancelled"}, f.events("start"))
+	f.run(SlowStopMax)
+	require.NotNil(t, *first)
+	assert.Equal(t, CodeCancelled, (*first).Code)
+	assert.Equal(t, 2, b.StopAttempts())
+	fresh := f.recoverReq(req)
+	f.run(5 * time.Second)
+	require.NotNil(t, *fresh)
+	assert.Equal(t, Spawned, (*fresh).Disposition)
+}

@@ -34,6 +34,12 @@ type Config struct {
 	// BackgroundChance is the probability that a turn step backgrounds a
 	// tool call that runs on for 1-20 min after the turn.
 	BackgroundChance sim.Ratio
+	// SlowStopChance is the probability that a kill's first stop() of a
+	// backend blocks for SlowStopMin-SlowStopMax (a wrapper waiting on its
+	// child; sessionManager.recover.test.ts's blocked stop gate), drawn
+	// from its own stream. The generation's teardown, and the fence of a
+	// start it cancelled, last until it settles (lifecycle.go).
+	SlowStopChance sim.Ratio
 }
 
 // RecoverRequest is the recoverSession IPC payload.
@@ -193,6 +199,7 @@ type Manager struct {
 	beforeStart func(done func(error))
 	creates     int
 	known       map[string]bool
+	stopRand    *sim.Rand
 }
 
 func newManager(app *App) *Manager {
