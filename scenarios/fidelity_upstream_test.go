@@ -149,7 +149,7 @@ var upstreamRegistry = []component{
 		{"AC-N29", goTest("terminal", "TestACN29_GhostDetachedRecordsRepaired"), pass, ""},
 		{"AC-N30", goTest("terminal", "TestACN30_ColdStartOnceAdoptOnReload"), pass, ""},
 		{"AC-N31", goTest("terminal", "TestACN31_FailedPaneRetriesSameID"), pass, ""},
-		{"AC-N32", goTest("terminal", "TestACN32_CloseCancelsBlockedStartup"), differently, "close is the owned kill during the start (the renderer's close path is not modelled, AC-28); the cancelled claim and no orphan backend are checked"},
+		{"AC-N32", goTest("terminal", "TestACN32_CloseCancelsBlockedStartup", "TestACN32_CloseCancelsBlockedStartupWhole"), pass, ""},
 		{"AC-N33", nil, gap, "Claude's transcript JSONL acceptance matching (exact payloads, ingest cursors, image entries, timestamps) is not modelled: acceptance is the readiness edge"},
 		{"AC-N34", nil, gap, "Claude's transcript JSONL acceptance matching (exact payloads, ingest cursors, image entries, timestamps) is not modelled: acceptance is the readiness edge"},
 		{"AC-N35", nil, gap, "Claude's transcript JSONL acceptance matching (exact payloads, ingest cursors, image entries, timestamps) is not modelled: acceptance is the readiness edge"},

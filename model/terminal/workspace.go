@@ -102,10 +102,11 @@ type UndoDetached struct {
 
 // WsRuntime is a session's SessionRuntime in the workspace: the process
 // status (idle for a parked session, spawning, started, failed), failure
-// code, readiness and its revision, and the composer draft.
+// code and message, readiness and its revision, and the composer draft.
 type WsRuntime struct {
 	Status      string
 	FailureCode string
+	Error       string
 	InputReady  bool
 	Rev         int
 	Draft       string
@@ -392,12 +393,12 @@ func (w *Workspace) Rehydrate(p Persisted, done func(BootResult)) {
 					if rt := w.Runtimes[id]; rt != nil {
 						if r.OK {
 							res.Restored++
-							rt.Status, rt.FailureCode = StatusStarted, ""
+							rt.Status, rt.FailureCode, rt.Error = StatusStarted, "", ""
 							if r.Snapshot.Rev >= rt.Rev {
 								rt.InputReady, rt.Rev = r.Snapshot.Ready, r.Snapshot.Rev
 							}
 						} else {
-							rt.Status, rt.FailureCode, rt.InputReady = StatusFailed, r.Code, false
+							rt.Status, rt.FailureCode, rt.Error, rt.InputReady = StatusFailed, r.Code, r.Message, false
 						}
 					}
 					if pending--; pending == 0 {

@@ -272,3 +272,37 @@ func TestACN29_GhostDetachedRecordsRepaired(t *testing.T) {
 	assert.Empty(t, w.Dispatch.Focused)
 	assert.Equal(t, []string{"parked-session", ""}, w.Dispatch.Lanes)
 }
+
+// TestACN32_CloseCancelsBlockedStartupWhole is AC-N32, upstream "lets close
+// cancel blocked startup without resurrecting an orphan backend"
+// (sessionRecovery.integration.test.ts), across the workspace's rehydrate
+// and main: a kill during the restored leaf's start cancels it, the
+// bootstrap completes with nothing restored, the provider is stopped twice
+// and its MCP scope revoked once, no backend is left, and the leaf stays,
+// failed as cancelled.
+func TestACN32_CloseCancelsBlockedStartupWhole(t *testing.T) {
+	f := newFixture(t)
+	w := NewWorkspace(f.app)
+	var res *BootResult
+	w.Rehydrate(persisted(), func(r BootResult) { res = &r })
+	for f.m.ProviderCreates() == 0 {
+		f.run(time.Millisecond)
+	}
+	b := f.m.Backend("stable-session")
+	require.False(t, b.Live())
+	var killed *bool
+	f.m.Kill("stable-session", func(ok bool) { killed = &ok })
+	require.NotNil(t, killed)
+	assert.True(t, *killed)
+	f.run(5 * time.Second)
+	require.NotNil(t, res)
+	assert.Equal(t, BootResult{Restored: 0, Expected: 1, Complete: true}, *res)
+	assert.Equal(t, 2, b.StopAttempts())
+	assert.Equal(t, []string{"stable-session"}, f.m.MCPHost().Revoked)
+	assert.Nil(t, f.m.Backend("stable-session"))
+	assert.Equal(t, []string{"stable-session"}, w.Tabs[0].Leaves)
+	rt := w.Runtimes["stable-session"]
+	assert.Equal(t, StatusFailed, rt.Status)
+	assert.Contains(t, rt.Error, "cancelled")
+	assert.False(t, rt.InputReady)
+}
