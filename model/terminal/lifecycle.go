@@ -428,6 +428,27 @@ func (m *Manager) Kill(session string, done func(bool)) {
 	b.afterStops(func() { done(owned) })
 }
 
+// CancelRecovery is cancelRecovery({sessionId, kind, cwd}): claim-only
+// cancellation, so a renderer deadline that fires late can never kill a
+// live backend. Only an in-flight claim matching kind and cwd is cancelled
+// (its entry severed and its provider stopped); anything else answers
+// false and changes nothing.
+func (m *Manager) CancelRecovery(session string, kind Kind, cwd string) bool {
+	c := m.claims[session]
+	if c == nil || c.kind != kind || c.cwd != cwd {
+		return false
+	}
+	c.cancelled = true
+	b := c.backend
+	m.emit("recover.cancel", CodeCancelled, sim.A("session", session), sim.A("backend", b.ID))
+	if m.entries[session] == b {
+		delete(m.entries, session)
+		m.revokeMCP(b)
+		m.requestStop(b)
+	}
+	return true
+}
+
 // owner returns the backend kill would stop and whether an entry or claim
 // owns session.
 func (m *Manager) owner(session string) (*Backend, bool) {

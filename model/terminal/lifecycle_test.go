@@ -456,3 +456,36 @@ func TestSlowStop_FencesCancelledGenerationUntilItSettles(t *testing.T) {
 	require.NotNil(t, *fresh)
 	assert.Equal(t, Spawned, (*fresh).Disposition)
 }
+
+// TestAC16_KillOrCancelOnlyMatchingOwner is AC-16, upstream "kills or
+// cancels only a matching provider-and-cwd owner", cancelRecovery
+// included: claim-only cancellation refuses a live backend.
+func TestAC16_KillOrCancelOnlyMatchingOwner(t *testing.T) {
+	f := newFixture(t)
+	f.recoverReq(RecoverRequest{Session: "owned-session", Kind: Claude, Cwd: "/tmp/project"})
+	f.run(5 * time.Second)
+	assert.False(t, f.m.KillOwned("owned-session", Claude, "/tmp/other-project", "close", ""))
+	assert.False(t, f.m.KillOwned("owned-session", Codex, "/tmp/project", "close", ""))
+	assert.False(t, f.m.CancelRecovery("owned-session", Claude, "/tmp/project"), "no claim in flight: nothing to cancel")
+	s := f.m.Snapshot("owned-session")
+	assert.Equal(t, Claude, s.Kind)
+	assert.Equal(t, "/tmp/project", s.Cwd)
+	assert.Equal(t, Live, s.Lifecycle)
+	assert.True(t, f.m.KillOwned("owned-session", Claude, "/tmp/project", "close", ""))
+	assert.Nil(t, f.m.Backend("owned-session"))
+}
+
+// TestCancelRecovery_CancelsOnlyAMatchingClaim checks the other side of
+// cancelRecovery: a matching in-flight claim is cancelled (its start
+// resolves cancelled, no backend is left), a mismatched one is not.
+func TestCancelRecovery_CancelsOnlyAMatchingClaim(t *testing.T) {
+	f := newFixture(t)
+	got := f.recoverReq(RecoverRequest{Session: "s1", Kind: Claude, Cwd: "/tmp/project"})
+	assert.False(t, f.m.CancelRecovery("s1", Codex, "/tmp/project"))
+	assert.False(t, f.m.CancelRecovery("s1", Claude, "/tmp/other"))
+	assert.True(t, f.m.CancelRecovery("s1", Claude, "/tmp/project"))
+	f.run(5 * time.Second)
+	require.NotNil(t, *got)
+	assert.Equal(t, CodeCancelled, (*got).Code)
+	assert.Nil(t, f.m.Backend("s1"))
+}

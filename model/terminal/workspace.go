@@ -3,6 +3,7 @@ package terminal
 import (
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/orchsim/orchsim/sim"
 )
@@ -123,6 +124,15 @@ type Persisted struct {
 	Drafts   map[string]string
 }
 
+// RecoveryTimeout is DEFAULT_SESSION_RECOVERY_TIMEOUT_MS
+// (persistence/rehydrate.ts@428aed2d): how long rehydrate waits for one
+// leaf's recovery before cancelling main's claim and failing the leaf.
+const RecoveryTimeout = 30 * time.Second
+
+// MsgRecoveryTimedOut is the failure rehydrate shows for a recovery past
+// its deadline.
+const MsgRecoveryTimedOut = "Session recovery timed out. Retry when the provider is available."
+
 // BootResult is rehydrateWorkspace's result.
 type BootResult struct {
 	Restored, Expected int
@@ -147,6 +157,9 @@ type Workspace struct {
 	Confirm func(targets []string) bool
 	// Killed lists the killOwnedSession requests the workspace sent, in order.
 	Killed []KillRequest
+	// RecoveryTimeout bounds each leaf's recovery in Rehydrate
+	// (RecoveryTimeout unless a test shortens it).
+	RecoveryTimeout time.Duration
 }
 
 // KillRequest is a killOwnedSession request: the pane's durable owner tuple.
@@ -159,7 +172,7 @@ type KillRequest struct {
 // NewWorkspace returns an empty workspace of app.
 func NewWorkspace(app *App) *Workspace {
 	return &Workspace{app: app, Sessions: map[string]WsMeta{}, Detached: map[string]DetachedRecord{},
-		Runtimes: map[string]*WsRuntime{}}
+		Runtimes: map[string]*WsRuntime{}, RecoveryTimeout: RecoveryTimeout}
 }
 
 func (w *Workspace) emit(kind, outcome string, attrs ...sim.Attr) {
@@ -387,26 +400,41 @@ func (w *Workspace) Rehydrate(p Persisted, done func(BootResult)) {
 		req := RecoverRequest{Session: id, Kind: meta.Kind, Cwd: meta.Cwd, Caller: "rehydrate",
 			Domains: ResolveDomains(meta.Kind, meta.Domains, w.DefaultDomains)}
 		w.emit("rehydrate", "", sim.A("session", id), sim.A("kind", string(meta.Kind)))
+		settled := false
+		outcome := func(r RecoverResult) {
+			if settled {
+				return
+			}
+			settled = true
+			if rt := w.Runtimes[id]; rt != nil {
+				if r.OK {
+					res.Restored++
+					rt.Status, rt.FailureCode, rt.Error = StatusStarted, "", ""
+					if r.Snapshot.Rev >= rt.Rev {
+						rt.InputReady, rt.Rev = r.Snapshot.Ready, r.Snapshot.Rev
+					}
+				} else {
+					rt.Status, rt.FailureCode, rt.Error, rt.InputReady = StatusFailed, r.Code, r.Message, false
+				}
+			}
+			if pending--; pending == 0 {
+				res.Complete = true
+				done(res)
+			}
+		}
+		// recoverSessionBeforeDeadline: past the bound the leaf fails
+		// cancelled and main's matching claim is cancelled (fire and
+		// forget; main keeps its fence until the teardown settles).
+		w.app.env.After(w.RecoveryTimeout, func() {
+			if settled {
+				return
+			}
+			kind, cwd := meta.Kind, meta.Cwd
+			w.app.toMain(func() { w.app.Main.CancelRecovery(id, kind, cwd) })
+			outcome(RecoverResult{Code: CodeCancelled, Retryable: true, Message: MsgRecoveryTimedOut})
+		})
 		w.app.toMain(func() {
-			w.app.Main.Recover(req, func(r RecoverResult) {
-				w.app.toRenderer(func() {
-					if rt := w.Runtimes[id]; rt != nil {
-						if r.OK {
-							res.Restored++
-							rt.Status, rt.FailureCode, rt.Error = StatusStarted, "", ""
-							if r.Snapshot.Rev >= rt.Rev {
-								rt.InputReady, rt.Rev = r.Snapshot.Ready, r.Snapshot.Rev
-							}
-						} else {
-							rt.Status, rt.FailureCode, rt.Error, rt.InputReady = StatusFailed, r.Code, r.Message, false
-						}
-					}
-					if pending--; pending == 0 {
-						res.Complete = true
-						done(res)
-					}
-				})
-			})
+			w.app.Main.Recover(req, func(r RecoverResult) { w.app.toRenderer(func() { outcome(r) }) })
 		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/orchsim/orchsim/sim"
 )
 
 func oneTab(id, leaf string, more ...string) WsTab {
@@ -304,5 +306,47 @@ func TestACN32_CloseCancelsBlockedStartupWhole(t *testing.T) {
 	rt := w.Runtimes["stable-session"]
 	assert.Equal(t, StatusFailed, rt.Status)
 	assert.Contains(t, rt.Error, "cancelled")
+	assert.False(t, rt.InputReady)
+}
+
+// TestAC32_RehydrateRetainsFailedLeaf is AC-32, upstream "retains the
+// pane, metadata, and draft when backend recovery fails".
+func TestAC32_RehydrateRetainsFailedLeaf(t *testing.T) {
+	f := newFixture(t)
+	f.m.cfg.StartFailChance = sim.Per(1, 1)
+	w := NewWorkspace(f.app)
+	var res *BootResult
+	w.Rehydrate(persisted(), func(r BootResult) { res = &r })
+	f.run(5 * time.Second)
+	require.NotNil(t, res)
+	assert.Equal(t, BootResult{Restored: 0, Expected: 1, Complete: true}, *res)
+	assert.Equal(t, WsMeta{Kind: Claude, Cwd: "/tmp/project", Domains: []string{"workflows"}}, w.Sessions["stable-session"])
+	assert.Equal(t, []string{"stable-session"}, w.Tabs[0].Leaves)
+	assert.Len(t, w.Tabs, 1, "no new tab")
+	assert.Equal(t, &WsRuntime{Status: StatusFailed, FailureCode: CodeStartFailed, Error: MsgStartFailed, Draft: "unfinished prompt"},
+		w.Runtimes["stable-session"])
+}
+
+// TestAC32_RehydrateBoundsNeverSettlingRecovery is AC-32, upstream "bounds
+// a never-settling recovery, cancels main ownership, and completes
+// bootstrap": the provider's start never gets past the pre-agent boundary,
+// so recover never answers; at the bound the leaf fails cancelled and
+// main's claim is cancelled with the owner tuple.
+func TestAC32_RehydrateBoundsNeverSettlingRecovery(t *testing.T) {
+	f := newFixture(t)
+	f.m.SetBeforeAgentStart(func(func(error)) {}) // never settles
+	w := NewWorkspace(f.app)
+	w.RecoveryTimeout = 5 * time.Millisecond
+	var res *BootResult
+	w.Rehydrate(persisted(), func(r BootResult) { res = &r })
+	f.run(time.Second)
+	require.NotNil(t, res)
+	assert.Equal(t, BootResult{Restored: 0, Expected: 1, Complete: true}, *res)
+	assert.Equal(t, []string{"cancelled"}, f.events("recover.cancel"), "cancelSessionRecovery reached main's claim")
+	assert.Nil(t, f.m.Backend("stable-session"), "main's ownership is released")
+	assert.Equal(t, []string{"stable-session"}, w.Tabs[0].Leaves)
+	rt := w.Runtimes["stable-session"]
+	assert.Equal(t, StatusFailed, rt.Status)
+	assert.Equal(t, CodeCancelled, rt.FailureCode)
 	assert.False(t, rt.InputReady)
 }
