@@ -489,3 +489,46 @@ func TestCancelRecovery_CancelsOnlyAMatchingClaim(t *testing.T) {
 	assert.Equal(t, CodeCancelled, (*got).Code)
 	assert.Nil(t, f.m.Backend("s1"))
 }
+
+// TestACN08_JournalColdStartLadder is AC-N08, upstream "records the full
+// cold-start ladder in order", in main's lifecycle journal. The backend is
+// a Codex one: a Claude backend in the model publishes its own
+// provider-not-ready readiness on start, which upstream's fake session does
+// not, adding a rung.
+func TestACN08_JournalColdStartLadder(t *testing.T) {
+	f := newFixture(t)
+	j := f.journal()
+	f.recoverReq(RecoverRequest{Session: "s1", Kind: Codex, Cwd: "/tmp/project"})
+	f.run(time.Second)
+	assert.Equal(t, []string{"recover.claim", "spawn.begin", "readiness.publish", "provider.start.begin",
+		"provider.start.end", "recover.spawned"}, j.Names()[:6])
+	assert.Equal(t, "s1", j.Find("recover.claim").Session)
+	sp := j.Find("recover.spawned")
+	assert.Equal(t, "codex", data(*sp, "kind"))
+	assert.Equal(t, Spawned, data(*sp, "disposition"))
+	assert.Equal(t, Live, data(*sp, "lifecycle"))
+	_, err := strconv.Atoi(data(*j.Find("provider.start.end"), "durationMs"))
+	assert.NoError(t, err, "the start has a duration")
+}
+
+// TestACN10_JournalReadinessPublishes is AC-N10, upstream "records every
+// published readiness transition with its monotonic revision".
+func TestACN10_JournalReadinessPublishes(t *testing.T) {
+	f := newFixture(t)
+	j := f.journal()
+	f.recoverReq(RecoverRequest{Session: "s1", Kind: Claude, Cwd: "/tmp/project"})
+	f.run(10 * time.Second) // the composer paints: ready
+	pubs := j.All("readiness.publish")
+	require.GreaterOrEqual(t, len(pubs), 2)
+	assert.Equal(t, "false", data(pubs[0], "ready"))
+	assert.Equal(t, "starting", data(pubs[0], "reason"))
+	assert.Equal(t, "true", data(pubs[len(pubs)-1], "ready"))
+	assert.Equal(t, "ready", data(pubs[len(pubs)-1], "reason"))
+	last := 0
+	for _, p := range pubs {
+		rev, err := strconv.Atoi(data(p, "revision"))
+		require.NoError(t, err)
+		assert.Greater(t, rev, last, "monotonic")
+		last = rev
+	}
+}

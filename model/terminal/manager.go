@@ -415,9 +415,9 @@ func (m *Manager) spawn(kind string, req RecoverRequest, attrs []sim.Attr, reply
 		m.creates++
 		m.emit("spawn", "starting", sim.A("session", id), sim.A("backend", b.ID), sim.A("kind", string(b.Kind)),
 			sim.A("cols", fmt.Sprint(SpawnDefault.Cols)), sim.A("rows", fmt.Sprint(SpawnDefault.Rows)))
-		m.record("provider.start.begin", id, sim.A("kind", string(b.Kind)))
 	}
 	start := func() {
+		m.record("provider.start.begin", id, sim.A("kind", string(b.Kind)))
 		m.env.After(b.rand.Duration("start", 300*time.Millisecond, 3*time.Second), func() { m.settle(c, fails) })
 	}
 	if req.Kind == Shell {
