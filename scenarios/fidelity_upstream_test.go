@@ -119,7 +119,7 @@ var upstreamRegistry = []component{
 	}},
 	{"agent-code (new)", []fidelityCase{
 		{"AC-N01", goTest("terminal", "TestACN01_RevisionsMonotonicAcrossReplacementBackend"), pass, ""},
-		{"AC-N02", goTest("terminal", "TestACN02_TypedConflictsForKindOrCwd"), differently, "the cwd is compared as given: path normalization (a cwd that normalizes differently) is not modelled"},
+		{"AC-N02", goTest("terminal", "TestACN02_TypedConflictsForKindOrCwd"), pass, ""},
 		{"AC-N03", goTest("terminal", "TestACN03_TmuxRollbackDestroysOnlyCreated"), pass, ""},
 		{"AC-N04", goTest("terminal", "TestACN04_AdoptsWhileDeliveryInFlight"), differently, "prompt delivery is one step, so 'in flight' is a delivery at the same instant as the recover"},
 		{"AC-N05", goTest("terminal", "TestACN05_PostStartTeardownWhileFirstStopBlocked"), pass, ""},

@@ -3,6 +3,7 @@ package terminal
 import (
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"time"
 
@@ -434,6 +435,7 @@ func (m *Manager) Kill(session string, done func(bool)) {
 // (its entry severed and its provider stopped); anything else answers
 // false and changes nothing.
 func (m *Manager) CancelRecovery(session string, kind Kind, cwd string) bool {
+	cwd = path.Clean(cwd)
 	c := m.claims[session]
 	if c == nil || c.kind != kind || c.cwd != cwd {
 		return false

@@ -532,3 +532,49 @@ func TestACN10_JournalReadinessPublishes(t *testing.T) {
 		last = rev
 	}
 }
+
+// TestAC01_AdoptsNormalizedCwd is AC-01, upstream "adopts a matching live
+// backend without constructing another provider": the second recover's cwd
+// /tmp/project/. resolves to the owner's, its resume id is ignored, and the
+// snapshot reports the owner's cwd.
+func TestAC01_AdoptsNormalizedCwd(t *testing.T) {
+	f := newFixture(t)
+	first := f.recoverReq(RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project", Resume: true})
+	f.run(5 * time.Second)
+	require.NotNil(t, *first)
+	assert.Equal(t, Spawned, (*first).Disposition)
+	adopted := *f.recoverReq(RecoverRequest{Session: "stable-session", Kind: Claude, Cwd: "/tmp/project/.", Resume: true})
+	require.NotNil(t, adopted)
+	assert.True(t, adopted.OK)
+	assert.Equal(t, Adopted, adopted.Disposition)
+	assert.Equal(t, "stable-session", adopted.Snapshot.Session)
+	assert.Equal(t, Claude, adopted.Snapshot.Kind)
+	assert.Equal(t, "/tmp/project", adopted.Snapshot.Cwd)
+	assert.Equal(t, Live, adopted.Snapshot.Lifecycle)
+	assert.Equal(t, 1, f.m.ProviderCreates())
+}
+
+// TestAC22_JournalAdoptionAndConflict is AC-22, upstream "records adoption
+// with the adopted backend readiness, not just the disposition" and
+// "records an ownership conflict with the reason that produced it".
+func TestAC22_JournalAdoptionAndConflict(t *testing.T) {
+	f := newFixture(t)
+	j := f.journal()
+	f.recoverReq(RecoverRequest{Session: "s1", Kind: Claude, Cwd: "/tmp/project"})
+	f.run(5 * time.Second)
+	f.recoverReq(RecoverRequest{Session: "s1", Kind: Claude, Cwd: "/tmp/project/."})
+	a := j.Find("recover.adopted")
+	require.NotNil(t, a)
+	assert.Equal(t, Adopted, data(*a, "disposition"))
+	assert.Equal(t, Live, data(*a, "lifecycle"))
+	_, has := a.Get("ready")
+	assert.True(t, has, "the adopted backend's readiness is recorded")
+	assert.Equal(t, 1, f.m.ProviderCreates())
+	conflict := *f.recoverReq(RecoverRequest{Session: "s1", Kind: Codex, Cwd: "/tmp/project"})
+	require.NotNil(t, conflict)
+	assert.Equal(t, CodeOwnershipConflict, conflict.Code)
+	c := j.Find("recover.conflict")
+	require.NotNil(t, c)
+	assert.Equal(t, CodeOwnershipConflict, data(*c, "code"))
+	assert.Equal(t, "live-entry-mismatch", data(*c, "reason"))
+}

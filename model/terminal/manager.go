@@ -2,6 +2,7 @@ package terminal
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,6 +82,16 @@ type RecoverResult struct {
 	Code        string
 	Retryable   bool
 	Message     string
+	// Actual is an ownership conflict's owner (recoveryConflict's
+	// actual): the claim's or live entry's kind and cwd and its lifecycle.
+	Actual *Owner
+}
+
+// Owner is the kind, cwd and lifecycle of what owns a session id.
+type Owner struct {
+	Kind      Kind
+	Cwd       string
+	Lifecycle string
 }
 
 // AttachResult is what attachAgentPty returns: the replay buffer (its size
@@ -277,6 +288,9 @@ func validKind(k Kind) bool {
 // Recover is recover() (IPC recoverSession, MODEL.md C4). reply is called
 // once, at once for an adoption or a refusal, or when the spawn settles.
 func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
+	// recover compares and claims path.resolve(cwd): /tmp/project/. is
+	// /tmp/project (the model's cwds are absolute, so Clean is resolve).
+	req.Cwd = path.Clean(req.Cwd)
 	id := req.Session
 	attrs := []sim.Attr{sim.A("session", id), sim.A("kind", string(req.Kind)), sim.A("caller", req.Caller)}
 	if !validKind(req.Kind) {
@@ -294,7 +308,7 @@ func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
 		m.emit("recover", CodeOwnershipConflict, append(attrs, sim.A("reason", "claim-mismatch"))...)
 		m.record("recover.conflict", id, sim.A("kind", string(req.Kind)), sim.A("code", CodeOwnershipConflict),
 			sim.A("lifecycle", Spawning), sim.A("reason", "claim-in-flight"))
-		reply(RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership})
+		reply(RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership, Actual: &Owner{c.kind, c.cwd, Spawning}})
 		return
 	}
 	if b := m.entries[id]; b != nil {
@@ -302,7 +316,7 @@ func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
 			m.emit("recover", CodeOwnershipConflict, append(attrs, sim.A("reason", "live-entry-mismatch"))...)
 			m.record("recover.conflict", id, sim.A("kind", string(req.Kind)), sim.A("code", CodeOwnershipConflict),
 				sim.A("lifecycle", Live), sim.A("reason", "live-entry-mismatch"))
-			reply(RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership})
+			reply(RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership, Actual: &Owner{b.Kind, b.Cwd, m.Snapshot(id).Lifecycle}})
 			return
 		}
 		snap := m.Snapshot(id)
@@ -553,6 +567,7 @@ func (m *Manager) armSpawnDeadline(b *Backend) {
 // entry's kind+cwd or an in-flight claim's must match; then kill. wake names
 // the renderer wake that asked, for the trace.
 func (m *Manager) KillOwned(session string, kind Kind, cwd, cause, wake string) bool {
+	cwd = path.Clean(cwd)
 	if b := m.entries[session]; b != nil && b.Kind == kind && b.Cwd == cwd {
 		m.kill(session, cause, wake)
 		return true
