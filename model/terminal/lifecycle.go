@@ -319,6 +319,11 @@ func (m *Manager) Spawn(kind Kind, cwd string, domains []string, reply func(Spaw
 // settles; an error is journalled and never fails the spawn.
 func (m *Manager) SetBeforeAgentStart(hook func(done func(err error))) { m.beforeStart = hook }
 
+// FailNextConstruction makes the next provider construction of session
+// throw (a provider constructor failing after MCP registration; scripts and
+// tests).
+func (m *Manager) FailNextConstruction(session string) { m.constructFail[session] = true }
+
 // ProviderCreates returns how many providers main has constructed
 // (createSession calls).
 func (m *Manager) ProviderCreates() int { return m.creates }

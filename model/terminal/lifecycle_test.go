@@ -578,3 +578,22 @@ func TestAC22_JournalAdoptionAndConflict(t *testing.T) {
 	assert.Equal(t, CodeOwnershipConflict, data(*c, "code"))
 	assert.Equal(t, "live-entry-mismatch", data(*c, "reason"))
 }
+
+// TestAC08_ConstructionFailureRevokesMCP is AC-08, upstream "revokes MCP
+// and exposes no provider exception when construction fails": the
+// constructor throws after MCP registration; the result is the fixed
+// start-failed text, the registration is revoked, and nothing is listed.
+func TestAC08_ConstructionFailureRevokesMCP(t *testing.T) {
+	f := newFixture(t)
+	f.m.FailNextConstruction("constructor-failure")
+	got := f.recoverReq(RecoverRequest{Session: "constructor-failure", Kind: Claude, Cwd: "/tmp/project", Domains: []string{"workflows"}})
+	f.run(time.Second)
+	require.NotNil(t, *got)
+	assert.Equal(t, RecoverResult{Code: CodeStartFailed, Retryable: true, Message: "Session failed to start. Check provider setup and retry."}, **got)
+	assert.Len(t, f.m.MCPHost().Registered, 1)
+	assert.Equal(t, []string{"constructor-failure"}, f.m.MCPHost().Revoked)
+	assert.Nil(t, f.m.Backend("constructor-failure"))
+	assert.Empty(t, f.m.Snapshot("constructor-failure").Backend)
+	assert.Equal(t, 1, f.m.ProviderCreates(), "createSession was called once")
+	assert.Empty(t, f.events("spawn"), "no provider exists to start")
+}

@@ -211,6 +211,9 @@ type Manager struct {
 	creates     int
 	known       map[string]bool
 	stopRand    *sim.Rand
+	// constructFail marks sessions whose next provider construction
+	// throws (FailNextConstruction).
+	constructFail map[string]bool
 }
 
 func newManager(app *App) *Manager {
@@ -218,7 +221,7 @@ func newManager(app *App) *Manager {
 		gens: map[string]int{}, readiness: map[string]readiness{}, counts: map[string]int{},
 		restores: map[string]ownedSize{}, sizes: map[string]ownedSize{}, buffers: map[string]*replayBuffer{},
 		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}, refs: map[string][]string{},
-		reapGen: map[string]int{}, gateNotes: map[string]*gateNote{}, mcp: NewMCPHost(), known: map[string]bool{}}
+		reapGen: map[string]int{}, gateNotes: map[string]*gateNote{}, mcp: NewMCPHost(), known: map[string]bool{}, constructFail: map[string]bool{}}
 }
 
 func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
@@ -448,10 +451,26 @@ func (m *Manager) spawn(kind string, req RecoverRequest, attrs []sim.Attr, reply
 		}
 		m.mcp.register(MCPRegistration{Session: id, Cwd: req.Cwd, Kind: req.Kind, Domains: slices.Clone(req.Domains)})
 	}
-	if m.beforeStart == nil || req.Kind == Shell {
+	// construct is createSession: it may throw (FailNextConstruction), and
+	// then the spawn fails before any provider exists.
+	construct := func() bool {
+		if m.constructFail[id] {
+			delete(m.constructFail, id)
+			m.creates++
+			return false
+		}
 		create()
+		return true
+	}
+	fail := func() { m.env.After(0, func() { m.settle(c, true) }) }
+	if m.beforeStart == nil || req.Kind == Shell {
+		ok := construct()
 		m.setInputReadiness(b, false, "starting")
-		start()
+		if ok {
+			start()
+		} else {
+			fail()
+		}
 		return
 	}
 	m.setInputReadiness(b, false, "starting")
@@ -464,8 +483,11 @@ func (m *Manager) spawn(kind string, req RecoverRequest, attrs []sim.Attr, reply
 			m.settle(c, false)
 			return
 		}
-		create()
-		start()
+		if construct() {
+			start()
+		} else {
+			fail()
+		}
 	})
 }
 
