@@ -143,7 +143,7 @@ var upstreamRegistry = []component{
 		{"AC-N23", goTest("terminal", "TestACN23_CloseConflictLeafSparesUnrelatedBackend"), pass, ""},
 		{"AC-N24", goTest("terminal", "TestACN24_RehydrateKeepsExplicitEmptyDomains"), pass, ""},
 		{"AC-N25", goTest("terminal", "TestACN25_RehydrateAdoptsUnderPersistedID"), pass, ""},
-		{"AC-N26", goTest("terminal", "TestACN26_FailedSiblingsKeptAfterAllLeavesResolve"), differently, "both leaves fail (the app has one start-failure rate); that failed leaves keep their panes and sessions is checked, not a failed leaf beside a live one"},
+		{"AC-N26", goTest("terminal", "TestACN26_FailedSiblingsKeptAfterAllLeavesResolve", "TestACN26_FailedSiblingKeptBesideLiveLeaf"), pass, ""},
 		{"AC-N27", goTest("terminal", "TestACN27_RehydrateNeverReplaysPersistedState"), pass, ""},
 		{"AC-N28", goTest("terminal", "TestACN28_ParkedDraftAndDispatchFocusKept"), pass, ""},
 		{"AC-N29", goTest("terminal", "TestACN29_GhostDetachedRecordsRepaired"), pass, ""},

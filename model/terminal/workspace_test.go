@@ -350,3 +350,25 @@ func TestAC32_RehydrateBoundsNeverSettlingRecovery(t *testing.T) {
 	assert.Equal(t, CodeCancelled, rt.FailureCode)
 	assert.False(t, rt.InputReady)
 }
+
+// TestACN26_FailedSiblingKeptBesideLiveLeaf is AC-N26, upstream "keeps
+// failed siblings in a split after every leaf has a resolved outcome":
+// main already owns second-session as another kind, so its leaf's recover
+// is an ownership conflict while its sibling spawns; both leaves stay.
+func TestACN26_FailedSiblingKeptBesideLiveLeaf(t *testing.T) {
+	f := newFixture(t)
+	f.recoverReq(RecoverRequest{Session: "second-session", Kind: Claude, Cwd: "/tmp/project"})
+	f.run(5 * time.Second)
+	w := NewWorkspace(f.app)
+	p := persisted()
+	p.Sessions["second-session"] = WsMeta{Kind: Codex, Cwd: "/tmp/project"}
+	p.Tabs[0].Leaves = []string{"stable-session", "second-session"}
+	var res *BootResult
+	w.Rehydrate(p, func(r BootResult) { res = &r })
+	f.run(5 * time.Second)
+	require.NotNil(t, res)
+	assert.Equal(t, BootResult{Restored: 1, Expected: 2, Complete: true}, *res)
+	assert.Equal(t, []string{"stable-session", "second-session"}, w.Tabs[0].Leaves)
+	assert.Equal(t, StatusStarted, w.Runtimes["stable-session"].Status)
+	assert.Equal(t, &WsRuntime{Status: StatusFailed, FailureCode: CodeOwnershipConflict, Error: MsgOwnership}, w.Runtimes["second-session"])
+}
