@@ -134,20 +134,44 @@ type FaultMix struct {
 
 // NewT3World draws a world of 2-4 threads over 1-2 projects, each thread on
 // a random provider instance, with browser access on.
+//
+// With env.Threads > 0 (a scaled world, Config.Threads) it makes that many
+// threads instead, over one project per two threads (the default draw's
+// proportion: 1.5 projects for 3 threads).
 func NewT3World(env *model.Env) *T3World {
 	w := &T3World{env: env, rand: env.Rand("world"), net: env.Rand("net"), faults: env.Rand("faults"), Store: &store.Store{},
 		Habits: agent.DefaultHabits, nativeCrash: env.Rand("native-crash")}
-	projects := 1 + w.rand.IntN("projects", 2)
+	var projects, threads int
+	if n := env.Threads; n > 0 {
+		projects, threads = (n+1)/2, n
+	} else {
+		projects = 1 + w.rand.IntN("projects", 2)
+	}
 	for p := 0; p < projects; p++ {
 		w.Store.Projects = append(w.Store.Projects, &store.Project{ID: fmt.Sprintf("project-%d", p+1), BrowserAccess: true})
 	}
-	threads := 2 + w.rand.IntN("threads", 3)
+	if threads == 0 {
+		threads = 2 + w.rand.IntN("threads", 3)
+	}
 	for i := 0; i < threads; i++ {
-		id := fmt.Sprintf("thread-%c", 'a'+i)
+		id := ThreadID(i)
 		inst := provider.Adapters[w.rand.IntN("instance", len(provider.Adapters))].Instance
 		w.Store.Threads = append(w.Store.Threads, &store.Thread{ID: id, ProjectID: w.Store.Projects[i%projects].ID, Instance: inst})
 	}
 	return w
+}
+
+// ThreadID is the id of a world's i-th thread (from 0): thread-a to
+// thread-z, then thread-aa, thread-ab, ... (bijective base 26, so ids stay
+// letters, as FollowsFrom's id pattern expects, in a scaled world).
+func ThreadID(i int) string {
+	var b [16]byte
+	n := len(b)
+	for i++; i > 0; i = (i - 1) / 26 {
+		n--
+		b[n] = byte('a' + (i-1)%26)
+	}
+	return "thread-" + string(b[n:])
 }
 
 // Fault kinds, as the fault injector and the shrinker name them

@@ -59,6 +59,10 @@ type TerminalOptions struct {
 	// pane within 3 s (terminal.User.CloseEarly), on with CloseWeight in
 	// swarm worlds.
 	CloseEarly sim.Ratio
+	// Sessions, when > 0, is the number of sessions (panes) instead of
+	// the draw of 2-5, over (Sessions+1)/2 tabs instead of 1-3 (a scaled
+	// chaos world, model.Env.Threads).
+	Sessions int
 }
 
 // DefaultTerminalOptions is the mix the registered scenario runs.
@@ -101,8 +105,13 @@ func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
 	}
 	world := env.Rand("world")
 	app := terminal.NewApp(env, opts.Faults)
-	sessions := 2 + world.IntN("sessions", 4)
-	tabs := 1 + world.IntN("tabs", 3)
+	var sessions, tabs int
+	if opts.Sessions > 0 {
+		sessions, tabs = opts.Sessions, (opts.Sessions+1)/2
+	} else {
+		sessions = 2 + world.IntN("sessions", 4)
+		tabs = 1 + world.IntN("tabs", 3)
+	}
 	if tabs > sessions {
 		tabs = sessions
 	}

@@ -1,7 +1,6 @@
 package terminal
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/orchsim/orchsim/sim"
@@ -75,6 +74,7 @@ type Backend struct {
 	jobs     []*job
 	jobSeq   int
 	bg       *sim.Rand
+	stepFn   func() // step, bound once
 	// Teardown (lifecycle.go): created once its provider was constructed;
 	// stops counts stop() calls, stopRequested the first (requestEntryStop),
 	// stopBeforeSettle a stop requested while starting, postStop the
@@ -99,8 +99,9 @@ type heldWrite struct {
 }
 
 func newBackend(m *Manager, meta *Meta, gen int) *Backend {
-	b := &Backend{m: m, ID: fmt.Sprintf("%s#%d", meta.ID, gen), Session: meta.ID, Kind: meta.Kind, Cwd: meta.Cwd,
-		Resume: meta.Resume || gen > 1, actor: "agent/" + meta.ID, rand: m.env.Rand("agent/" + meta.ID)}
+	b := &Backend{m: m, ID: m.env.Str().Join(meta.ID+"#", gen), Session: meta.ID, Kind: meta.Kind, Cwd: meta.Cwd,
+		Resume: meta.Resume || gen > 1, actor: m.env.Str().Concat("agent/", meta.ID)}
+	b.rand = m.env.Rand(b.actor)
 	return b
 }
 
@@ -124,7 +125,9 @@ func (b *Backend) emit(kind, outcome string, attrs ...sim.Attr) {
 	if kind != "bg.start" && kind != "bg.end" {
 		b.touch()
 	}
-	b.m.env.Emit(b.actor, kind, outcome, append([]sim.Attr{sim.A("session", b.Session), sim.A("backend", b.ID)}, attrs...)...)
+	// On the stack: Emit copies the attributes.
+	var buf [10]sim.Attr
+	b.m.env.Emit(b.actor, kind, outcome, append(append(buf[:0], sim.A("session", b.Session), sim.A("backend", b.ID)), attrs...)...)
 }
 
 // started is called when start() resolves: the provider publishes its first
@@ -237,7 +240,7 @@ func (b *Backend) input(chunks []Chunk) {
 		// A TUI that has not painted its composer takes no input: the keys
 		// echo into the output area and are gone
 		// (agent-orchestrator#3023).
-		b.emit("input.misplaced", "", sim.A("seq", seqRange(chunks)), sim.A("why", "composer-unpainted"))
+		b.emit("input.misplaced", "", sim.A("seq", seqRange(b.m.env, chunks)), sim.A("why", "composer-unpainted"))
 		return
 	}
 	submit := false
@@ -315,7 +318,10 @@ func (b *Backend) beginTurn(via string) {
 
 func (b *Backend) scheduleStep() {
 	b.stepping = true
-	b.m.env.After(b.rand.Duration("step", time.Second, 20*time.Second), b.step)
+	if b.stepFn == nil {
+		b.stepFn = b.step
+	}
+	b.m.env.After(b.rand.Duration("step", time.Second, 20*time.Second), b.stepFn)
 }
 
 func (b *Backend) step() {

@@ -48,6 +48,8 @@ type User struct {
 	// drawn from its own stream, "user/close". Zero: never.
 	CloseEarly sim.Ratio
 	closer     *sim.Rand
+	// actFn is act bound once (a method value allocates at every use).
+	actFn func()
 }
 
 // User actions, drawn with ActionWeights (idle first: a zero draw does
@@ -90,7 +92,15 @@ func NewUser(app *App) *User {
 }
 
 // Start schedules the first action.
-func (u *User) Start() { u.app.env.After(u.gap(), u.act) }
+func (u *User) Start() { u.app.env.After(u.gap(), u.next()) }
+
+// next returns act, bound once.
+func (u *User) next() func() {
+	if u.actFn == nil {
+		u.actFn = u.act
+	}
+	return u.actFn
+}
 
 func (u *User) gap() time.Duration { return u.rand.Duration("gap", u.GapMin, u.GapMax) }
 
@@ -115,7 +125,7 @@ func (u *User) focused() string {
 }
 
 func (u *User) act() {
-	defer u.app.env.After(u.gap(), u.act)
+	defer u.app.env.After(u.gap(), u.next())
 	a, r := u.app, u.app.Renderer
 	if u.ReloadChance.Numerator > 0 && u.stuck() {
 		if u.reload == nil {
