@@ -32,6 +32,18 @@ type Config struct {
 	// BackgroundChance is the probability that a turn step backgrounds a
 	// tool call that runs on for 1-20 min after the turn.
 	BackgroundChance sim.Ratio
+	// PromptProtocol runs a feed-mode Send through agent-code's prompt
+	// delivery (delivery.go): main's reservation, the provider's readiness
+	// wait, Claude's composer absorption before a separate Enter and its
+	// durable JSONL acceptance, Codex's readiness poll and atomic write.
+	// Off, a Send is one step (it lands on a ready composer or is
+	// refused), as the scripted stories and older seeds have it.
+	PromptProtocol bool
+	// AbsorbMax bounds how long a Claude composer takes to show written
+	// text (pasteConfirm.ts@428aed2d measured the inline tail at 10-30 ms;
+	// 0 means 30 ms): a slow, loaded TUI stretches it toward the 2 s
+	// confirmation budget.
+	AbsorbMax time.Duration
 }
 
 // RecoverRequest is the recoverSession IPC payload.
@@ -195,6 +207,12 @@ type Manager struct {
 	beforeStart func(done func(error))
 	creates     int
 	known       map[string]bool
+	// reserved holds the sessions a prompt delivery has reserved
+	// (promptDeliveriesInFlight); deliverySeq numbers deliveries.
+	reserved    map[string]bool
+	deliverySeq int
+	// transcripts numbers fresh Claude transcript ids.
+	transcripts int
 }
 
 func newManager(app *App) *Manager {
@@ -202,7 +220,8 @@ func newManager(app *App) *Manager {
 		gens: map[string]int{}, readiness: map[string]readiness{}, counts: map[string]int{},
 		restores: map[string]ownedSize{}, sizes: map[string]ownedSize{}, buffers: map[string]*replayBuffer{},
 		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}, refs: map[string][]string{},
-		reapGen: map[string]int{}, gateNotes: map[string]*gateNote{}, mcp: NewMCPHost(), known: map[string]bool{}}
+		reapGen: map[string]int{}, gateNotes: map[string]*gateNote{}, mcp: NewMCPHost(), known: map[string]bool{},
+		reserved: map[string]bool{}}
 }
 
 func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
@@ -471,7 +490,7 @@ func (m *Manager) settled(c *claim, fails bool) {
 			delete(m.entries, id)
 			m.revokeMCP(b)
 		}
-		b.state = stopped
+		b.stop()
 		m.emit("start", CodeCancelled, sim.A("session", id), sim.A("backend", b.ID))
 		m.rollbackTmux(b)
 		m.rejectHeld(b, "cancelled")
@@ -488,7 +507,7 @@ func (m *Manager) settled(c *claim, fails bool) {
 		m.requestStop(b)
 		delete(m.entries, id)
 		m.revokeMCP(b)
-		b.state = stopped
+		b.stop()
 		m.emit("start", CodeStartFailed, sim.A("session", id), sim.A("backend", b.ID))
 		m.rollbackTmux(b)
 		m.rejectHeld(b, "start-failed")
@@ -595,7 +614,7 @@ func (m *Manager) kill(session, cause, wake string) {
 	}
 	m.emit("kill", "killed", attrs...)
 	wasLive := b.state == live
-	b.state = stopped
+	b.stop()
 	b.killJobs()
 	m.rejectHeld(b, "killed")
 	if wasLive {
@@ -609,7 +628,7 @@ func (m *Manager) exited(b *Backend, code int, cause string) {
 		delete(m.entries, b.Session)
 		m.revokeMCP(b)
 	}
-	b.state = stopped
+	b.stop()
 	b.killJobs()
 	m.emit("exit", m.env.Itoa(code), sim.A("session", b.Session), sim.A("backend", b.ID), sim.A("cause", cause))
 	m.rejectHeld(b, "exited")
@@ -771,6 +790,13 @@ func (m *Manager) Write(session, pane string, chunks []Chunk) {
 	}
 	seq := seqRange(m.env, chunks)
 	b := m.entries[session]
+	if m.reserved[session] {
+		// The delivery owns the composer: a raw write could splice into
+		// its paste or consume its Enter (sessionManager.ts@428aed2d
+		// write(): dropped, and the IPC layer reports why).
+		m.emit("pty.write", "refused", sim.A("session", session), sim.A("pane", pane), sim.A("seq", seq), sim.A("why", CodeInFlight))
+		return
+	}
 	if b != nil && b.state != stopped && m.holdsInput(b) {
 		b.held = append(b.held, heldWrite{pane: pane, chunks: chunks, at: m.env.Now()})
 		m.emit("pty.write", "held", sim.A("session", session), sim.A("pane", pane), sim.A("seq", seq), sim.A("backend", b.ID),
