@@ -42,7 +42,12 @@ type T3World struct {
 	incarn int
 	Agents []*agent.Agent
 	Users  []*agent.User
-	tabs   []tabSeen
+	// Indexes of Agents and Users by thread, and the lengths they cover.
+	agentOf  map[string]*agent.Agent
+	userOf   map[string]*agent.User
+	agentIdx int
+	userIdx  int
+	tabs     []tabSeen
 
 	// Faults configures the fault loop.
 	Faults FaultMix
@@ -311,16 +316,7 @@ func (w *T3World) Start() {
 		a.Instance = t.Instance
 		a.KeyReuse = w.KeyReuse
 		a.ReplanRetry = w.ReplanRetry
-		self := t.ID
-		a.Peers = func() []string {
-			var out []string
-			for _, id := range users {
-				if id != self {
-					out = append(out, id)
-				}
-			}
-			return out
-		}
+		a.World = users
 		w.Agents = append(w.Agents, a)
 		u := agent.NewUser(w.env, t.ID, t.ProjectID, w.Server, w.Habits)
 		u.ImpatienceMin, u.ImpatienceMax = w.ImpatienceMin, w.ImpatienceMax
@@ -507,22 +503,29 @@ func (w *T3World) toggleSchedules() {
 // Server returns the live server process, or nil while it is down.
 func (w *T3World) Server() *server.Server { return w.srv }
 
+// agent returns the agent of thread threadID (the first, as a scan would),
+// or nil; agentOf indexes Agents (a world of 1,000 threads looks one up on
+// every delivery), rebuilt when Agents grew.
 func (w *T3World) agent(threadID string) *agent.Agent {
-	for _, a := range w.Agents {
-		if a.Thread == threadID {
-			return a
+	if w.agentIdx != len(w.Agents) || w.agentOf == nil {
+		w.agentOf, w.agentIdx = map[string]*agent.Agent{}, len(w.Agents)
+		for i := len(w.Agents) - 1; i >= 0; i-- {
+			w.agentOf[w.Agents[i].Thread] = w.Agents[i]
 		}
 	}
-	return nil
+	return w.agentOf[threadID]
 }
 
+// user returns the user of thread threadID (the first), or nil; indexed
+// like agent.
 func (w *T3World) user(threadID string) *agent.User {
-	for _, u := range w.Users {
-		if u.Thread == threadID {
-			return u
+	if w.userIdx != len(w.Users) || w.userOf == nil {
+		w.userOf, w.userIdx = map[string]*agent.User{}, len(w.Users)
+		for i := len(w.Users) - 1; i >= 0; i-- {
+			w.userOf[w.Users[i].Thread] = w.Users[i]
 		}
 	}
-	return nil
+	return w.userOf[threadID]
 }
 
 func (w *T3World) latency() time.Duration {

@@ -89,6 +89,22 @@ type Backend struct {
 	tmuxCreated bool
 	// startAt is when the provider was constructed (provider.start.*).
 	startAt time.Duration
+	// cs and cx are the provider session's prompt gate (Claude) and
+	// readiness poll (Codex); surface, when set, replaces the surface they
+	// give the delivery protocols (tests install upstream's stubs there).
+	cs      *ClaudeSession
+	cx      *CodexSession
+	surface *PromptSurface
+	// view is what the composer shows of written prompt text (inline text
+	// or paste placeholders); pastes counts the placeholders, images the
+	// image pills; pending counts writes not yet absorbed.
+	view    string
+	text    string
+	pastes  int
+	images  int
+	pending int
+	// jsonl draws when a submitted prompt's transcript entry is ingested.
+	jsonl *sim.Rand
 }
 
 // heldWrite is one pane write main holds for a backend.
@@ -102,6 +118,19 @@ func newBackend(m *Manager, meta *Meta, gen int) *Backend {
 	b := &Backend{m: m, ID: m.env.Str().Join(meta.ID+"#", gen), Session: meta.ID, Kind: meta.Kind, Cwd: meta.Cwd,
 		Resume: meta.Resume || gen > 1, actor: m.env.Str().Concat("agent/", meta.ID)}
 	b.rand = m.env.Rand(b.actor)
+	now := m.env.Now
+	after := func(d time.Duration, f func()) sim.Timer { return m.env.Clock.AfterFunc(d, f) }
+	switch b.Kind {
+	case Claude:
+		resume := ""
+		if b.Resume {
+			resume = meta.ID
+		}
+		m.transcripts++
+		b.cs = NewClaudeSession(now, after, resume, m.transcripts)
+	case Codex:
+		b.cx = NewCodexSession(now, after)
+	}
 	return b
 }
 
@@ -135,6 +164,14 @@ func (b *Backend) emit(kind, outcome string, attrs ...sim.Attr) {
 func (b *Backend) started() {
 	b.state = live
 	b.liveAt = b.m.env.Now()
+	switch {
+	case b.cs != nil:
+		// The tail attaches before start() resolves; the replay window is
+		// the backend's own (replaying, below).
+		b.cs.Headless, b.cs.TailAttached, b.cs.ReplayQuiesced = backendScreen{b}, true, !b.Resume
+	case b.cx != nil:
+		b.cx.Headless = backendScreen{b}
+	}
 	switch {
 	case b.Kind != Claude:
 		b.m.setInputReadiness(b, false, "starting")
@@ -195,17 +232,31 @@ func (b *Backend) gate() (bool, string) {
 	if b.Kind != Claude {
 		return b.composer, "ready"
 	}
-	switch {
-	case b.prompt:
+	b.cs.ReplayQuiesced = !b.replaying
+	switch st := b.cs.Derive(); st.Kind {
+	case "ready":
+		return true, "ready"
+	case "blocked":
 		return false, "blocked"
-	case b.draft > 0:
-		return false, "human-draft"
-	case b.replaying:
-		return false, "replay-pending"
-	case !b.composer:
-		return false, "composer-unpainted"
+	case "occupied":
+		return false, st.Reason
+	case "warming":
+		return false, st.Reason
+	default:
+		return false, "exited"
 	}
-	return true, "ready"
+}
+
+// stop marks the process gone: the provider session publishes its exit
+// (Claude: terminal, every acceptance waiter session-exited).
+func (b *Backend) stop() {
+	b.state = stopped
+	switch {
+	case b.cs != nil && !b.cs.Exited:
+		b.cs.Exit()
+	case b.cx != nil:
+		b.cx.Exited = true
+	}
 }
 
 // publish emits readiness the provider's way: Claude emits ready:true on
@@ -217,6 +268,10 @@ func (b *Backend) publish() {
 		if g, ok := b.promptGate(); ok {
 			b.m.noteGate(b, g)
 		}
+	}
+	if b.cs != nil && b.state == live {
+		// The gate's transition reaches every awaitReadyForPrompt waiter.
+		b.cs.Refresh()
 	}
 	if b.Kind != Claude {
 		if ready && !b.published {

@@ -39,6 +39,18 @@ type Config struct {
 	// from its own stream. The generation's teardown, and the fence of a
 	// start it cancelled, last until it settles (lifecycle.go).
 	SlowStopChance sim.Ratio
+	// PromptProtocol runs a feed-mode Send through agent-code's prompt
+	// delivery (delivery.go): main's reservation, the provider's readiness
+	// wait, Claude's composer absorption before a separate Enter and its
+	// durable JSONL acceptance, Codex's readiness poll and atomic write.
+	// Off, a Send is one step (it lands on a ready composer or is
+	// refused), as the scripted stories and older seeds have it.
+	PromptProtocol bool
+	// AbsorbMax bounds how long a Claude composer takes to show written
+	// text (pasteConfirm.ts@428aed2d measured the inline tail at 10-30 ms;
+	// 0 means 30 ms): a slow, loaded TUI stretches it toward the 2 s
+	// confirmation budget.
+	AbsorbMax time.Duration
 }
 
 // RecoverRequest is the recoverSession IPC payload.
@@ -216,6 +228,12 @@ type Manager struct {
 	// constructFail marks sessions whose next provider construction
 	// throws (FailNextConstruction).
 	constructFail map[string]bool
+	// reserved holds the sessions a prompt delivery has reserved
+	// (promptDeliveriesInFlight); deliverySeq numbers deliveries.
+	reserved    map[string]bool
+	deliverySeq int
+	// transcripts numbers fresh Claude transcript ids.
+	transcripts int
 }
 
 func newManager(app *App) *Manager {
@@ -223,7 +241,8 @@ func newManager(app *App) *Manager {
 		gens: map[string]int{}, readiness: map[string]readiness{}, counts: map[string]int{},
 		restores: map[string]ownedSize{}, sizes: map[string]ownedSize{}, buffers: map[string]*replayBuffer{},
 		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}, refs: map[string][]string{},
-		reapGen: map[string]int{}, gateNotes: map[string]*gateNote{}, mcp: NewMCPHost(), known: map[string]bool{}, constructFail: map[string]bool{}}
+		reapGen: map[string]int{}, gateNotes: map[string]*gateNote{}, mcp: NewMCPHost(), known: map[string]bool{},
+		reserved: map[string]bool{}, constructFail: map[string]bool{}}
 }
 
 func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
@@ -514,7 +533,7 @@ func (m *Manager) settled(c *claim, fails bool) {
 			delete(m.entries, id)
 			m.revokeMCP(b)
 		}
-		b.state = stopped
+		b.stop()
 		m.emit("start", CodeCancelled, sim.A("session", id), sim.A("backend", b.ID))
 		m.rollbackTmux(b)
 		m.rejectHeld(b, "cancelled")
@@ -531,7 +550,7 @@ func (m *Manager) settled(c *claim, fails bool) {
 		m.requestStop(b)
 		delete(m.entries, id)
 		m.revokeMCP(b)
-		b.state = stopped
+		b.stop()
 		m.emit("start", CodeStartFailed, sim.A("session", id), sim.A("backend", b.ID))
 		m.rollbackTmux(b)
 		m.rejectHeld(b, "start-failed")
@@ -639,7 +658,7 @@ func (m *Manager) kill(session, cause, wake string) {
 	}
 	m.emit("kill", "killed", attrs...)
 	wasLive := b.state == live
-	b.state = stopped
+	b.stop()
 	b.killJobs()
 	m.rejectHeld(b, "killed")
 	if wasLive {
@@ -653,7 +672,7 @@ func (m *Manager) exited(b *Backend, code int, cause string) {
 		delete(m.entries, b.Session)
 		m.revokeMCP(b)
 	}
-	b.state = stopped
+	b.stop()
 	b.killJobs()
 	m.emit("exit", m.env.Itoa(code), sim.A("session", b.Session), sim.A("backend", b.ID), sim.A("cause", cause))
 	m.rejectHeld(b, "exited")
@@ -815,6 +834,13 @@ func (m *Manager) Write(session, pane string, chunks []Chunk) {
 	}
 	seq := seqRange(m.env, chunks)
 	b := m.entries[session]
+	if m.reserved[session] {
+		// The delivery owns the composer: a raw write could splice into
+		// its paste or consume its Enter (sessionManager.ts@428aed2d
+		// write(): dropped, and the IPC layer reports why).
+		m.emit("pty.write", "refused", sim.A("session", session), sim.A("pane", pane), sim.A("seq", seq), sim.A("why", CodeInFlight))
+		return
+	}
 	if b != nil && b.state != stopped && m.holdsInput(b) {
 		b.held = append(b.held, heldWrite{pane: pane, chunks: chunks, at: m.env.Now()})
 		m.emit("pty.write", "held", sim.A("session", session), sim.A("pane", pane), sim.A("seq", seq), sim.A("backend", b.ID),

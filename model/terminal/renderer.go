@@ -1,7 +1,9 @@
 package terminal
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/orchsim/orchsim/model"
@@ -85,6 +87,10 @@ type Renderer struct {
 	// reloaded: this renderer came up by a reload, over a main process
 	// that kept its backends, with none of its predecessor's runtimes.
 	reloaded bool
+	// prompts draws feed Send texts and promptSeq numbers them
+	// (Config.PromptProtocol).
+	prompts   *sim.Rand
+	promptSeq int
 	// wantBuf and panesBuf are renderStrict's scratch buffers.
 	wantBuf  []slot
 	panesBuf []*Pane
@@ -540,6 +546,11 @@ func (r *Renderer) strictRemount(session string) {
 func (r *Renderer) send(session string) {
 	deliver := func() {
 		m := r.app.Main
+		if r.app.cfg.PromptProtocol {
+			prompt := r.draftPrompt()
+			r.app.toMain(func() { m.DeliverPromptToAgent(session, prompt, nil, nil, func(DeliveryResult) {}) })
+			return
+		}
 		r.app.toMain(func() { m.DeliverPrompt(session) })
 	}
 	if r.Runtime(session).InputReady {
@@ -559,4 +570,21 @@ func (r *Renderer) send(session string) {
 		}
 		deliver()
 	})
+}
+
+// draftPrompt draws the text of a feed Send (PromptProtocol): mostly a
+// short line, sometimes a dictated multi-line prompt (the paste route,
+// inlined) or a big paste Claude collapses into a placeholder.
+func (r *Renderer) draftPrompt() string {
+	if r.prompts == nil {
+		r.prompts = r.app.env.Rand("user/prompt")
+	}
+	r.promptSeq++
+	switch r.prompts.Pick("prompt-shape", 6, 3, 1) {
+	case 1:
+		return fmt.Sprintf("<stt>\nplease look at item %d\n</stt>", r.promptSeq)
+	case 2:
+		return strings.Repeat(fmt.Sprintf("line %d of a long paste\n", r.promptSeq), 5)
+	}
+	return fmt.Sprintf("fix bug %d", r.promptSeq)
 }

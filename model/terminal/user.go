@@ -48,6 +48,13 @@ type User struct {
 	// drawn from its own stream, "user/close". Zero: never.
 	CloseEarly sim.Ratio
 	closer     *sim.Rand
+	// MoveAfterSend is the chance that, right after a feed Send, the user
+	// moves on at once (0-1 s later) in a way that remounts the session's
+	// pane (a StrictMode remount of its leaf, or Spotlight on it), so the
+	// remount lands while the delivery is in flight. Its draws come from
+	// their own stream, "user/move".
+	MoveAfterSend sim.Ratio
+	move          *sim.Rand
 	// actFn is act bound once (a method value allocates at every use).
 	actFn func()
 }
@@ -189,6 +196,7 @@ func (u *User) act() {
 	case ActSend:
 		if p != nil && p.Mode == Feed && p.Failed == "" {
 			a.Send(s)
+			u.moveAfterSend(s)
 		}
 	case ActFocus:
 		if r.View.Surface == SurfaceEditor {
@@ -308,5 +316,32 @@ func (u *User) typeEagerly(session string) {
 		if p := u.app.Renderer.VisiblePane(session); p != nil && p.Mode == Terminal && p.Attached && p.Failed == "" {
 			u.app.Type(session, KeyText, n)
 		}
+	})
+}
+
+// moveAfterSend is the user who presses Send and moves on at once: with
+// chance MoveAfterSend, 0-1 s later, the session's leaf remounts (StrictMode)
+// or the user enters Spotlight on it.
+func (u *User) moveAfterSend(session string) {
+	if u.MoveAfterSend.Numerator == 0 {
+		return
+	}
+	if u.move == nil {
+		u.move = u.app.env.Rand("user/move")
+	}
+	if !u.move.Chance("move", u.MoveAfterSend) {
+		return
+	}
+	spotlight := u.move.Chance("spotlight", sim.Per(1, 2))
+	u.app.env.After(u.move.Duration("move-after", 0, time.Second), func() {
+		r := u.app.Renderer
+		if r.View.Surface != SurfaceEditor || r.View.Fullscreen {
+			return
+		}
+		if spotlight {
+			u.app.EnterSpotlight(session)
+			return
+		}
+		u.app.StrictRemount(session)
 	})
 }
