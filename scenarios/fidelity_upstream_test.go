@@ -201,7 +201,7 @@ var upstreamRegistry = []component{
 		{"AC-N01", goTest("terminal", "TestACN01_RevisionsMonotonicAcrossReplacementBackend"), pass, ""},
 		{"AC-N02", goTest("terminal", "TestACN02_TypedConflictsForKindOrCwd"), pass, ""},
 		{"AC-N03", goTest("terminal", "TestACN03_TmuxRollbackDestroysOnlyCreated"), pass, ""},
-		{"AC-N04", goTest("terminal", "TestACN04_AdoptsWhileDeliveryInFlight"), differently, "prompt delivery is one step, so 'in flight' is a delivery at the same instant as the recover"},
+		{"AC-N04", goTest("terminal", "TestACN04_AdoptsWhileDeliveryInFlight"), pass, ""},
 		{"AC-N05", goTest("terminal", "TestACN05_PostStartTeardownWhileFirstStopBlocked"), pass, ""},
 		{"AC-N06", goTest("terminal", "TestACN06_RestoresUnderExistingWorkspaceID"), pass, ""},
 		{"AC-N07", goTest("terminal", "TestACN07_FreshSpawnCannotChooseID"), pass, ""},
