@@ -129,6 +129,19 @@ const (
 	IdleSparesBackgroundWork model.Switch = "idle-spares-background-work"
 )
 
+// DeliverWithoutReadiness is a plausible wrong prompt delivery: the
+// Claude and Codex protocols write the prompt without awaiting the
+// provider's readiness (Codex's pre-#211 path), so a Send to a TUI that
+// shows a permission prompt or has not painted its composer loses its
+// bytes.
+const DeliverWithoutReadiness model.Mutant = "deliver-without-readiness"
+
+// EnterBeforeAbsorbed is the optimization Claude 2.1.209 invalidated:
+// Claude's delivery writes Enter right after the text instead of waiting
+// for the composer to show it, so the Enter lands in the paste accumulator
+// and is swallowed.
+const EnterBeforeAbsorbed model.Mutant = "enter-before-absorbed"
+
 // AdoptSettledOnly is the mutant of AdoptBeforeSpawn: the reloaded
 // renderer's restore adopts a settled live backend but cold-spawns when
 // none is settled, ignoring a spawn still in flight (a claim), so a reload
@@ -269,6 +282,18 @@ func init() {
 		Doc:        "a renderer reload makes main forget the spawns in flight (claims and registry entries) without stopping their backends, so the new renderer's recover spawns a second one",
 		Scenario:   "terminal-remount",
 		Invariants: []string{"one-agent-process-per-session"}, GateStrategy: "commit"})
+	// Both need worlds where feed Sends run the delivery protocol: the
+	// prompt-protocol swarm dimension.
+	model.RegisterMutant(model.MutantInfo{Name: DeliverWithoutReadiness, Group: catalog.TerminalSession,
+		Doc:        "prompt delivery writes without awaiting the provider's readiness: bytes sent to a TUI showing a prompt, or not yet painted, are lost",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"prompt-delivery-lands-in-composer"},
+		GateSeeds:  200, GateStrategy: "swarm"})
+	model.RegisterMutant(model.MutantInfo{Name: EnterBeforeAbsorbed, Group: catalog.TerminalSession,
+		Doc:        "Claude's delivery writes Enter right after the text, before the composer shows it: the Enter is swallowed into the paste",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"prompt-delivery-lands-in-composer"},
+		GateSeeds:  200, GateStrategy: "swarm"})
 	model.RegisterMutant(model.MutantInfo{Name: NeverKillOnTimeout, Group: catalog.TerminalSession,
 		Doc:        "a readiness timeout never kills, not even a spawned backend: a backend that never becomes ready is never replaced",
 		Scenario:   "terminal-remount",
