@@ -123,3 +123,42 @@ func TestSBN21_ReturnedDesktopPageReconnectsWithoutViewer(t *testing.T) {
 	assert.Equal(t, 2, w.b.DesktopConnections)
 	assert.True(t, tab.HasPage())
 }
+
+// TestSBN56_DownloadOfferedWhenTabMovesOn is SB-N56, upstream "a file a
+// blank tab opened is offered to download if the tab moves on while it
+// saves": the navigation to the file is aborted, the person navigates
+// elsewhere while the file is written, and the saved file is offered.
+func TestSBN56_DownloadOfferedWhenTabMovesOn(t *testing.T) {
+	w := newSB(t, reported)
+	tab := w.b.OpenUnowned(sbThread, "", false)
+	w.b.AttachViewer(tab, "viewer", true)
+	w.input(tab, "viewer", ViewerInput{Kind: InputTakeControl})
+	w.run(time.Second)
+	pdf := "https://example.com/paper.pdf"
+	w.b.PageRequest(tab, pdf)
+	w.b.PageRequestFailed(tab, pdf, "net::ERR_ABORTED")
+	w.b.PageDownload(tab, DownloadEvent{FileName: "paper.pdf", URL: pdf, Size: 4, SaveTime: 100 * time.Millisecond})
+	w.run(50 * time.Millisecond)
+	w.b.PageRequest(tab, "https://example.com/next")
+	w.run(100 * time.Millisecond)
+	offered := tags(tab.Output("viewer"), "download")
+	require.Len(t, offered, 1)
+	assert.Equal(t, "paper.pdf", offered[0].FileName)
+}
+
+// TestSBN88_HeadlessPageStaysHeadless is SB-N88, upstream "a headless page
+// never becomes a native page when a desktop attaches later": a desktop
+// that would render the thread's tabs appears after the tab opened
+// headless; a viewer and a reusing open leave it headless.
+func TestSBN88_HeadlessPageStaysHeadless(t *testing.T) {
+	w := newSB(t, reported)
+	tab := w.ready()
+	w.b.DesktopFor = func(string) (bool, time.Duration) { return true, 0 }
+	w.b.AttachViewer(tab, "viewer", false)
+	reuse := w.as("agent-a", OpOpen, onTab(tab, func(r *Request) { r.URL = "https://headless.example/test" }))
+	require.Equal(t, OK, reuse.Outcome)
+	assert.Equal(t, tab.TabID, reuse.TabID)
+	assert.Equal(t, 1, tab.Gotos, "the open navigated the headless page")
+	assert.False(t, tab.Desktop)
+	assert.Equal(t, 0, w.b.DesktopConnections)
+}
