@@ -1,7 +1,8 @@
 package terminal
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -346,12 +347,7 @@ func (m *Manager) AdoptLiveOrSpawn(req RecoverRequest, reply func(RecoverResult)
 // no restore resize, so the reloaded renderer's panes count afresh.
 func (m *Manager) rendererReloaded() {
 	if m.app.Profile().Has(ReloadDropsClaims) {
-		var ids []string
-		for id := range m.claims {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
+		for _, id := range slices.Sorted(maps.Keys(m.claims)) {
 			c := m.claims[id]
 			delete(m.claims, id)
 			if m.entries[id] == c.backend {
