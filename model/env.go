@@ -31,10 +31,22 @@ type Env struct {
 	// stop, actors and timers run on so that obligations can be kept.
 	Healing bool
 	// CommitFaults asks for faults at commit points (the commit strategy;
-	// AtCommitPoint); CommitBudget is how many more such faults the world
-	// allows in this run (the world sets it).
+	// AtCommitPoint).
 	CommitFaults bool
-	CommitBudget int
+	// CommitReached, when set, is told every time the run reaches a commit
+	// point where a fault could be placed (before the draw that decides
+	// it): the branch strategy's rarity counts the points reached.
+	CommitReached func(name string)
+	// Crash, set by a world with a server process, kills that process now
+	// (memory lost, store kept) and boots the next one after an outage: how
+	// a model injects a crash at a commit point (CrashProcess).
+	Crash func()
+	// Prompt, set by a world with users, has the user of threadID send a
+	// prompt at this instant (PromptNow): how a commit point races a prompt
+	// with the step that reached it.
+	Prompt func(threadID string)
+	// commitPlaced counts the faults placed per commit point in this run.
+	commitPlaced map[string]int
 	// Threads asks a scenario that scales (scenarios.Scenario.Scalable)
 	// for a world of this many T3 threads, with its agents, users, preview
 	// hosts and terminal panes in proportion; 0 (the default) is the
