@@ -157,6 +157,7 @@ type ProbeCounter struct {
 	preview    map[string]bool          // thread -> its last issued credential carried preview
 	delivering map[string]string        // terminal session -> backend a prompt delivery holds reserved
 	page       pageLife                 // pending dialogs and withdrawn pages (pagelife.go)
+	profiles   profileLife              // profile catalogues across restarts (profiles.go)
 
 	// liveSessions counts provider sessions opened and not yet released.
 	liveSessions int
@@ -213,6 +214,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.schedules.observe(ev, hit)
 	toolCallRedelivered(ev, hit)
 	p.page.observe(ev, hit)
+	p.profiles.observe(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		p.liveSessions = 0 // sessions die with their process

@@ -56,6 +56,10 @@ type Env struct {
 
 	taken map[string]bool
 	strs  *sim.Strings
+	// rands caches Rand's streams by actor for randSrc (a Rand is two
+	// immutable words, so one per actor serves every call).
+	rands   map[string]*sim.Rand
+	randSrc sim.Source
 }
 
 // Str returns the run's string builder: attribute values and ids such as a
@@ -97,7 +101,20 @@ func (e *Env) Enabled(actor string) bool {
 }
 
 // Rand returns the sub-stream of actor.
-func (e *Env) Rand(actor string) *sim.Rand { return sim.NewRand(e.Source, actor) }
+// The same stream for the same actor and Source: models call it per event,
+// so each actor's is made once (registering the actor on the first call, as
+// sim.NewRand does) and kept.
+func (e *Env) Rand(actor string) *sim.Rand {
+	if e.randSrc != e.Source || e.rands == nil {
+		e.rands, e.randSrc = map[string]*sim.Rand{}, e.Source
+	}
+	r := e.rands[actor]
+	if r == nil {
+		r = sim.NewRand(e.Source, actor)
+		e.rands[actor] = r
+	}
+	return r
+}
 
 // Now returns virtual time since the run's start.
 func (e *Env) Now() time.Duration { return sim.Since(e.Clock) }
