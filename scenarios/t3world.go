@@ -21,11 +21,12 @@ import (
 // first one made durable.
 const CommitToolReply = "tool.reply"
 
-// MaxCommitFaults bounds the faults the commit strategy places per run.
-const MaxCommitFaults = 2
+// MaxCommitFaults bounds the faults the commit strategy places per commit
+// point and run (model.CommitFaultsPerPoint).
+const MaxCommitFaults = model.CommitFaultsPerPoint
 
 func init() {
-	model.DeclareCommitPoint(model.CommitPointInfo{Name: CommitToolReply, Group: catalog.Orchestrator,
+	model.DeclareCommitPoint(model.CommitPointInfo{Name: CommitToolReply, Group: catalog.Orchestrator, Fault: "server-restart",
 		Doc: "an orchestrator tool call is answered (effect and receipt written), the reply not yet sent: the server crashes and the reply is lost"})
 }
 
@@ -88,10 +89,11 @@ type T3World struct {
 
 	// hosts are the client preview hosts (previewhosts.go), hrand their
 	// stream.
-	hosts []*browser.DesktopHost
-	hrand *sim.Rand
-	lrand *sim.Rand // the users' moves away from a thread (thread-leave)
-	prand *sim.Rand // the server tabs' page lifecycle (pagelife.go), nil when off
+	hosts    []*browser.DesktopHost
+	hrand    *sim.Rand
+	lrand    *sim.Rand // the users' moves away from a thread (thread-leave)
+	prand    *sim.Rand // the server tabs' page lifecycle (pagelife.go), nil when off
+	profRand *sim.Rand // the server tabs' browser profiles (profiles.go), nil when off
 	// PageLifecycle lets the page-lifecycle dimension be drawn
 	// (pagelife.go): page dialogs, failed navigations, desktop
 	// withdrawals. Off keeps the worlds of the scenarios that predate it
@@ -316,8 +318,12 @@ func (w *T3World) Start() {
 			}
 		}
 	}
-	if w.env.CommitFaults {
-		w.env.CommitBudget = MaxCommitFaults
+	w.env.Crash = func() { w.restartHow(false) }
+	w.env.Prompt = func(threadID string) {
+		if u := w.user(threadID); u != nil {
+			w.env.Emit("fault", "prompt-now", "", sim.A("thread", threadID))
+			u.PromptNow()
+		}
 	}
 	w.applyOff()
 	if w.FirstTurnCrash.Numerator > 0 {
@@ -347,6 +353,7 @@ func (w *T3World) Start() {
 			sim.A("browser-access", fmt.Sprint(w.Store.Project(t.ProjectID).BrowserAccess)))
 	}
 	w.startPageLifecycle()
+	w.startProfiles()
 	w.boot()
 	w.startHosts()
 	for _, u := range w.Users {
@@ -486,6 +493,7 @@ func (w *T3World) boot() {
 		},
 	})
 	w.wirePage(w.srv.Browser)
+	w.wireProfiles(w.srv.Browser)
 	w.srv.Orch.Nested = w.NestedDelegation
 	for _, h := range w.hosts {
 		h.Attach(w.srv.Broker)
@@ -609,7 +617,7 @@ func (c *netCall) arrive() {
 			// The server dies before the reply leaves it: the reply is
 			// lost with the process, and the caller retries (or not)
 			// against the next one.
-			w.env.After(0, func() { w.restartHow(false) })
+			w.env.CrashProcess()
 			return
 		}
 		if model.IsOrchestratorTool(call.Tool) && !w.env.Healing && w.net.Chance("response-loss", w.ResponseLoss) {
