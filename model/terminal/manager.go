@@ -553,8 +553,7 @@ func (m *Manager) setInputReadiness(b *Backend, ready bool, reason string) {
 	m.readiness[id] = readiness{ready, reason, rev}
 	m.emit("input-readiness", "", sim.A("session", id), sim.A("backend", b.ID), sim.A("ready", b2s(ready)),
 		sim.A("reason", reason), sim.A("rev", m.env.Itoa(rev)))
-	r := m.app.Renderer
-	m.app.toRenderer(func() { r.onInputReadiness(id, ready, rev) })
+	m.app.toRendererMsg(hopReadiness, id, ready, rev)
 }
 
 // Attach is attachAgentPty: with a registry entry it takes a reference,
@@ -791,9 +790,7 @@ func (m *Manager) appendOutput(b *Backend, n int) {
 	}
 	buf.append(m.sizes[id].Cols, n)
 	if m.counts[id] > 0 {
-		r := m.app.Renderer
-		chunks := (n + 4095) / 4096
-		m.app.toRenderer(func() { r.onPTYData(id, chunks) })
+		m.app.toRendererMsg(hopPTYData, id, false, (n+4095)/4096)
 	}
 }
 
