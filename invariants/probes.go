@@ -73,6 +73,8 @@ var (
 		Doc: "a provider session idled out while its thread had an open agent tab"})
 	probeDetachWithoutReference = declareProbe(ProbeInfo{Name: "detach-without-reference", Group: catalog.TerminalSession,
 		Doc: "main got an agent PTY detach from a client that held no attach reference (ignored, or unmatched at zero)"})
+	probeLateExitOverReplacement = declareProbe(ProbeInfo{Name: "late-exit-over-replacement", Group: catalog.TerminalSession,
+		Doc: "the late exit of a start main gave up on arrived while a newer backend held the session's entry (ignored, or applied to it)"})
 	probeReapWithBackgroundJob = declareProbe(ProbeInfo{Name: "reap-with-background-job", Group: catalog.TerminalSession,
 		Doc: "the detached-idle reaper found a session with a background job running (spared it, or killed it with the job)"})
 	probeInputBeforeComposer = declareProbe(ProbeInfo{Name: "input-before-composer", Group: catalog.TerminalSession,
@@ -408,6 +410,8 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		hit(probeReapWithBackgroundJob)
 	case ev.Actor == "main" && ev.Kind == "pty.detach" && (ev.Outcome == "ignored" || ev.Outcome == "unmatched"):
 		hit(probeDetachWithoutReference)
+	case ev.Actor == "main" && ev.Kind == "exit.late" && ev.Get("entry") != "-" && ev.Get("entry") != ev.Get("backend"):
+		hit(probeLateExitOverReplacement)
 	case ev.Actor == "main" && ev.Kind == "recover" && ev.Outcome == "joined":
 		hit(probeRecoverJoinedSpawn)
 	case ev.Actor == "main" && (ev.Kind == "start" && ev.Outcome != "live" || ev.Kind == "kill" && ev.Outcome == "killed" || ev.Kind == "exit"):
