@@ -72,7 +72,7 @@ var Record = []RecordEntry{
 	{Place: Entry, N: 25, Report: "Untrivial-ai/agent-orchestrator#3023", Summary: "keystrokes typed before the agent's composer is ready land in the output area and are lost"},
 
 	{Place: Appendix, N: 1, Report: "t3code#6355", Summary: "leaving a thread detaches its preview control session; back on the old tab, automation stalls", Cost: "14 files, +350 -20 (ace3c3d; on the client-host mechanism of entries 10-12)"},
-	{Place: Appendix, N: 2, Report: "t3code#12926", Summary: "extra app instances mark running sessions as not having survived a restart while their agents work on", LeftOut: "not modelled yet: needs a second app instance sharing the server, which the worlds lack"},
+	{Place: Appendix, N: 2, Report: "t3code#12926", Summary: "extra app instances mark running sessions as not having survived a restart while their agents work on"},
 	{Place: Appendix, N: 3, Report: "t3code#7314", Summary: "after a SIGKILL mid-subagent, the child never gets a terminal event and stays running", Cost: "2 files, +32 -3 (1a62c57)"},
 	{Place: Appendix, N: 4, Report: "t3code#7083", Summary: "withdrawing browser access skips revocation on the deny path; a replaced process's token stays valid", Cost: "8 files, +318 -7 (729ffbd 040af80 and its halves of 70d05b1 2536fd7)"},
 	{Place: Appendix, N: 5, Report: "t3code#3754", Summary: "stale credential-map entries make both old and new session skip revocation after a workspace handoff",

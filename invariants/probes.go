@@ -85,6 +85,8 @@ var (
 		Doc: "a second recover for a session reached main while its first spawn was still starting, and joined it"})
 	probeReloadOverLiveBackend = declareProbe(ProbeInfo{Name: "renderer-reload-over-backend", Group: catalog.TerminalSession,
 		Doc: "the desktop app's renderer reloaded while main held a running agent backend"})
+	probeExtraInstanceOverRunningRun = declareProbe(ProbeInfo{Name: "extra-instance-over-running-run", Group: catalog.RestartContinuation,
+		Doc: "a second app instance launched against the home while the live backend was running a run (refused, or its startup reconcile ran; t3code#12926)"})
 	probeRestartFoundRunningRun = declareProbe(ProbeInfo{Name: "restart-found-running-run", Group: catalog.RestartContinuation,
 		Doc: "a server started over a run its dead predecessor left running (the startup reconcile settled it)"})
 	probeRestartLostIngestion = declareProbe(ProbeInfo{Name: "restart-behind-ingestion-backlog", Group: catalog.RestartContinuation,
@@ -143,6 +145,7 @@ type ProbeCounter struct {
 	schedules scheduleRestarts         // scheduled fires and restarts (schedule.go)
 	replaced  map[string]bool          // incarnations released by an in-place restart
 	running   map[string]bool          // terminal backends spawned and not yet stopped
+	runs      map[string]bool          // server runs started and not yet settled
 	backends  int                      // len(running)
 	preview   map[string]bool          // thread -> its last issued credential carried preview
 
@@ -154,7 +157,7 @@ type ProbeCounter struct {
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
 		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
-		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}}
+		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, runs: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}}
 }
 
 // Name implements sim.Checker.
@@ -241,8 +244,19 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		p.stopping = slices.DeleteFunc(p.stopping, func(t string) bool { return t == ev.Get("thread") })
 	case ev.Actor == "server" && ev.Kind == "message.duplicate":
 		hit(probeMessageDeliveredTwice)
-	case ev.Actor == "server" && ev.Kind == "reconcile" && ev.Get("trigger") == "startup":
-		hit(probeRestartFoundRunningRun)
+	case ev.Actor == "server" && ev.Kind == "run.start":
+		p.runs[ev.Get("run")] = true
+	case ev.Actor == "server" && (ev.Kind == "run.end" || ev.Kind == "ingest.replay"):
+		delete(p.runs, ev.Get("run"))
+	case ev.Actor == "server" && ev.Kind == "instance.extra" && ev.Outcome != "":
+		if len(p.runs) > 0 {
+			hit(probeExtraInstanceOverRunningRun)
+		}
+	case ev.Actor == "server" && ev.Kind == "reconcile":
+		delete(p.runs, ev.Get("run"))
+		if ev.Get("trigger") == "startup" {
+			hit(probeRestartFoundRunningRun)
+		}
 	case ev.Kind == "restart-continuation":
 		hit(probeRestartContinuation)
 	case ev.Kind == "host.suspend":
