@@ -149,6 +149,24 @@ var t3Groups = []catalog.Group{catalog.ProviderSession, catalog.MCPCredential, c
 //	store what=schedules
 //	  prints the schedule rows (enabled, next run, last run, run count)
 //
+// Inputs added for the reports' own steps (issue 14: entries 19 and 20):
+//
+//	steer thread=T
+//	  The user sends a message while T's turn runs (server.Steer): a
+//	  durable pending turn start the turn's completion adopts. Prints
+//	  "=> queued <message id>", or "=> not queued" (no running turn, or a
+//	  message already waits).
+//	call ... call-id=ID [redelivered]
+//	  The call's MCP tools/call id (the agent's tool_use id); with
+//	  redelivered the call is the transport's second delivery of the
+//	  earlier call with that id (hermes-agent#57767,
+//	  dedupe-keyless-by-call-id), traced as fault tool-call-redelivered
+//	  with what the first delivery answered.
+//	storm thread=T events=N
+//	  N tool-call updates of T's provider flood the server's ingestion
+//	  queue (server.IngestStorm, server.IngestEventCost each); events
+//	  ingested later, a turn's completion among them, wait behind them.
+//
 // exec runs one command of the T3 language.
 func (w *t3Script) exec(c *Command, a *cmdArgs) string {
 	if c.Cmd == "new" {
@@ -202,6 +220,11 @@ type t3Script struct {
 	// every server process the script boots.
 	scheduling bool
 	nested     sim.Ratio
+	// steers counts the messages steer sent.
+	steers int
+	// callOutcome is the answer of the last call with each call-id=
+	// (looked up by a redelivered call, never ranged over).
+	callOutcome map[string]string
 }
 
 func (w *t3Script) applyRegistry() {
@@ -292,6 +315,7 @@ func (w *t3Script) start(a *cmdArgs) {
 		a.fail("new needs threads=(id:instance, ...)")
 	}
 	w.desktop = a.vals("desktop")
+	w.callOutcome = map[string]string{}
 	w.scheduling = a.boolean("scheduling", false)
 	if v := a.str("nested", ""); v != "" {
 		n, d, ok := strings.Cut(v, "/")
@@ -471,6 +495,19 @@ func (w *t3Script) run(d *Command, a *cmdArgs) string {
 			ClientRequestID: a.str("key", ""), Mode: a.str("mode", ""), Timeout: a.duration("timeout", 0),
 			Target: w.threadRef(a, a.str("target", "")), Action: a.str("action", ""), TaskID: w.taskArg(a)}
 		call.Retry = a.has("retry")
+		call.CallID = a.str("call-id", "")
+		if a.has("redelivered") {
+			// The transport's second delivery of the call (as the worlds'
+			// call-redelivery does): traced first, with what the first
+			// delivery answered.
+			first, ok := w.callOutcome[call.CallID]
+			if call.CallID == "" || !ok {
+				a.fail("call redelivered needs the call-id= of an earlier call")
+			}
+			call.Redelivered = true
+			w.env.Emit("fault", "tool-call-redelivered", "", sim.A("thread", th.id), sim.A("tool", call.Tool),
+				sim.A("tool-call", call.CallID), sim.A("first", first))
+		}
 		giveUp := w.clientTimeout(a, th)
 		extra := orchestrator.Extra{Instance: a.str("instance", ""), Task: a.text("text", ""), IncludeSubagents: a.has("subagents")}
 		for _, e := range a.vals("entries") {
@@ -539,6 +576,9 @@ func (w *t3Script) run(d *Command, a *cmdArgs) string {
 		}
 		if call.Tool == model.ToolPreviewOpen && got.Outcome == browser.OK && w.tabName(got.TabID) == got.TabID {
 			w.tabs = append(w.tabs, got.TabID)
+		}
+		if call.CallID != "" {
+			w.callOutcome[call.CallID] = got.Outcome
 		}
 		result = "=> " + got.Outcome
 		if got.TabID != "" {
@@ -707,6 +747,22 @@ func (w *t3Script) run(d *Command, a *cmdArgs) string {
 			outcome = "unchanged"
 		}
 		result = "=> " + outcome + " " + which
+	case "steer":
+		th := w.mustThread(a)
+		msg := fmt.Sprintf("message:%s:steer-%d", th.id, w.steers+1)
+		if w.srv.Steer(th.id, msg) {
+			w.steers++
+			result = "=> queued " + msg
+		} else {
+			result = "=> not queued"
+		}
+	case "storm":
+		th := w.mustThread(a)
+		n := a.integer("events", 0)
+		if n < 1 {
+			a.fail("storm events=%d: want a positive number of events", n)
+		}
+		w.srv.IngestStorm(th.id, n)
 	case "interrupt":
 		th := w.mustThread(a)
 		if !w.srv.Interrupt(th.id) {
