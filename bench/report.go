@@ -3,8 +3,10 @@ package bench
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -38,6 +40,12 @@ type Plan struct {
 	// An empty MemoryScenario means chaos if registered, else the first.
 	MemoryScenario string
 	MemorySeeds    int
+	// ScaleThreads, ScaleSeeds and ScaleHorizon: the scale measurement
+	// (MeasureScale), ScaleSeeds seeds of ScaleScenario at each world
+	// size for ScaleHorizon each; no sizes, no scale table.
+	ScaleThreads []int
+	ScaleSeeds   int
+	ScaleHorizon time.Duration
 	// Seed seeds the workload's sessions.
 	Seed uint64
 }
@@ -55,6 +63,9 @@ func QuickPlan() Plan {
 		Repeats:          1,
 		ScenarioSeeds:    10,
 		MemorySeeds:      10,
+		ScaleThreads:     ScaleThreads,
+		ScaleSeeds:       1,
+		ScaleHorizon:     6 * time.Hour,
 		Seed:             1,
 	}
 }
@@ -69,6 +80,7 @@ func FullPlan() Plan {
 	p.SynctestEvents = []uint64{300_000, 300_000, 100_000}
 	p.Repeats = 5
 	p.ScenarioSeeds, p.MemorySeeds = 200, 200
+	p.ScaleSeeds, p.ScaleHorizon = 3, ScenarioHorizon
 	return p
 }
 
@@ -82,8 +94,29 @@ type Report struct {
 	// Scenarios holds one result per registered scenario.
 	Scenarios []ScenarioResult
 	Memory    MemoryResult
+	// Scale holds one result per world size of Plan.ScaleThreads.
+	Scale []ScaleResult
 	// Wall is how long the whole report took.
 	Wall time.Duration
+	// LoadBefore and LoadAfter are the machine's load averages (1, 5 and
+	// 15 min) when the report started and ended, from /proc/loadavg; ""
+	// where it cannot be read.
+	LoadBefore, LoadAfter string
+}
+
+// LoadAverage returns the machine's 1, 5 and 15 min load averages as
+// /proc/loadavg gives them ("0.52 0.58 0.59"), or "" where it cannot be read
+// (not Linux).
+func LoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // Ratios are the comparisons the report is for, at one workload size.
@@ -132,11 +165,12 @@ func div(a, b float64) float64 {
 // per step to progress (which may be io.Discard).
 func RunPlan(p Plan, progress io.Writer) (*Report, error) {
 	start := time.Now()
+	load := LoadAverage()
 	if p.Repeats < 1 || len(p.Events) != len(p.Sessions) || len(p.MockEvents) != len(p.Sessions) ||
 		len(p.SynctestEvents) != len(p.Sessions) {
 		return nil, fmt.Errorf("bench: plan %q: want Repeats >= 1 and one event count per size", p.Name)
 	}
-	rep := &Report{Plan: p, Runs: make([][]Result, len(p.Sessions)*len(Engines))}
+	rep := &Report{Plan: p, Runs: make([][]Result, len(p.Sessions)*len(Engines)), LoadBefore: load}
 	for repeat := range p.Repeats {
 		for i, n := range p.Sessions {
 			for j, engine := range Engines {
@@ -180,7 +214,16 @@ func RunPlan(p Plan, progress io.Writer) (*Report, error) {
 		}
 		rep.Memory = m
 	}
+	for _, n := range p.ScaleThreads {
+		fmt.Fprintf(progress, "scale: %s with %d threads, %d seeds\n", ScaleScenario, n, p.ScaleSeeds)
+		r, err := MeasureScale(n, profile, p.ScaleHorizon, 1, p.ScaleSeeds)
+		if err != nil {
+			return nil, err
+		}
+		rep.Scale = append(rep.Scale, r)
+	}
 	rep.Wall = time.Since(start)
+	rep.LoadAfter = LoadAverage()
 	return rep, nil
 }
 
@@ -221,6 +264,7 @@ func (r *Report) Write(w io.Writer) error {
 	fmt.Fprintf(w, "orchsim bench (%s): %s %s/%s, %d CPUs, GOMAXPROCS=%d; medians of %d interleaved repeats; %s in all\n",
 		p.Name, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), p.Repeats,
 		r.Wall.Round(100*time.Millisecond))
+	fmt.Fprintf(w, "load average (1, 5, 15 min): %s at the start, %s at the end\n", orUnknown(r.LoadBefore), orUnknown(r.LoadAfter))
 	fmt.Fprintf(w, "\nKERNEL WORKLOAD: N sessions, 30 min idle timers reset by activity, release and resume;\n"+
 		"%s untimed warm-up (none for the Mock at %d+ sessions); orchsim traces and fingerprints every event\n", p.Warmup, p.MockNoWarmupFrom)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
@@ -251,6 +295,20 @@ func (r *Report) Write(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := r.writeMemory(w); err != nil {
+		return err
+	}
+	return r.writeScale(w)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func (r *Report) writeMemory(w io.Writer) error {
 	m := r.Memory
 	if m.Scenario == "" {
 		return nil
@@ -258,7 +316,7 @@ func (r *Report) Write(w io.Writer) error {
 	const mb = 1 << 20
 	fmt.Fprintf(w, "\nMEMORY: one loop of %s seeds 1-%d (profile fixed, %s each), sampled at %d and %d seeds\n",
 		m.Scenario, m.Seeds[1], ScenarioHorizon, m.Seeds[0], m.Seeds[1])
-	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "after seeds\theap in use after GC (MB)\tpeak heap in use (MB)\tsys (MB)\t")
 	for i := range 2 {
 		fmt.Fprintf(tw, "%d\t%.2f\t%.2f\t%.1f\t\n", m.Seeds[i], float64(m.HeapInuse[i])/mb, float64(m.PeakHeapInuse[i])/mb, float64(m.Sys[i])/mb)
@@ -285,4 +343,29 @@ func sig(x float64) string {
 		return fmt.Sprintf("%.0f", x)
 	}
 	return fmt.Sprintf("%.3g", x)
+}
+
+func (r *Report) writeScale(w io.Writer) error {
+	if len(r.Scale) == 0 {
+		return nil
+	}
+	p := r.Plan
+	fmt.Fprintf(w, "\nSCALE: %s with N threads (an agent and a user each; preview hosts and terminal panes in proportion),\n"+
+		"profile fixed, %s of virtual time per seed, seeds 1-%d; peak heap: the most one run held above the heap before it\n",
+		ScaleScenario, p.ScaleHorizon, p.ScaleSeeds)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "threads\tseeds\tevents/seed\tns/event\tallocs/event\tpeak heap (MB)\tms/seed\tviolations\t")
+	for _, s := range r.Scale {
+		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%s\t%.1f\t%.2f\t%.1f\t%d\t\n", s.Threads, s.Seeds, s.EventsPerSeed(), sig(s.NsPerEvent()),
+			s.AllocsPerEvent(), float64(s.PeakHeap)/(1<<20), ratio(float64(s.Wall.Microseconds())/1000, s.Seeds), s.Violations)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	first, last := r.Scale[0], r.Scale[len(r.Scale)-1]
+	_, err := fmt.Fprintf(w, "growth from %d to %d threads (%.0fx): %.2fx ns/event (goal at most 1.5x), %.1fx peak heap (goal at most %.0fx)\n",
+		first.Threads, last.Threads, div(float64(last.Threads), float64(first.Threads)),
+		div(last.NsPerEvent(), first.NsPerEvent()), div(float64(last.PeakHeap), float64(first.PeakHeap)),
+		div(float64(last.Threads), float64(first.Threads)))
+	return err
 }

@@ -3,11 +3,13 @@ package bench
 import (
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"time"
 
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/scenarios"
+	"github.com/orchsim/orchsim/sim"
 )
 
 // ScenarioHorizon is the virtual time every scenario runs per seed in the
@@ -158,4 +160,97 @@ func MeasureMemory(name string, profile model.Profile, horizon time.Duration, se
 		}
 	}
 	return m, nil
+}
+
+// ScaleScenario is the scenario the scale measurement sizes (it must be
+// Scalable), and ScaleThreads the world sizes it runs by default: chaos
+// with 10, 100 and 1,000 threads, one agent and one user per thread,
+// preview hosts and terminal panes in proportion (scenarios.Config.Threads).
+const ScaleScenario = scenarios.Chaos
+
+// ScaleThreads are the world sizes of the scale measurement.
+var ScaleThreads = []int{10, 100, 1000}
+
+// ScaleResult is the cost of runs of one world size: seeds first,
+// first+1, ... of ScaleScenario with Threads threads, each for the
+// horizon.
+type ScaleResult struct {
+	Threads int
+	Seeds   int
+	// Events counts the kernel events of all seeds; TraceEvents their
+	// trace events.
+	Events      uint64
+	TraceEvents uint64
+	Violations  int
+	// Wall is the real time of all seeds.
+	Wall time.Duration
+	// Allocs and Bytes were allocated by all seeds.
+	Allocs uint64
+	Bytes  uint64
+	// PeakHeap is the largest heap a run held beyond the heap before it
+	// (after a forced GC), the most over the seeds: live and not yet
+	// collected objects ("/memory/classes/heap/objects:bytes"), sampled
+	// every scaleSampleEvery trace events and at the end.
+	PeakHeap uint64
+}
+
+// NsPerEvent is wall nanoseconds per kernel event.
+func (r ScaleResult) NsPerEvent() float64 { return perEvent(float64(r.Wall.Nanoseconds()), r.Events) }
+
+// AllocsPerEvent is heap allocations per kernel event.
+func (r ScaleResult) AllocsPerEvent() float64 { return perEvent(float64(r.Allocs), r.Events) }
+
+// EventsPerSeed is kernel events per seed.
+func (r ScaleResult) EventsPerSeed() float64 { return ratio(float64(r.Events), r.Seeds) }
+
+// scaleSampleEvery is how many trace events pass between two samples of
+// the heap during a scaled run.
+const scaleSampleEvery = 4096
+
+const heapObjects = "/memory/classes/heap/objects:bytes"
+
+// MeasureScale runs seeds first, first+1, ... of ScaleScenario with a world
+// of threads threads under profile for horizon each, and measures them.
+func MeasureScale(threads int, profile model.Profile, horizon time.Duration, first uint64, seeds int) (ScaleResult, error) {
+	r := ScaleResult{Threads: threads, Seeds: seeds}
+	sample := []metrics.Sample{{Name: heapObjects}}
+	heap := func() uint64 {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return sample[0].Value.Uint64()
+	}
+	var before, after runtime.MemStats
+	for i := range seeds {
+		runtime.GC()
+		base, peak := heap(), uint64(0)
+		n := 0
+		onEvent := func(*sim.Event) {
+			if n++; n%scaleSampleEvery == 0 {
+				peak = max(peak, heap())
+			}
+		}
+		runtime.ReadMemStats(&before)
+		t0 := time.Now()
+		res, err := scenarios.Run(scenarios.Config{Scenario: ScaleScenario, Seed: first + uint64(i), Profile: profile,
+			Horizon: horizon, Threads: threads, OnEvent: onEvent})
+		r.Wall += time.Since(t0)
+		peak = max(peak, heap())
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			return r, err
+		}
+		r.Allocs += after.Mallocs - before.Mallocs
+		r.Bytes += after.TotalAlloc - before.TotalAlloc
+		if peak > base {
+			r.PeakHeap = max(r.PeakHeap, peak-base)
+		}
+		r.Events += res.Executed
+		r.TraceEvents += res.Events
+		if res.Failed() {
+			r.Violations++
+		}
+	}
+	return r, nil
 }

@@ -77,6 +77,8 @@ var (
 		Doc: "the late exit of a start main gave up on arrived while a newer backend held the session's entry (ignored, or applied to it)"})
 	probeReapWithBackgroundJob = declareProbe(ProbeInfo{Name: "reap-with-background-job", Group: catalog.TerminalSession,
 		Doc: "the detached-idle reaper found a session with a background job running (spared it, or killed it with the job)"})
+	probeDeliveryCrossedLifecycle = declareProbe(ProbeInfo{Name: "delivery-crossed-remount-or-exit", Group: catalog.TerminalSession,
+		Doc: "a pane of the session mounted, or its backend was killed or exited, while a prompt delivery held main's reservation (agent-code's deliverPromptToAgent)"})
 	probeInputBeforeComposer = declareProbe(ProbeInfo{Name: "input-before-composer", Group: catalog.TerminalSession,
 		Doc: "keystrokes reached main for a backend that had not painted its composer (held, or misplaced)"})
 	probeRemountWithClaudeDraft = declareProbe(ProbeInfo{Name: "remount-with-claude-draft", Group: catalog.TerminalSession,
@@ -124,30 +126,31 @@ var (
 // ProbeCounter is a checker that counts probe hits; it never reports a
 // violation.
 type ProbeCounter struct {
-	hits      map[string]int
-	tabCred   map[string]string // tab -> credential that opened it
-	openTabs  []threadTabs      // open agent tabs per thread (by open/close/sweep events)
-	tabThread map[string]string
-	firstCall map[string]string // request -> credential of the first attempt
-	firstAt   map[string]int    // request -> server incarnations seen at the first attempt
-	starts    int
-	live      liveCredentials
-	waitStart map[string]time.Duration // task of a wait-mode delegate_task -> when it was accepted
-	keyTarget map[string]string        // thread, tool and clientRequestId -> the target its first call addressed
-	tasks     []string                 // delegated tasks accepted and not settled
-	lastCall  map[string]time.Duration // credential -> last MCP call or issue
-	claude    map[string]bool          // terminal session -> Claude
-	draft     map[string]bool          // terminal session -> a draft is in the composer
-	stopping  []string                 // threads whose session runtime stopped and is not yet projected stopped
-	nested    nestedTasks              // tasks delegated by delegated children (cancel.go)
-	suspended map[string]bool          // preview host client -> suspended (half-open)
-	batches   batchReuse               // create_threads answers per request (payload.go)
-	schedules scheduleRestarts         // scheduled fires and restarts (schedule.go)
-	replaced  map[string]bool          // incarnations released by an in-place restart
-	running   map[string]bool          // terminal backends spawned and not yet stopped
-	runs      map[string]bool          // server runs started and not yet settled
-	backends  int                      // len(running)
-	preview   map[string]bool          // thread -> its last issued credential carried preview
+	hits       map[string]int
+	tabCred    map[string]string // tab -> credential that opened it
+	openTabs   []threadTabs      // open agent tabs per thread (by open/close/sweep events)
+	tabThread  map[string]string
+	firstCall  map[string]string // request -> credential of the first attempt
+	firstAt    map[string]int    // request -> server incarnations seen at the first attempt
+	starts     int
+	live       liveCredentials
+	waitStart  map[string]time.Duration // task of a wait-mode delegate_task -> when it was accepted
+	keyTarget  map[string]string        // thread, tool and clientRequestId -> the target its first call addressed
+	tasks      []string                 // delegated tasks accepted and not settled
+	lastCall   map[string]time.Duration // credential -> last MCP call or issue
+	claude     map[string]bool          // terminal session -> Claude
+	draft      map[string]bool          // terminal session -> a draft is in the composer
+	stopping   []string                 // threads whose session runtime stopped and is not yet projected stopped
+	nested     nestedTasks              // tasks delegated by delegated children (cancel.go)
+	suspended  map[string]bool          // preview host client -> suspended (half-open)
+	batches    batchReuse               // create_threads answers per request (payload.go)
+	schedules  scheduleRestarts         // scheduled fires and restarts (schedule.go)
+	replaced   map[string]bool          // incarnations released by an in-place restart
+	running    map[string]bool          // terminal backends spawned and not yet stopped
+	runs       map[string]bool          // server runs started and not yet settled
+	backends   int                      // len(running)
+	preview    map[string]bool          // thread -> its last issued credential carried preview
+	delivering map[string]string        // terminal session -> backend a prompt delivery holds reserved
 
 	// liveSessions counts provider sessions opened and not yet released.
 	liveSessions int
@@ -157,7 +160,7 @@ type ProbeCounter struct {
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
 		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
-		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, runs: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}}
+		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, runs: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}, delivering: map[string]string{}}
 }
 
 // Name implements sim.Checker.
@@ -428,7 +431,14 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		hit(probeLateExitOverReplacement)
 	case ev.Actor == "main" && ev.Kind == "recover" && ev.Outcome == "joined":
 		hit(probeRecoverJoinedSpawn)
+	case ev.Actor == "main" && ev.Kind == "delivery" && ev.Outcome == "reserved":
+		p.delivering[session] = ev.Get("backend")
+	case ev.Actor == "main" && ev.Kind == "delivery" && (ev.Outcome == "delivered" || ev.Outcome == "failed"):
+		delete(p.delivering, session)
 	case ev.Actor == "main" && (ev.Kind == "start" && ev.Outcome != "live" || ev.Kind == "kill" && ev.Outcome == "killed" || ev.Kind == "exit"):
+		if b := p.delivering[session]; b != "" && b == ev.Get("backend") {
+			hit(probeDeliveryCrossedLifecycle)
+		}
 		if b := ev.Get("backend"); p.running[b] {
 			delete(p.running, b)
 			p.backends--
@@ -441,6 +451,9 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		strings.HasPrefix(ev.Actor, "agent/") && ev.Kind == "input.misplaced":
 		hit(probeInputBeforeComposer)
 	case strings.HasPrefix(ev.Actor, "pane/") && ev.Kind == "pane.mount":
+		if p.delivering[session] != "" {
+			hit(probeDeliveryCrossedLifecycle)
+		}
 		if p.claude[session] && p.draft[session] {
 			hit(probeRemountWithClaudeDraft)
 		}

@@ -176,7 +176,10 @@ type queuedTurn struct {
 }
 
 type stoppedSettles struct {
-	threads     []*threadSession
+	threads []*threadSession // in order of first sight
+	// byThread indexes threads (a world of 1,000 threads would scan them
+	// on every event of a thread).
+	byThread    map[string]*threadSession
 	starts      int
 	incarnation string
 	restartAt   time.Duration
@@ -186,13 +189,15 @@ type stoppedSettles struct {
 func (*stoppedSettles) Name() string { return StoppedSessionSettles }
 
 func (s *stoppedSettles) thread(id string) *threadSession {
-	for _, t := range s.threads {
-		if t.thread == id {
-			return t
-		}
+	if t := s.byThread[id]; t != nil {
+		return t
+	}
+	if s.byThread == nil {
+		s.byThread = map[string]*threadSession{}
 	}
 	t := &threadSession{thread: id}
 	s.threads = append(s.threads, t)
+	s.byThread[id] = t
 	return t
 }
 

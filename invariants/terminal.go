@@ -470,7 +470,9 @@ func (l *inputLost) Observe(ev *sim.Event) *sim.Violation {
 			return nil // main holds it for the composer; judged when delivered or rejected
 		}
 		from, to := parseSeq(ev.Get("seq"))
-		if from != t.next || ev.Outcome != "delivered" && ev.Outcome != "rejected" {
+		// A write refused while a prompt delivery holds the session is
+		// reported (write returns false), not lost silently.
+		if from != t.next || ev.Outcome != "delivered" && ev.Outcome != "rejected" && ev.Outcome != "refused" {
 			return violation(NoInputLost,
 				"pane %s of session %s held keystrokes %d-%d typed before attach (from %s); main's write of %s at %s was %s",
 				t.pane, t.session, t.next, t.queuedTo, at(t.firstAt), ev.Get("seq"), at(ev.At),

@@ -35,9 +35,28 @@ type Env struct {
 	// allows in this run (the world sets it).
 	CommitFaults bool
 	CommitBudget int
+	// Threads asks a scenario that scales (scenarios.Scenario.Scalable)
+	// for a world of this many T3 threads, with its agents, users, preview
+	// hosts and terminal panes in proportion; 0 (the default) is the
+	// scenario's own draw, so every existing seed is unchanged. The scale
+	// benchmark sets it (bench.MeasureScale).
+	Threads int
 
 	taken map[string]bool
+	strs  *sim.Strings
 }
+
+// Str returns the run's string builder: attribute values and ids such as a
+// count or "p12" without an allocation each (see sim.Strings).
+func (e *Env) Str() *sim.Strings {
+	if e.strs == nil {
+		e.strs = &sim.Strings{}
+	}
+	return e.strs
+}
+
+// Itoa is strconv.Itoa(n), built by Str.
+func (e *Env) Itoa(n int) string { return e.Str().Itoa(n) }
 
 // Unique returns id, or id with a ".N" suffix if it was already handed out
 // in this run. Upstream ids drawn as random UUIDs never collide, across

@@ -1,6 +1,7 @@
 package scenarios_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/orchsim/orchsim/bench"
@@ -52,6 +53,31 @@ func BenchmarkScenarioMemory(b *testing.B) {
 			b.ReportMetric(float64(m.PeakHeapInuse[1])/mb, "peak-heap-MB")
 			b.ReportMetric(float64(m.Sys[0])/mb, "sys-MB-at-N")
 			b.ReportMetric(float64(m.Sys[1])/mb, "sys-MB-at-10N")
+		})
+	}
+}
+
+// BenchmarkScale runs the chaos scenario with worlds of 10, 100 and 1,000
+// threads (bench.ScaleThreads: one agent and one user per thread, preview
+// hosts and terminal panes in proportion), 24 h of virtual time per seed
+// under the fixed profile, one b.N iteration per seed: ns/event,
+// allocations/event and the largest heap one run held. The goal is that
+// from 10 to 1,000 threads ns/event grows at most 1.5x and the peak heap
+// at most linearly (100x).
+//
+//	go test ./scenarios -run '^$' -bench Scale -benchtime 3x -count 3
+func BenchmarkScale(b *testing.B) {
+	profile := bench.FixedProfile()
+	for _, threads := range bench.ScaleThreads {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			r, err := bench.MeasureScale(threads, profile, bench.ScenarioHorizon, 1, b.N)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(r.NsPerEvent(), "ns/event")
+			b.ReportMetric(r.AllocsPerEvent(), "allocs/event")
+			b.ReportMetric(r.EventsPerSeed(), "events/seed")
+			b.ReportMetric(float64(r.PeakHeap)/(1<<20), "peak-heap-MB")
 		})
 	}
 }

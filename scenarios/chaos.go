@@ -25,6 +25,9 @@ func init() {
 		Doc:     "every model in one world: preview tabs, orchestrator tools and terminal sessions under every fault kind",
 		Horizon: 24 * time.Hour,
 		Groups:  catalog.Groups,
+		// Config.Threads scales it: that many threads, with one agent and
+		// one user each, preview hosts and terminal panes in proportion.
+		Scalable: true,
 		Build: func(env *model.Env) {
 			w := NewT3World(env)
 			w.Repertoire = agent.Repertoire{Preview: true, Orchestrator: true}
@@ -52,6 +55,7 @@ func init() {
 			// every few seconds to five minutes rather than every 40 s.
 			opts := DefaultTerminalOptions()
 			opts.UserGapMax = 5 * time.Minute
+			opts.Sessions = env.Threads // one pane per thread in a scaled world
 			BuildTerminalWorld(env, opts)
 		},
 	})

@@ -32,10 +32,20 @@ func (w *T3World) startHosts() {
 		return
 	}
 	w.hrand = r
-	w.hosts = []*browser.DesktopHost{browser.NewDesktopHost(w.env, "desktop-1", false),
-		browser.NewDesktopHost(w.env, "desktop-2", false)}
+	// Two desktop apps and, in half the worlds, a mobile client; a scaled
+	// world (env.Threads) has two desktops and one mobile client per three
+	// threads, at least as many as the default.
+	desktops, mobiles := 2, 1
+	if n := w.env.Threads; n > 0 {
+		desktops, mobiles = max(2, 2*n/3), max(1, n/3)
+	}
+	for i := range desktops {
+		w.hosts = append(w.hosts, browser.NewDesktopHost(w.env, "desktop-"+itoa(uint64(i+1)), false))
+	}
 	if r.Chance("mobile", sim.Per(1, 2)) {
-		w.hosts = append(w.hosts, browser.NewDesktopHost(w.env, "mobile-1", true))
+		for i := range mobiles {
+			w.hosts = append(w.hosts, browser.NewDesktopHost(w.env, "mobile-"+itoa(uint64(i+1)), true))
+		}
 	}
 	var names []string
 	for _, h := range w.hosts {

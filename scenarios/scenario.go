@@ -36,6 +36,9 @@ type Scenario struct {
 	HealWindow time.Duration
 	// Build sets the world up on env; the kernel then runs it.
 	Build func(env *model.Env)
+	// Scalable says that Build honours model.Env.Threads (Config.Threads):
+	// a world of that many threads instead of its own draw.
+	Scalable bool
 }
 
 var registry []Scenario
@@ -151,6 +154,11 @@ type Config struct {
 	// Source, when set, supplies every choice instead (rapid, fuzz bytes);
 	// Seed and Tape are then only labels.
 	Source sim.Source
+	// Threads, when > 0, asks a Scalable scenario for a world of that many
+	// T3 threads (agents, users, preview hosts and terminal panes in
+	// proportion; model.Env.Threads); 0 is the scenario's own draw. Run
+	// refuses it for a scenario that does not scale.
+	Threads int
 	// RecordTape keeps the choices made, for a replay file.
 	RecordTape bool
 	// KeepTrace keeps every event, for timelines and trace files.
@@ -260,6 +268,9 @@ func Run(cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if cfg.Threads < 0 || cfg.Threads > 0 && !sc.Scalable {
+		return Result{}, fmt.Errorf("scenario %q: a world of %d threads (only a scalable scenario takes a size > 0)", sc.Name, cfg.Threads)
+	}
 	horizon := sc.Horizon
 	if cfg.Horizon > 0 {
 		horizon = cfg.Horizon
@@ -311,7 +322,8 @@ func Run(cfg Config) (Result, error) {
 		k.SetTieBreak(func() uint64 { return r.Below("priority", 1<<16) })
 	}
 	env := &model.Env{Clock: k, Trace: tr, Source: src, Profile: cfg.Profile, EnvironmentID: EnvironmentID,
-		Swarm: strategy == Swarm || strategy == Commit, CommitFaults: strategy == Commit, Off: cfg.Off, Obligations: sim.NewLedger(k)}
+		Swarm: strategy == Swarm || strategy == Commit, CommitFaults: strategy == Commit, Off: cfg.Off, Obligations: sim.NewLedger(k),
+		Threads: cfg.Threads}
 	res := Result{Scenario: sc.Name, Seed: cfg.Seed, Profile: cfg.Profile, Strategy: strategy, Off: cfg.Off, Horizon: horizon,
 		EventBudget: budget}
 	if !buildSafely(sc, env) {

@@ -42,7 +42,12 @@ type T3World struct {
 	incarn int
 	Agents []*agent.Agent
 	Users  []*agent.User
-	tabs   []tabSeen
+	// Indexes of Agents and Users by thread, and the lengths they cover.
+	agentOf  map[string]*agent.Agent
+	userOf   map[string]*agent.User
+	agentIdx int
+	userIdx  int
+	tabs     []tabSeen
 
 	// Faults configures the fault loop.
 	Faults FaultMix
@@ -142,20 +147,44 @@ type FaultMix struct {
 
 // NewT3World draws a world of 2-4 threads over 1-2 projects, each thread on
 // a random provider instance, with browser access on.
+//
+// With env.Threads > 0 (a scaled world, Config.Threads) it makes that many
+// threads instead, over one project per two threads (the default draw's
+// proportion: 1.5 projects for 3 threads).
 func NewT3World(env *model.Env) *T3World {
 	w := &T3World{env: env, rand: env.Rand("world"), net: env.Rand("net"), faults: env.Rand("faults"), Store: &store.Store{},
 		Habits: agent.DefaultHabits, nativeCrash: env.Rand("native-crash")}
-	projects := 1 + w.rand.IntN("projects", 2)
+	var projects, threads int
+	if n := env.Threads; n > 0 {
+		projects, threads = (n+1)/2, n
+	} else {
+		projects = 1 + w.rand.IntN("projects", 2)
+	}
 	for p := 0; p < projects; p++ {
 		w.Store.Projects = append(w.Store.Projects, &store.Project{ID: fmt.Sprintf("project-%d", p+1), BrowserAccess: true})
 	}
-	threads := 2 + w.rand.IntN("threads", 3)
+	if threads == 0 {
+		threads = 2 + w.rand.IntN("threads", 3)
+	}
 	for i := 0; i < threads; i++ {
-		id := fmt.Sprintf("thread-%c", 'a'+i)
+		id := ThreadID(i)
 		inst := provider.Adapters[w.rand.IntN("instance", len(provider.Adapters))].Instance
 		w.Store.Threads = append(w.Store.Threads, &store.Thread{ID: id, ProjectID: w.Store.Projects[i%projects].ID, Instance: inst})
 	}
 	return w
+}
+
+// ThreadID is the id of a world's i-th thread (from 0): thread-a to
+// thread-z, then thread-aa, thread-ab, ... (bijective base 26, so ids stay
+// letters, as FollowsFrom's id pattern expects, in a scaled world).
+func ThreadID(i int) string {
+	var b [16]byte
+	n := len(b)
+	for i++; i > 0; i = (i - 1) / 26 {
+		n--
+		b[n] = byte('a' + (i-1)%26)
+	}
+	return "thread-" + string(b[n:])
 }
 
 // Fault kinds, as the fault injector and the shrinker name them
@@ -296,16 +325,7 @@ func (w *T3World) Start() {
 		a.Instance = t.Instance
 		a.KeyReuse = w.KeyReuse
 		a.ReplanRetry = w.ReplanRetry
-		self := t.ID
-		a.Peers = func() []string {
-			var out []string
-			for _, id := range users {
-				if id != self {
-					out = append(out, id)
-				}
-			}
-			return out
-		}
+		a.World = users
 		w.Agents = append(w.Agents, a)
 		u := agent.NewUser(w.env, t.ID, t.ProjectID, w.Server, w.Habits)
 		u.ImpatienceMin, u.ImpatienceMax = w.ImpatienceMin, w.ImpatienceMax
@@ -498,22 +518,29 @@ func (w *T3World) toggleSchedules() {
 // Server returns the live server process, or nil while it is down.
 func (w *T3World) Server() *server.Server { return w.srv }
 
+// agent returns the agent of thread threadID (the first, as a scan would),
+// or nil; agentOf indexes Agents (a world of 1,000 threads looks one up on
+// every delivery), rebuilt when Agents grew.
 func (w *T3World) agent(threadID string) *agent.Agent {
-	for _, a := range w.Agents {
-		if a.Thread == threadID {
-			return a
+	if w.agentIdx != len(w.Agents) || w.agentOf == nil {
+		w.agentOf, w.agentIdx = map[string]*agent.Agent{}, len(w.Agents)
+		for i := len(w.Agents) - 1; i >= 0; i-- {
+			w.agentOf[w.Agents[i].Thread] = w.Agents[i]
 		}
 	}
-	return nil
+	return w.agentOf[threadID]
 }
 
+// user returns the user of thread threadID (the first), or nil; indexed
+// like agent.
 func (w *T3World) user(threadID string) *agent.User {
-	for _, u := range w.Users {
-		if u.Thread == threadID {
-			return u
+	if w.userIdx != len(w.Users) || w.userOf == nil {
+		w.userOf, w.userIdx = map[string]*agent.User{}, len(w.Users)
+		for i := len(w.Users) - 1; i >= 0; i-- {
+			w.userOf[w.Users[i].Thread] = w.Users[i]
 		}
 	}
-	return nil
+	return w.userOf[threadID]
 }
 
 func (w *T3World) latency() time.Duration {

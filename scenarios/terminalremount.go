@@ -33,6 +33,14 @@ type TerminalOptions struct {
 	// keeps opening the raw PTY of the agent they look at, the consumer
 	// whose unconditional detach QwenLM/qwen-code#7385's family needs.
 	DebugWeight uint64
+	// SendWeight, when set, replaces the weight of the user's feed Send
+	// (terminal.ActSend, 8 by default): a user who keeps prompting the
+	// feed-mode agents it looks at.
+	SendWeight uint64
+	// MoveAfterSend is the user's habit of moving on right after a feed
+	// Send (terminal.User.MoveAfterSend); the prompt-protocol dimension
+	// draws it.
+	MoveAfterSend sim.Ratio
 	// EagerTyping is the chance that the user types into a new or retried
 	// agent's pane as soon as it attaches (terminal.User.Eager).
 	EagerTyping sim.Ratio
@@ -50,6 +58,10 @@ type TerminalOptions struct {
 	// looks stuck (terminal.User.ReloadChance); swarm turns it on in a
 	// third of its worlds, from its own stream.
 	ReloadChance sim.Ratio
+	// Sessions, when > 0, is the number of sessions (panes) instead of
+	// the draw of 2-5, over (Sessions+1)/2 tabs instead of 1-3 (a scaled
+	// chaos world, model.Env.Threads).
+	Sessions int
 	// LateExitChance is the chance, drawn from its own stream
 	// ("world-late-exit", "swarm-terminal-late-exit" under swarm), that
 	// the world's provider wrappers outlive a start main gave up on and
@@ -114,8 +126,13 @@ func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
 	}
 	world := env.Rand("world")
 	app := terminal.NewApp(env, opts.Faults)
-	sessions := 2 + world.IntN("sessions", 4)
-	tabs := 1 + world.IntN("tabs", 3)
+	var sessions, tabs int
+	if opts.Sessions > 0 {
+		sessions, tabs = opts.Sessions, (opts.Sessions+1)/2
+	} else {
+		sessions = 2 + world.IntN("sessions", 4)
+		tabs = 1 + world.IntN("tabs", 3)
+	}
 	if tabs > sessions {
 		tabs = sessions
 	}
@@ -140,7 +157,11 @@ func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
 	if opts.DebugWeight > 0 {
 		u.Weights[terminal.ActDebug] = opts.DebugWeight
 	}
+	if opts.SendWeight > 0 {
+		u.Weights[terminal.ActSend] = opts.SendWeight
+	}
 	u.Eager = opts.EagerTyping
+	u.MoveAfterSend = opts.MoveAfterSend
 	if env.Enabled("user") {
 		u.Start()
 	}
@@ -214,6 +235,21 @@ func swarmTerminal(env *model.Env, opts TerminalOptions) TerminalOptions {
 	if d := env.Rand("swarm-terminal-late-exit"); opts.LateExitChance.Numerator > 0 && f.LateExitMax == 0 && d.Chance("enable-late-exit", opts.LateExitChance) {
 		lateExits(f)
 		attrs = append(attrs, sim.A("late-exit", f.LateExitMax.String()), sim.A("start-fail", show(f.StartFailChance)))
+	}
+	// The prompt-protocol dimension: feed Sends run agent-code's prompt
+	// delivery (main's reservation, readiness, composer absorption, JSONL
+	// acceptance) on TUIs that absorb written text in 1 ms up to 30 ms-3 s.
+	if d := env.Rand("swarm-terminal-prompt"); !f.PromptProtocol && d.Chance("enable-prompt-protocol", sim.Per(1, 2)) {
+		f.PromptProtocol = true
+		f.AbsorbMax = d.Duration("absorb-max", 30*time.Millisecond, 3*time.Second)
+		if opts.SendWeight == 0 {
+			opts.SendWeight = 20 + d.Below("send-weight", 41)
+		}
+		if opts.MoveAfterSend.Numerator == 0 {
+			opts.MoveAfterSend = sim.Per(1+d.Below("move-after-send", 4), 8)
+		}
+		attrs = append(attrs, sim.A("prompt-protocol", "on"), sim.A("absorb-max", f.AbsorbMax.String()),
+			sim.A("send-weight", fmt.Sprint(opts.SendWeight)), sim.A("move-after-send", show(opts.MoveAfterSend)))
 	}
 	env.Emit("world", "terminal swarm", "", attrs...)
 	return opts

@@ -25,7 +25,12 @@ inline callbacks (the limit), benbjohnson/clock's Mock (AfterFunc + Add) and
 testing/synctest (time.AfterFunc in a bubble). All four run the same events from
 the same seeded streams. Then every scenario's seeds/s and events/s under the
 fixed profile over 24 h of virtual time, and the heap of one long seed loop
-sampled at N and 10N seeds (it must stay flat).
+sampled at N and 10N seeds (it must stay flat). Last, the scale table: chaos
+with worlds of 10, 100 and 1,000 threads (an agent and a user per thread,
+preview hosts and terminal panes in proportion) over 24 h, with ns/event,
+allocations/event and the peak heap of a run, and their growth from the
+smallest world to the largest. The header prints the machine's load average
+at the start and the end: a loaded machine's figures are not comparable.
 
 It prints ns/event, allocs/event and virtual seconds per wall second per engine,
 and the ratios: orchsim / bare (events per second), Mock / orchsim and
@@ -35,7 +40,8 @@ minutes; --quick measures less and finishes in well under 30 s.
 
 The same measurements run as Go benchmarks:
   go test ./sim -run '^$' -bench Compare -count 5
-  go test ./scenarios -run '^$' -bench Scenario -count 5`,
+  go test ./scenarios -run '^$' -bench 'Scenario$' -count 5
+  go test ./scenarios -run '^$' -bench Scale -benchtime 3x`,
 		Example: `  orchsim bench --quick
   orchsim bench
   orchsim bench --memory-scenario tab-ownership --memory-seeds 10000`,

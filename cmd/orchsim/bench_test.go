@@ -23,6 +23,7 @@ func tinyPlan() bench.Plan {
 	p.ScenarioSeeds = 1
 	p.MemorySeeds = 1
 	p.MemoryScenario = "tab-ownership"
+	p.ScaleThreads, p.ScaleHorizon = []int{2, 4}, time.Hour
 	return p
 }
 
@@ -31,13 +32,15 @@ func TestBench_PrintsEveryTable(t *testing.T) {
 	require.NoError(t, runBench(&out, &errb, tinyPlan(), true))
 	s := out.String()
 	for _, want := range []string{"KERNEL WORKLOAD", "RATIOS", "SCENARIOS", "MEMORY", "orchsim/bare", "Mock/orchsim",
-		"synctest/orchsim", "tab-ownership", "growth from 1 to 10 seeds"} {
+		"synctest/orchsim", "tab-ownership", "growth from 1 to 10 seeds",
+		"load average (1, 5, 15 min): ", "SCALE: chaos with N threads", "growth from 2 to 4 threads (2x): "} {
 		assert.Contains(t, s, want)
 	}
 	for _, engine := range bench.Engines {
 		assert.Contains(t, s, engine)
 	}
 	assert.Contains(t, errb.String(), "repeat 1/1: synctest, 100 sessions")
+	assert.Contains(t, errb.String(), "scale: chaos with 4 threads, 1 seeds")
 }
 
 func TestBench_BadFlags(t *testing.T) {

@@ -8,6 +8,7 @@ package agent
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/orchsim/orchsim/catalog"
@@ -56,6 +57,14 @@ type Agent struct {
 	// Peers returns the other threads the agent may send to, rename or
 	// interrupt.
 	Peers func() []string
+	// World, when set, replaces Peers: every thread of the world in order
+	// (the agent's own among them), shared by the agents and not modified.
+	// The peers are World without Thread, in order, picked without
+	// building that list: a world of 1,000 threads would build it on every
+	// orchestrator call.
+	World  []string
+	selfAt int // Thread's index in World, -1 when absent; valid once worldN is set
+	worldN int // 1 + the number of peers in World, 0 until computed
 	// KeyReuse is the chance that a new t3_thread_send or
 	// t3_thread_interrupt reuses the clientRequestId of the tool's previous
 	// round (a client retry bug or an id collision, t3code#5231) instead of
@@ -299,12 +308,44 @@ func (a *Agent) key(tool, prefix string) string {
 	return fmt.Sprintf("%s-round-%d", prefix, a.rounds[tool])
 }
 
-func (a *Agent) orchestratorCall() model.ToolCall {
-	peers := []string{a.Thread}
-	if a.Peers != nil {
-		peers = append(peers, a.Peers()...)
+// peers returns how many threads an orchestrator call may address: the
+// agent's own, then its peers (peerAt names the i-th). Without World it
+// also returns that list, which peerAt then reads.
+func (a *Agent) peers() (int, []string) {
+	if a.World == nil {
+		peers := []string{a.Thread}
+		if a.Peers != nil {
+			peers = append(peers, a.Peers()...)
+		}
+		return len(peers), peers
 	}
-	peer := peers[a.rand.IntN("peer", len(peers))]
+	if a.worldN == 0 {
+		a.selfAt = slices.Index(a.World, a.Thread)
+		a.worldN = 1 + len(a.World)
+		if a.selfAt >= 0 {
+			a.worldN--
+		}
+	}
+	return a.worldN, nil
+}
+
+// peerAt returns the i-th thread of peers' order (list is peers' list).
+func (a *Agent) peerAt(list []string, i int) string {
+	if a.World == nil {
+		return list[i]
+	}
+	if i == 0 {
+		return a.Thread
+	}
+	if i--; a.selfAt >= 0 && i >= a.selfAt {
+		i++
+	}
+	return a.World[i]
+}
+
+func (a *Agent) orchestratorCall() model.ToolCall {
+	n, list := a.peers()
+	peer := a.peerAt(list, a.rand.IntN("peer", n))
 	switch a.rand.Pick("orchestrator-tool", 30, 15, 10, 15, 10, 8, 12) {
 	case 0:
 		call := model.ToolCall{Tool: model.ToolDelegateTask, ClientRequestID: a.key("delegate", "review"), Mode: "async"}
@@ -324,8 +365,8 @@ func (a *Agent) orchestratorCall() model.ToolCall {
 	case 4:
 		return model.ToolCall{Tool: model.ToolThreadUpdate, ClientRequestID: a.key("update", "rename"), Target: peer, Action: "rename"}
 	case 5:
-		if peer == a.Thread && len(peers) > 1 {
-			peer = peers[1]
+		if peer == a.Thread && n > 1 {
+			peer = a.peerAt(list, 1)
 		}
 		return model.ToolCall{Tool: model.ToolThreadInterrupt, ClientRequestID: a.key("interrupt", "stop"), Target: peer}
 	default:

@@ -128,10 +128,36 @@ type Tab struct {
 	DesktopEndpoint   bool
 	DesktopPageClosed bool
 
-	readOnly []string
-	refs     []elementRef
-	nextRef  int
-	inflight []*inflightAction
+	// Loading: a main-frame navigation is in progress.
+	Loading bool
+	// Downloads are the tab's finished downloads, newest last.
+	Downloads []Download
+	// Uploads are the files set on the page, in order.
+	Uploads []Upload
+	// DialogAnswers are the pending dialogs' answers (accept true), in order.
+	DialogAnswers []bool
+	// TitleReads counts status reads of the page title (skipped while a
+	// dialog is pending); Gotos counts agent navigations issued.
+	TitleReads int
+	Gotos      int
+	// Clicks counts agent clicks that reached the page.
+	Clicks int
+
+	readOnly    []string
+	refs        []elementRef
+	nextRef     int
+	inflight    []*inflightAction
+	queues      []*viewerQueue
+	ended       []*viewerQueue
+	dialog      *pendingDialog
+	fileChooser *openChooser
+	// loadErr is the latest main-frame navigation's failure; loadSeen is
+	// false until the server saw a navigation at all (undefined upstream).
+	loadErr       *LoadError
+	loadSeen      bool
+	page          pageState
+	opening       []func(string)
+	closedPending bool
 }
 
 // inflightAction is an agent action in progress on the page, ended early
@@ -189,6 +215,20 @@ type Request struct {
 	// Hold is how long the page takes for evaluate or a navigation to
 	// commit (set by harnesses; 0 draws the usual action time).
 	Hold time.Duration
+	// Dialog, for evaluate or click: the page opens this dialog when the
+	// action runs, and the action waits for it to be resolved.
+	Dialog *Dialog
+	// Box, for click: the target element's bounding box (the agent's
+	// pointer glides to its centre).
+	Box *Box
+	// Accept is dialog's accept (false dismisses).
+	Accept bool
+	// Paths and Locator are upload's files and file input.
+	Paths   []string
+	Locator string
+	// LoadFailure, for navigate: the page's main-frame request fails with
+	// this Chromium error text.
+	LoadFailure string
 }
 
 // Result is the host's answer.
@@ -207,6 +247,14 @@ type Result struct {
 	Value string
 	// Tabs is status's list of the thread's tabs the caller may see.
 	Tabs []TabStatus
+	// Message is a refusal's or an execution error's text.
+	Message string
+	// Status and snapshot: the pending dialog, the open file picker, the
+	// finished downloads and why the page failed to load (nil: none).
+	Dialog      *Dialog
+	FileChooser *FileChooser
+	Downloads   []Download
+	LoadError   *LoadError
 }
 
 // TabStatus is one tab in a status result.
@@ -228,6 +276,32 @@ type ServerBrowser struct {
 	// DesktopFor says whether the desktop app will render a new tab of
 	// thread, and after how long it attaches (<= DesktopAttachTimeout).
 	DesktopFor func(threadID string) (bool, time.Duration)
+	// ContextLaunch says whether launching a session's headless context
+	// succeeds and how long it takes (nil: at once). Used by OpenSession
+	// and by a session whose page is gone.
+	ContextLaunch func(threadID, tabID string) (ok bool, after time.Duration)
+	// DesktopLoadFailure is the desktop channel's loadFailure: a desktop
+	// tab's load failure from before the server connected (nil: none).
+	DesktopLoadFailure func(threadID, tabID string) *LoadError
+	// DialogFor, in the worlds, says which dialog (if any) an agent's
+	// click opens; the click's queue slot is held until it is resolved.
+	DialogFor func(threadID, tabID string) *Dialog
+	// NavigationFailure, in the worlds, says which Chromium error (if
+	// any) an agent's navigation fails with.
+	NavigationFailure func(threadID, tabID string) string
+	// ViewerReconnect: viewers told to reconnect attach again after
+	// ViewerReconnectDelay (the web client's behaviour).
+	ViewerReconnect bool
+	// ContextsLaunched, PagesClosed, DesktopConnections and
+	// EndpointReleases count headless contexts launched, pages discarded
+	// after their session closed, connections to a desktop page and the
+	// desktop endpoints let go.
+	ContextsLaunched   int
+	PagesClosed        int
+	DesktopConnections int
+	EndpointReleases   int
+
+	nextDownload, nextChooser, pointerSeq int
 }
 
 const actor = "server-browser"
@@ -291,7 +365,9 @@ func (b *ServerBrowser) sweepIdle() {
 	for i := 0; i < len(b.tabs); {
 		t := b.tabs[i]
 		exempt := (t.Watched() || t.Desktop) && !b.env.Profile.Has(SweepIgnoresViewers)
-		if t.Control.AgentID != "" && !exempt && now-t.UsedAt > AgentTabIdle {
+		// The sweep walks the live tabs: a session without its page is
+		// not one.
+		if t.Control.AgentID != "" && !exempt && !t.pageless() && now-t.UsedAt > AgentTabIdle {
 			b.removeAt(i)
 			b.env.Emit(actor, "tab.swept", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID),
 				sim.A("idle", (now-t.UsedAt).Round(time.Second).String()))
@@ -304,6 +380,13 @@ func (b *ServerBrowser) sweepIdle() {
 func (b *ServerBrowser) removeAt(i int) {
 	t := b.tabs[i]
 	b.tabs = append(b.tabs[:i], b.tabs[i+1:]...)
+	if t.page == pageOpening {
+		t.closedPending = true // closedPendingTabs: the open discards its page
+	}
+	for _, q := range t.queues {
+		q.push(t, Output{Tag: "gone"})
+	}
+	t.ended = t.queues
 	t.Control.Close()
 	// Closing the page ends the action in progress on it.
 	inflight := t.inflight
@@ -326,11 +409,22 @@ func (b *ServerBrowser) remove(t *Tab) {
 func (b *ServerBrowser) owned(threadID, key string) []*Tab {
 	var out []*Tab
 	for _, t := range b.tabs {
-		if t.ThreadID == threadID && t.Control.AgentID == key {
+		if t.ThreadID == threadID && t.Control.AgentID == key && !t.pageless() {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// live counts the tabs with a page or opening one (tabs + pendingTabs).
+func (b *ServerBrowser) live() int {
+	n := 0
+	for _, t := range b.tabs {
+		if t.page != pageNone {
+			n++
+		}
+	}
+	return n
 }
 
 func (b *ServerBrowser) markUsed(threadID, key string) {
@@ -368,6 +462,18 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		finish(Result{Outcome: refusal})
 		return
 	}
+	if tab.pageless() {
+		// findTab: an explicit tab whose page is gone is opened again
+		// (ensureTab) before the request runs; a failed open is no tab.
+		b.ensurePage(tab, func(outcome string) {
+			if outcome != OK || tab.pageless() {
+				finish(Result{Outcome: TabNotFound})
+				return
+			}
+			b.Handle(req, reply)
+		})
+		return
+	}
 	res := Result{TabID: tab.TabID, TabThread: tab.ThreadID, Owner: tab.Control.AgentID}
 	if refusal != "" {
 		res.Outcome = refusal
@@ -376,6 +482,26 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 	}
 	tab.Control.IgnoreHuman = b.env.Profile.Has(HumanControlIgnored)
 	switch {
+	case req.Op == OpDialog:
+		// Resolved outside the serial queue (the action waiting on it
+		// holds the queue), with the owner check and human control.
+		if tab.Control.Owner != "" && !tab.Control.IgnoreHuman {
+			res.Outcome = ReasonHumanControl
+			finish(res)
+			return
+		}
+		if !b.resolveDialog(tab, req.Accept) {
+			res.Outcome, res.Message = ExecutionError, "No dialog is pending."
+			finish(res)
+			return
+		}
+		res.Outcome = OK
+		b.fillStatus(tab, &res)
+		finish(res)
+		return
+	case req.Op == OpClick && req.Ref == "" && req.Box == nil && req.Dialog == nil && b.DialogFor != nil:
+		b.worldClick(tab, req, ignore, res, finish)
+		return
 	case req.Op == OpClose:
 		// close is not queued behind the tab's actions (MODEL.md §9): after
 		// requireTab's owner check, a human controller refuses it; else the
@@ -392,18 +518,32 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 	case req.Op == OpStatus:
 		res.Outcome = OK
 		res.Tabs = b.status(req.ThreadID, req.AgentSessionID, ignore)
+		b.fillStatus(tab, &res)
 		finish(res)
 		return
-	case req.Op == OpEvaluate || req.Op == OpNavigate && req.Readiness == ReadinessNone || req.Op == OpClick && req.Ref != "":
+	case req.Op == OpEvaluate || req.Op == OpNavigate && (req.Readiness == ReadinessNone || req.LoadFailure != "") ||
+		req.Op == OpClick && (req.Ref != "" || req.Box != nil || req.Dialog != nil) || req.Op == OpUpload:
 		b.act(tab, req, ignore, res, finish)
 		return
 	}
 	run := func() (string, time.Duration) {
+		if tab.dialog != nil {
+			return ReasonDialogPending, 0
+		}
 		switch req.Op {
 		case OpNavigate:
-			tab.URL = req.URL
+			tab.Gotos++
+			if b.NavigationFailure != nil {
+				if e := b.NavigationFailure(tab.ThreadID, tab.TabID); e != "" {
+					b.failNavigation(tab, req.URL, e, &res)
+					return ExecutionError, b.rand.Duration("action-time", 5*time.Millisecond, 1500*time.Millisecond)
+				}
+			}
+			b.PageRequest(tab, req.URL)
+			tab.URL, tab.Loading = req.URL, false
 		case OpSnapshot:
 			res.Ref = b.ref(tab)
+			res.LoadError = b.LoadErrorOf(tab)
 		}
 		return OK, b.rand.Duration("action-time", 5*time.Millisecond, 1500*time.Millisecond)
 	}
@@ -452,7 +592,7 @@ func (t *Tab) refValid(ref string) bool {
 func (b *ServerBrowser) status(threadID, key string, ignoreOwner bool) []TabStatus {
 	var out []TabStatus
 	for _, t := range b.tabs {
-		if t.ThreadID == threadID && (ignoreOwner || t.Control.MayAct(key)) {
+		if t.ThreadID == threadID && !t.pageless() && (ignoreOwner || t.Control.MayAct(key)) {
 			out = append(out, TabStatus{TabID: t.TabID, OpenerTabID: t.OpenerTabID, URL: t.URL})
 		}
 	}
@@ -474,15 +614,45 @@ func (b *ServerBrowser) hold(req Request) time.Duration {
 func (b *ServerBrowser) act(tab *Tab, req Request, ignore bool, res Result, finish func(Result)) {
 	tab.Control.Submit(Item{Kind: ItemAgent, Actor: req.AgentSessionID, IgnoreOwner: ignore,
 		Run: func(done func(string)) {
-			switch req.Op {
-			case OpClick:
+			if tab.dialog != nil {
+				done(ReasonDialogPending)
+				return
+			}
+			switch {
+			case req.Op == OpUpload:
+				res.Outcome, res.Message = tab.upload(req.Paths, req.Locator)
+				done(res.Outcome)
+			case req.Op == OpClick && req.Ref != "":
 				if !tab.refValid(req.Ref) {
 					done(InvalidSelector)
 					return
 				}
 				tab.log("agent clicked " + req.Ref)
 				done(OK)
-			case OpNavigate:
+			case req.Op == OpClick:
+				press := func() {
+					if tab.Control.Closed {
+						done(ReasonClosed)
+						return
+					}
+					tab.Clicks++
+					tab.log("agent clicked")
+					if req.Dialog != nil {
+						b.holdOnDialog(tab, *req.Dialog, func(o, v string) { res.Value = v; done(o) })
+						return
+					}
+					done(OK)
+				}
+				if req.Box != nil {
+					b.pointer(tab, *req.Box, true, press)
+					return
+				}
+				press()
+			case req.Op == OpNavigate && req.LoadFailure != "":
+				tab.Gotos++
+				b.failNavigation(tab, req.URL, req.LoadFailure, &res)
+				done(ExecutionError)
+			case req.Op == OpNavigate:
 				settle := tab.Control.Track()
 				b.env.After(b.hold(req), func() {
 					if !tab.Control.Closed {
@@ -493,6 +663,8 @@ func (b *ServerBrowser) act(tab *Tab, req Request, ignore bool, res Result, fini
 				})
 				res.Available = true
 				done(OK)
+			case req.Dialog != nil:
+				b.holdOnDialog(tab, *req.Dialog, func(o, v string) { res.Value = v; done(o) })
 			default:
 				ended := false
 				a := &inflightAction{}
@@ -562,15 +734,30 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 			finish(Result{Outcome: ReasonTabRequired})
 			return
 		}
-		if len(owned) == 1 {
-			t := owned[0]
+		var t *Tab
+		if req.TabID != "" {
+			t = b.Tab(req.ThreadID, req.TabID)
+		} else if len(owned) == 1 {
+			t = owned[0]
+		}
+		if t != nil && !t.pageless() {
+			if t.dialog != nil {
+				// The existing tab's dialog refuses the open before its
+				// navigation.
+				finish(Result{Outcome: ReasonDialogPending, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID,
+					Message: "A browser dialog is pending. Read preview_status and use preview_dialog first."})
+				return
+			}
+			if req.URL != "" {
+				t.Gotos++
+			}
 			t.URL = req.URL
 			finish(Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID})
 			return
 		}
 	}
 	b.sweepIdle()
-	if len(b.owned(req.ThreadID, req.AgentSessionID)) >= AgentTabLimit || len(b.tabs) >= ServerTabLimit {
+	if len(b.owned(req.ThreadID, req.AgentSessionID)) >= AgentTabLimit || b.live() >= ServerTabLimit {
 		finish(Result{Outcome: ReasonTabLimit})
 		return
 	}
@@ -596,14 +783,33 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 
 // Watch attaches a streamed viewer to a tab; Unwatch detaches it (and a
 // disconnecting viewer releases control).
-func (b *ServerBrowser) Watch(t *Tab, viewer string) {
+func (b *ServerBrowser) Watch(t *Tab, viewer string) { b.attach(t, viewer, true, false) }
+
+// attach adds viewer with its output queue; with mayTake an operating
+// viewer of a tab no agent owns and no human controls takes control. Then,
+// as attachViewer does, every viewer gets its control message, the
+// controller its open picker, and the new viewer the viewport and a still
+// frame.
+func (b *ServerBrowser) attach(t *Tab, viewer string, canOperate, mayTake bool) {
 	for _, v := range t.Viewers {
 		if v == viewer {
 			return
 		}
 	}
 	t.Viewers = append(t.Viewers, viewer)
+	if !canOperate {
+		t.readOnly = append(t.readOnly, viewer)
+	}
+	q := &viewerQueue{viewer: viewer}
+	t.queues = append(t.queues, q)
 	b.env.Emit(viewer, "viewer.attach", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+	if mayTake && canOperate && t.Control.AgentID == "" && t.Control.Owner == "" {
+		b.TakeControl(t, viewer)
+	}
+	t.broadcastControl()
+	t.pushFileChooser()
+	t.broadcastViewport()
+	q.push(t, Output{Tag: "frame"})
 }
 
 // Unwatch detaches viewer from t, releasing control if it held it.
@@ -611,9 +817,16 @@ func (b *ServerBrowser) Unwatch(t *Tab, viewer string) {
 	for i, v := range t.Viewers {
 		if v == viewer {
 			t.Viewers = append(t.Viewers[:i], t.Viewers[i+1:]...)
+			for j, q := range t.queues {
+				if q.viewer == viewer {
+					t.queues = append(t.queues[:j], t.queues[j+1:]...)
+					break
+				}
+			}
 			if t.Control.Release(viewer) {
 				b.env.Emit(viewer, "control.release", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
 			}
+			t.broadcastControl()
 			b.env.Emit(viewer, "viewer.detach", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
 			return
 		}
@@ -627,6 +840,7 @@ func (b *ServerBrowser) TakeControl(t *Tab, viewer string) bool {
 	if !ok {
 		out = "refused"
 	}
+	t.broadcastControl()
 	b.env.Emit(viewer, "control.take", out, sim.A("thread", t.ThreadID), sim.A("tab", t.TabID), sim.A("epoch", fmt.Sprint(t.Control.Epoch)))
 	return ok
 }
@@ -637,6 +851,7 @@ func (b *ServerBrowser) ReleaseControl(t *Tab, viewer string) bool {
 	if ok {
 		b.env.Emit(viewer, "control.release", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
 	}
+	t.broadcastControl()
 	return ok
 }
 
@@ -663,16 +878,10 @@ func ShowKey(k string) string { return strings.ReplaceAll(k, "\x00", "/") }
 // human controls takes control at once. A desktop-rendered tab streams
 // from the desktop's own page.
 func (b *ServerBrowser) AttachViewer(t *Tab, viewer string, canOperate bool) {
-	b.Watch(t, viewer)
-	if !canOperate {
-		t.readOnly = append(t.readOnly, viewer)
-	}
 	if t.Desktop {
 		t.DesktopEndpoint = true
 	}
-	if canOperate && t.Control.AgentID == "" && t.Control.Owner == "" {
-		b.TakeControl(t, viewer)
-	}
+	b.attach(t, viewer, canOperate, true)
 }
 
 // ViewerState is the control message a viewer's output carries, plus the
@@ -726,6 +935,41 @@ type ViewerInput struct {
 	Method string
 	// Hold is how long the page takes (typing, or a navigation to commit).
 	Hold time.Duration
+	// Key and Modifiers are key's key and modifier bits (CDP: 2 Ctrl,
+	// 4 Meta, 8 Shift).
+	Key       string
+	Modifiers int
+	// Accept is dialog's answer.
+	Accept bool
+}
+
+// EditingCommand is editingCommand: the editing command a Cmd (Meta) or
+// Ctrl shortcut carries ("" for none): copy and cut for either, selectAll,
+// undo and redo (with Shift) for Cmd only.
+func EditingCommand(key string, modifiers int) string {
+	m := modifiers & 0b0111
+	if m != 2 && m != 4 {
+		return ""
+	}
+	switch strings.ToLower(key) {
+	case "c":
+		return "copy"
+	case "x":
+		return "cut"
+	}
+	if m != 4 {
+		return ""
+	}
+	switch strings.ToLower(key) {
+	case "a":
+		return "selectAll"
+	case "z":
+		if modifiers&8 != 0 {
+			return "redo"
+		}
+		return "undo"
+	}
+	return ""
 }
 
 // Input handles a viewer's input. A read-only viewer's inputs are ignored
@@ -740,14 +984,56 @@ func (b *ServerBrowser) Input(t *Tab, viewer string, in ViewerInput, done func(o
 		return
 	}
 	c := t.Control
+	reply := done
+	done = func(o, m string) {
+		if o != OK {
+			// Rejected ownership cannot mutate the page; the viewer's
+			// controls are refreshed.
+			t.broadcastControl()
+		}
+		reply(o, m)
+	}
+	dispatched := func() {
+		if q := t.queue(viewer); q != nil {
+			q.inputAt, q.hasIn = b.env.Now(), true
+		}
+	}
 	switch in.Kind {
 	case InputTakeControl:
-		c.TakeWait(viewer, done)
+		c.TakeWait(viewer, func(o, m string) {
+			if o == OK {
+				t.pushFileChooser()
+			}
+			done(o, m)
+		})
+		t.broadcastControl()
 	case InputReleaseControl:
 		c.ReleaseWait(viewer, done)
+		t.broadcastControl()
+	case InputDialog:
+		if c.Owner == viewer {
+			if b.resolveDialog(t, in.Accept) {
+				done(OK, "")
+			} else {
+				done(ExecutionError, "No dialog is pending.")
+			}
+			return
+		}
+		c.Submit(Item{Kind: ItemHuman, Actor: viewer, Run: func(finish func(string)) { dispatched(); finish(OK) },
+			Done: func(o string) { done(o, "") }})
 	case InputText, InputKey:
 		c.Submit(Item{Kind: ItemHuman, Actor: viewer,
 			Run: func(finish func(string)) {
+				dispatched()
+				if in.Kind == InputKey && in.Key != "" {
+					if cmd := EditingCommand(in.Key, in.Modifiers); cmd != "" {
+						t.log("human key " + in.Key + " command " + cmd)
+					} else {
+						t.log("human key " + in.Key)
+					}
+					finish(OK)
+					return
+				}
 				b.env.After(in.Hold, func() {
 					if !c.Closed {
 						t.log("human typed " + in.Text)
@@ -762,11 +1048,12 @@ func (b *ServerBrowser) Input(t *Tab, viewer string, in ViewerInput, done func(o
 			return
 		}
 		c.Submit(Item{Kind: ItemSystem,
-			Run:  func(finish func(string)) { t.Viewport = in.Viewport; finish(OK) },
+			Run:  func(finish func(string)) { t.Viewport = in.Viewport; t.broadcastViewport(); finish(OK) },
 			Done: func(o string) { done(o, "") }})
 	case InputNavigate:
 		c.Submit(Item{Kind: ItemHuman, Actor: viewer,
 			Run: func(finish func(string)) {
+				dispatched()
 				t.LastViewerNavigation = ViewerNavigation{Method: in.Method, WaitUntil: "commit", Timeout: NavigationTimeout}
 				settle := c.TrackUntilHandoff()
 				b.env.After(in.Hold, func() {
@@ -808,6 +1095,11 @@ func (b *ServerBrowser) OpenUnowned(threadID, url string, desktop bool) *Tab {
 		URL: url, Reveal: true, Desktop: desktop, Viewport: UnattachedFillViewport}
 	t.Control = NewControl("", b.env.After)
 	b.tabs = append(b.tabs, t)
+	if desktop {
+		// createTab connects to the desktop's page (connectDesktop).
+		b.DesktopConnections++
+		t.DesktopEndpoint = true
+	}
 	return t
 }
 

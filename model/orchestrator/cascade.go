@@ -93,13 +93,11 @@ func (o *Orchestrator) spawnNested(t *store.Task, depth int) {
 // stopDescendants is stopDelegatedTasks: every running task delegated
 // under t (its child's tasks, theirs, ...) is stopped, in creation order.
 func (o *Orchestrator) stopDescendants(t *store.Task) {
-	for _, d := range o.st.Tasks {
-		if d.ParentTask == t.ID {
-			if d.Status == store.TaskRunning {
-				o.settle(d, store.TaskCancelled)
-			}
-			o.stopDescendants(d)
+	for _, d := range o.st.TasksUnder(t.ID) {
+		if d.Status == store.TaskRunning {
+			o.settle(d, store.TaskCancelled)
 		}
+		o.stopDescendants(d)
 	}
 }
 

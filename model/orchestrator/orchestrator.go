@@ -691,10 +691,7 @@ func (o *Orchestrator) taskView(t *store.Task) store.Result {
 	if t.Status != store.TaskRunning {
 		res.LatestTerminalRunID, res.LatestTerminalStatus = "run:"+t.ID, t.Status
 	}
-	for _, r := range o.st.Runs {
-		if r.ThreadID != t.ChildThreadID {
-			continue
-		}
+	for _, r := range o.st.RunsOf(t.ChildThreadID) {
 		if r.Status == store.RunRunning {
 			res.HasPendingChildRuns = true
 			continue

@@ -121,10 +121,8 @@ func (s *Server) continueRestartedRuns() {
 	}
 	for _, t := range s.Store.Threads {
 		var latest *store.Run
-		for _, r := range s.Store.Runs {
-			if r.ThreadID == t.ID {
-				latest = r
-			}
+		if runs := s.Store.RunsOf(t.ID); len(runs) > 0 {
+			latest = runs[len(runs)-1]
 		}
 		if latest == nil || !latest.CancelledByRestart {
 			continue
@@ -166,17 +164,8 @@ func (s *Server) ContinueRestartedRun(threadID, sourceRunID string) bool {
 	default:
 		return false
 	}
-	newer := false
-	for _, r := range s.Store.Runs {
-		if r == src {
-			newer = false
-			continue
-		}
-		if r.ThreadID == threadID {
-			newer = true
-		}
-	}
-	if newer {
+	// A newer run of the thread: any after src (src is one of them).
+	if runs := s.Store.RunsOf(threadID); runs[len(runs)-1] != src {
 		return false
 	}
 	s.Store.Receipts = append(s.Store.Receipts, &store.Receipt{CommandID: cmd, ThreadID: t.ID, Status: store.ReceiptAccepted})

@@ -88,8 +88,8 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 	s.PSM.CapsFor = s.capsFor
 	s.PSM.OnRelease = s.onRelease
 	s.PSM.OwesChild = func(threadID string) bool {
-		for _, t := range st.Tasks {
-			if t.ParentThread == threadID && t.Status == store.TaskRunning {
+		for _, t := range st.TasksDelegatedBy(threadID) {
+			if t.Status == store.TaskRunning {
 				return true
 			}
 		}
@@ -329,8 +329,8 @@ func (s *Server) answered(threadID, messageID string) bool {
 		}
 		return false
 	}
-	for _, r := range s.Store.Runs {
-		if r.ThreadID == threadID && r.MessageID == messageID {
+	for _, r := range s.Store.RunsOf(threadID) {
+		if r.MessageID == messageID {
 			return true
 		}
 	}

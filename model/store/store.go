@@ -169,12 +169,8 @@ func (n *NativeConversation) Exists() bool { return n.WrittenAtCreate || n.Turns
 
 // Native returns the native conversation id, or nil.
 func (s *Store) Native(id string) *NativeConversation {
-	for _, n := range s.Natives {
-		if n.ID == id {
-			return n
-		}
-	}
-	return nil
+	n, _ := s.nativeIdx.lookup(s.Natives, func(n *NativeConversation) string { return n.ID }, id)
+	return n
 }
 
 // Project holds the per-project settings the models read.
@@ -242,6 +238,57 @@ type Store struct {
 	runIdx     index[*Run]
 	receiptIdx index[*Receipt]
 	taskIdx    index[*Task]
+	nativeIdx  index[*NativeConversation]
+	// Groups of rows by a key they never change, extended the same way:
+	// the runs of each thread, the tasks of each parent thread and of
+	// each parent task. They make per-thread questions cost the thread's
+	// rows, not the world's (a world of 1,000 threads, bench.MeasureScale).
+	runsByThread  group[*Run]
+	tasksByParent group[*Task]
+	tasksByTask   group[*Task]
+}
+
+// group maps a key to the rows that carry it, in table order, for a table
+// that only grows by appending and whose rows never change that key.
+type group[T any] struct {
+	byKey   map[string][]T
+	covered int
+}
+
+// rows returns the rows whose key is want, in table order, first grouping
+// rows[covered:]. The caller must not modify the result.
+func (g *group[T]) rows(rows []T, key func(T) string, want string) []T {
+	if g.byKey == nil {
+		g.byKey = map[string][]T{}
+	}
+	if g.covered > len(rows) { // the table was replaced or truncated
+		clear(g.byKey)
+		g.covered = 0
+	}
+	for ; g.covered < len(rows); g.covered++ {
+		r := rows[g.covered]
+		k := key(r)
+		g.byKey[k] = append(g.byKey[k], r)
+	}
+	return g.byKey[want]
+}
+
+// RunsOf returns the runs of thread threadID in the order they started:
+// the rows of Runs whose ThreadID is threadID. Do not modify the result.
+func (s *Store) RunsOf(threadID string) []*Run {
+	return s.runsByThread.rows(s.Runs, func(r *Run) string { return r.ThreadID }, threadID)
+}
+
+// TasksDelegatedBy returns the tasks thread threadID delegated (their
+// ParentThread), in creation order. Do not modify the result.
+func (s *Store) TasksDelegatedBy(threadID string) []*Task {
+	return s.tasksByParent.rows(s.Tasks, func(t *Task) string { return t.ParentThread }, threadID)
+}
+
+// TasksUnder returns the tasks delegated under task taskID (their
+// ParentTask), in creation order. Do not modify the result.
+func (s *Store) TasksUnder(taskID string) []*Task {
+	return s.tasksByTask.rows(s.Tasks, func(t *Task) string { return t.ParentTask }, taskID)
 }
 
 // index maps ids to rows of a table that only grows by appending.

@@ -1,7 +1,6 @@
 package terminal
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/orchsim/orchsim/model"
@@ -28,6 +27,44 @@ type App struct {
 	ipc      *sim.Rand
 	// Delivery times of the last message each way: Electron IPC is FIFO.
 	toMainAt, toRendererAt time.Duration
+	// hops are spent deliveries, for reuse (see hop).
+	hops []*hop
+}
+
+// hop is one IPC delivery in flight: f runs unless a renderer it names
+// (from or to, and the renderer an answer is for) reloaded meanwhile. Most
+// of a run's kernel events are deliveries, so hops are reused, each with its
+// fire bound once, instead of a wrapping closure per message.
+type hop struct {
+	a      *App
+	f      func()
+	r1, r2 *Renderer
+	run    func()
+}
+
+// hop returns a delivery of f that is void once r1 (or r2, when not nil)
+// is gone.
+func (a *App) hop(r1, r2 *Renderer, f func()) func() {
+	var h *hop
+	if n := len(a.hops); n > 0 {
+		h = a.hops[n-1]
+		a.hops = a.hops[:n-1]
+	} else {
+		h = &hop{a: a}
+		h.run = h.fire
+	}
+	h.f, h.r1, h.r2 = f, r1, r2
+	return h.run
+}
+
+func (h *hop) fire() {
+	f, r1, r2 := h.f, h.r1, h.r2
+	h.f, h.r1, h.r2 = nil, nil, nil
+	h.a.hops = append(h.a.hops, h)
+	if r1.gone || r2 != nil && r2.gone {
+		return
+	}
+	f()
 }
 
 // NewApp returns an app with no sessions; add them with AddSession, then Boot.
@@ -70,23 +107,17 @@ func (a *App) latency() time.Duration { return a.ipc.Duration("latency", IPCLate
 // A message the renderer sent before it reloaded is lost with its
 // webContents (model choice: the reload tears the pipe down both ways).
 func (a *App) toMain(f func()) {
-	from := a.Renderer
-	a.toMainAt = a.deliver(a.toMainAt, func() {
-		if !from.gone {
-			f()
-		}
-	})
+	a.toMainAt = a.deliver(a.toMainAt, a.hop(a.Renderer, nil, f))
 }
 
 // toRenderer delivers f in the renderer after one IPC hop, in send order;
 // a renderer that reloaded meanwhile gets nothing.
-func (a *App) toRenderer(f func()) {
-	to := a.Renderer
-	a.toRendererAt = a.deliver(a.toRendererAt, func() {
-		if !to.gone {
-			f()
-		}
-	})
+func (a *App) toRenderer(f func()) { a.toRendererFor(nil, f) }
+
+// toRendererFor is toRenderer of an answer to renderer r: void also when r
+// reloaded meanwhile (nil: any renderer).
+func (a *App) toRendererFor(r *Renderer, f func()) {
+	a.toRendererAt = a.deliver(a.toRendererAt, a.hop(a.Renderer, r, f))
 }
 
 func (a *App) deliver(last time.Duration, f func()) time.Duration {
@@ -105,7 +136,7 @@ func (a *App) user(kind string, attrs ...sim.Attr) { a.env.Emit("user", kind, ""
 // workspace (recover with no readiness wait and no kill, as the rehydrate
 // path does), then renders the active tab.
 func (a *App) Boot() {
-	a.env.Emit("app", "boot", "", sim.A("sessions", fmt.Sprint(len(a.metas))), sim.A("tabs", fmt.Sprint(a.Renderer.View.Tabs)))
+	a.env.Emit("app", "boot", "", sim.A("sessions", a.env.Itoa(len(a.metas))), sim.A("tabs", a.env.Itoa(a.Renderer.View.Tabs)))
 	for _, m := range a.metas {
 		a.Renderer.rehydrate(m)
 	}
@@ -122,13 +153,13 @@ func (a *App) Boot() {
 // fullscreen and the debug terminal are not restored).
 func (a *App) ReloadRenderer() {
 	old := a.Renderer
-	a.user("renderer.reload", sim.A("panes", fmt.Sprint(len(old.Panes))))
+	a.user("renderer.reload", sim.A("panes", a.env.Itoa(len(old.Panes))))
 	old.gone = true
 	for _, p := range append([]*Pane(nil), old.Panes...) {
 		p.Mounted = false
 		old.removePane(p)
 		if len(p.pending) > 0 {
-			p.emit("input.drop", "dropped", sim.A("seq", seqRange(p.pending)), sim.A("cause", "reload"))
+			p.emit("input.drop", "dropped", sim.A("seq", seqRange(a.env, p.pending)), sim.A("cause", "reload"))
 			p.pending = nil
 		}
 		p.emit("pane.unmount", "", sim.A("cause", "reload"))
@@ -204,7 +235,7 @@ func (a *App) CloseOverlay() {
 
 // SwitchTab renders only tab's tree.
 func (a *App) SwitchTab(tab int) {
-	a.user("tab.switch", sim.A("tab", fmt.Sprint(tab)))
+	a.user("tab.switch", sim.A("tab", a.env.Itoa(tab)))
 	a.Renderer.View.Tab = tab
 	a.Renderer.render()
 }

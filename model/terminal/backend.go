@@ -1,7 +1,6 @@
 package terminal
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/orchsim/orchsim/sim"
@@ -75,6 +74,23 @@ type Backend struct {
 	jobs     []*job
 	jobSeq   int
 	bg       *sim.Rand
+	stepFn   func() // step, bound once
+	// cs and cx are the provider session's prompt gate (Claude) and
+	// readiness poll (Codex); surface, when set, replaces the surface they
+	// give the delivery protocols (tests install upstream's stubs there).
+	cs      *ClaudeSession
+	cx      *CodexSession
+	surface *PromptSurface
+	// view is what the composer shows of written prompt text (inline text
+	// or paste placeholders); pastes counts the placeholders, images the
+	// image pills; pending counts writes not yet absorbed.
+	view    string
+	text    string
+	pastes  int
+	images  int
+	pending int
+	// jsonl draws when a submitted prompt's transcript entry is ingested.
+	jsonl *sim.Rand
 }
 
 // heldWrite is one pane write main holds for a backend.
@@ -85,8 +101,22 @@ type heldWrite struct {
 }
 
 func newBackend(m *Manager, meta *Meta, gen int) *Backend {
-	b := &Backend{m: m, ID: fmt.Sprintf("%s#%d", meta.ID, gen), Session: meta.ID, Kind: meta.Kind, Cwd: meta.Cwd,
-		Resume: meta.Resume || gen > 1, actor: "agent/" + meta.ID, rand: m.env.Rand("agent/" + meta.ID)}
+	b := &Backend{m: m, ID: m.env.Str().Join(meta.ID+"#", gen), Session: meta.ID, Kind: meta.Kind, Cwd: meta.Cwd,
+		Resume: meta.Resume || gen > 1, actor: m.env.Str().Concat("agent/", meta.ID)}
+	b.rand = m.env.Rand(b.actor)
+	now := m.env.Now
+	after := func(d time.Duration, f func()) sim.Timer { return m.env.Clock.AfterFunc(d, f) }
+	switch b.Kind {
+	case Claude:
+		resume := ""
+		if b.Resume {
+			resume = meta.ID
+		}
+		m.transcripts++
+		b.cs = NewClaudeSession(now, after, resume, m.transcripts)
+	case Codex:
+		b.cx = NewCodexSession(now, after)
+	}
 	return b
 }
 
@@ -110,7 +140,9 @@ func (b *Backend) emit(kind, outcome string, attrs ...sim.Attr) {
 	if kind != "bg.start" && kind != "bg.end" {
 		b.touch()
 	}
-	b.m.env.Emit(b.actor, kind, outcome, append([]sim.Attr{sim.A("session", b.Session), sim.A("backend", b.ID)}, attrs...)...)
+	// On the stack: Emit copies the attributes.
+	var buf [10]sim.Attr
+	b.m.env.Emit(b.actor, kind, outcome, append(append(buf[:0], sim.A("session", b.Session), sim.A("backend", b.ID)), attrs...)...)
 }
 
 // started is called when start() resolves: the provider publishes its first
@@ -118,6 +150,14 @@ func (b *Backend) emit(kind, outcome string, attrs ...sim.Attr) {
 func (b *Backend) started() {
 	b.state = live
 	b.liveAt = b.m.env.Now()
+	switch {
+	case b.cs != nil:
+		// The tail attaches before start() resolves; the replay window is
+		// the backend's own (replaying, below).
+		b.cs.Headless, b.cs.TailAttached, b.cs.ReplayQuiesced = backendScreen{b}, true, !b.Resume
+	case b.cx != nil:
+		b.cx.Headless = backendScreen{b}
+	}
 	switch {
 	case b.Kind != Claude:
 		b.m.setInputReadiness(b, false, "starting")
@@ -173,17 +213,31 @@ func (b *Backend) gate() (bool, string) {
 	if b.Kind != Claude {
 		return b.composer, "ready"
 	}
-	switch {
-	case b.prompt:
+	b.cs.ReplayQuiesced = !b.replaying
+	switch st := b.cs.Derive(); st.Kind {
+	case "ready":
+		return true, "ready"
+	case "blocked":
 		return false, "blocked"
-	case b.draft > 0:
-		return false, "human-draft"
-	case b.replaying:
-		return false, "replay-pending"
-	case !b.composer:
-		return false, "composer-unpainted"
+	case "occupied":
+		return false, st.Reason
+	case "warming":
+		return false, st.Reason
+	default:
+		return false, "exited"
 	}
-	return true, "ready"
+}
+
+// stop marks the process gone: the provider session publishes its exit
+// (Claude: terminal, every acceptance waiter session-exited).
+func (b *Backend) stop() {
+	b.state = stopped
+	switch {
+	case b.cs != nil && !b.cs.Exited:
+		b.cs.Exit()
+	case b.cx != nil:
+		b.cx.Exited = true
+	}
 }
 
 // publish emits readiness the provider's way: Claude emits ready:true on
@@ -191,6 +245,10 @@ func (b *Backend) gate() (bool, string) {
 // it; Codex and OpenCode emit ready:true once, when the latch is set.
 func (b *Backend) publish() {
 	ready, reason := b.gate()
+	if b.cs != nil && b.state == live {
+		// The gate's transition reaches every awaitReadyForPrompt waiter.
+		b.cs.Refresh()
+	}
 	if b.Kind != Claude {
 		if ready && !b.published {
 			b.published = true
@@ -213,7 +271,7 @@ func (b *Backend) input(chunks []Chunk) {
 		// A TUI that has not painted its composer takes no input: the keys
 		// echo into the output area and are gone
 		// (agent-orchestrator#3023).
-		b.emit("input.misplaced", "", sim.A("seq", seqRange(chunks)), sim.A("why", "composer-unpainted"))
+		b.emit("input.misplaced", "", sim.A("seq", seqRange(b.m.env, chunks)), sim.A("why", "composer-unpainted"))
 		return
 	}
 	submit := false
@@ -291,7 +349,10 @@ func (b *Backend) beginTurn(via string) {
 
 func (b *Backend) scheduleStep() {
 	b.stepping = true
-	b.m.env.After(b.rand.Duration("step", time.Second, 20*time.Second), b.step)
+	if b.stepFn == nil {
+		b.stepFn = b.step
+	}
+	b.m.env.After(b.rand.Duration("step", time.Second, 20*time.Second), b.stepFn)
 }
 
 func (b *Backend) step() {

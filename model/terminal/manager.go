@@ -1,9 +1,7 @@
 package terminal
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/orchsim/orchsim/model"
@@ -39,6 +37,18 @@ type Config struct {
 	// rejection; sessionManager.ts@428aed2d cleanupSessionState: "the old
 	// wrapper may still emit a late exit"). Zero: the exit is never seen.
 	LateExitMax time.Duration
+	// PromptProtocol runs a feed-mode Send through agent-code's prompt
+	// delivery (delivery.go): main's reservation, the provider's readiness
+	// wait, Claude's composer absorption before a separate Enter and its
+	// durable JSONL acceptance, Codex's readiness poll and atomic write.
+	// Off, a Send is one step (it lands on a ready composer or is
+	// refused), as the scripted stories and older seeds have it.
+	PromptProtocol bool
+	// AbsorbMax bounds how long a Claude composer takes to show written
+	// text (pasteConfirm.ts@428aed2d measured the inline tail at 10-30 ms;
+	// 0 means 30 ms): a slow, loaded TUI stretches it toward the 2 s
+	// confirmation budget.
+	AbsorbMax time.Duration
 }
 
 // RecoverRequest is the recoverSession IPC payload.
@@ -134,15 +144,19 @@ func (r *replayBuffer) append(cols, n int) {
 }
 
 // widths lists the PTY widths of the buffer's runs, oldest first.
-func (r *replayBuffer) widths() string {
+func (r *replayBuffer) widths(e *model.Env) string {
 	if r == nil || len(r.segs) == 0 {
 		return "-"
 	}
-	parts := make([]string, len(r.segs))
+	var buf [64]byte
+	b := buf[:0]
 	for i, s := range r.segs {
-		parts[i] = strconv.Itoa(s.cols)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(s.cols), 10)
 	}
-	return strings.Join(parts, ",")
+	return e.Str().Bytes(b)
 }
 
 // Manager is the main process's SessionManager: the registry of backends,
@@ -173,6 +187,12 @@ type Manager struct {
 	refs map[string][]string
 	// reapGen is the generation of each session's pending reaper check.
 	reapGen map[string]int
+	// reserved holds the sessions a prompt delivery has reserved
+	// (promptDeliveriesInFlight); deliverySeq numbers deliveries.
+	reserved    map[string]bool
+	deliverySeq int
+	// transcripts numbers fresh Claude transcript ids.
+	transcripts int
 }
 
 func newManager(app *App) *Manager {
@@ -180,7 +200,7 @@ func newManager(app *App) *Manager {
 		gens: map[string]int{}, readiness: map[string]readiness{}, counts: map[string]int{},
 		restores: map[string]ownedSize{}, sizes: map[string]ownedSize{}, buffers: map[string]*replayBuffer{},
 		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}, refs: map[string][]string{},
-		reapGen: map[string]int{}}
+		reapGen: map[string]int{}, reserved: map[string]bool{}}
 }
 
 func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
@@ -208,7 +228,7 @@ func (m *Manager) ReplayBuffer(session string) (int, string) {
 	if b == nil {
 		return 0, "-"
 	}
-	return b.total, b.widths()
+	return b.total, b.widths(m.env)
 }
 
 // WedgeNextSpawn makes the next spawn of session wedge (scripts).
@@ -282,7 +302,7 @@ func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
 			m.construct = m.env.Rand("main/construct")
 		}
 		d := m.construct.Duration("construct", ConstructMin, ConstructMax)
-		m.emit("recover", "constructing", append(attrs, sim.A("for", d.String()))...)
+		m.emit("recover", "constructing", append(attrs, sim.A("for", m.env.Str().Duration(d)))...)
 		m.env.After(d, func() { m.spawn("recover", req, attrs, reply) })
 		return
 	}
@@ -330,7 +350,7 @@ func (m *Manager) rendererReloaded() {
 				c, outcome = 0, "released"
 			}
 			m.counts[id] = c
-			m.emit("pty.detach", outcome, sim.A("session", id), sim.A("pane", pane), sim.A("count", fmt.Sprint(c)),
+			m.emit("pty.detach", outcome, sim.A("session", id), sim.A("pane", pane), sim.A("count", m.env.Itoa(c)),
 				sim.A("cause", "renderer-reload"))
 		}
 		delete(m.refs, id)
@@ -361,7 +381,7 @@ func (m *Manager) spawn(kind string, req RecoverRequest, attrs []sim.Attr, reply
 	m.entries[id] = b
 	m.sizes[id] = ownedSize{SpawnDefault, ownerSpawn}
 	m.emit("spawn", "starting", sim.A("session", id), sim.A("backend", b.ID), sim.A("kind", string(b.Kind)),
-		sim.A("cols", fmt.Sprint(SpawnDefault.Cols)), sim.A("rows", fmt.Sprint(SpawnDefault.Rows)))
+		sim.A("cols", m.env.Itoa(SpawnDefault.Cols)), sim.A("rows", m.env.Itoa(SpawnDefault.Rows)))
 	m.setInputReadiness(b, false, "starting")
 	m.env.After(b.rand.Duration("start", 300*time.Millisecond, 3*time.Second), func() { m.settle(c, fails) })
 }
@@ -379,14 +399,14 @@ func (m *Manager) settle(c *claim, fails bool) {
 		if m.entries[id] == b {
 			delete(m.entries, id)
 		}
-		b.state = stopped
+		b.stop()
 		m.emit("start", CodeCancelled, sim.A("session", id), sim.A("backend", b.ID))
 		m.rejectHeld(b, "cancelled")
 		m.armLateExit(b, 143)
 		res = RecoverResult{Code: CodeCancelled, Retryable: true, Message: MsgCancelled}
 	case fails:
 		delete(m.entries, id)
-		b.state = stopped
+		b.stop()
 		m.emit("start", CodeStartFailed, sim.A("session", id), sim.A("backend", b.ID))
 		m.rejectHeld(b, "start-failed")
 		m.armLateExit(b, 1)
@@ -425,7 +445,7 @@ func (m *Manager) lateExit(b *Backend, code int) {
 	if cur != nil {
 		entry = cur.ID
 	}
-	attrs := []sim.Attr{sim.A("session", id), sim.A("backend", b.ID), sim.A("entry", entry), sim.A("code", fmt.Sprint(code))}
+	attrs := []sim.Attr{sim.A("session", id), sim.A("backend", b.ID), sim.A("entry", entry), sim.A("code", strconv.Itoa(code))}
 	p := m.app.Profile()
 	guarded := p.Fixed(ExitOwnedByGeneration)
 	if guarded && p.Has(LateExitIgnoredWhileStarting) {
@@ -508,7 +528,7 @@ func (m *Manager) kill(session, cause, wake string) {
 	}
 	m.emit("kill", "killed", attrs...)
 	wasLive := b.state == live
-	b.state = stopped
+	b.stop()
 	b.killJobs()
 	m.rejectHeld(b, "killed")
 	if wasLive {
@@ -521,9 +541,9 @@ func (m *Manager) exited(b *Backend, code int, cause string) {
 	if m.entries[b.Session] == b {
 		delete(m.entries, b.Session)
 	}
-	b.state = stopped
+	b.stop()
 	b.killJobs()
-	m.emit("exit", fmt.Sprint(code), sim.A("session", b.Session), sim.A("backend", b.ID), sim.A("cause", cause))
+	m.emit("exit", m.env.Itoa(code), sim.A("session", b.Session), sim.A("backend", b.ID), sim.A("cause", cause))
 	m.rejectHeld(b, "exited")
 	m.notifyExit(b, code, cause)
 }
@@ -549,7 +569,7 @@ func (m *Manager) setInputReadiness(b *Backend, ready bool, reason string) {
 	rev := m.revision
 	m.readiness[id] = readiness{ready, reason, rev}
 	m.emit("input-readiness", "", sim.A("session", id), sim.A("backend", b.ID), sim.A("ready", b2s(ready)),
-		sim.A("reason", reason), sim.A("rev", fmt.Sprint(rev)))
+		sim.A("reason", reason), sim.A("rev", m.env.Itoa(rev)))
 	r := m.app.Renderer
 	m.app.toRenderer(func() { r.onInputReadiness(id, ready, rev) })
 }
@@ -561,7 +581,7 @@ func (m *Manager) setInputReadiness(b *Backend, ready bool, reason string) {
 func (m *Manager) Attach(session, pane string, terminalView bool) AttachResult {
 	if m.entries[session] == nil {
 		m.emit("pty.attach", "no-entry", sim.A("session", session), sim.A("pane", pane),
-			sim.A("count", fmt.Sprint(m.counts[session])))
+			sim.A("count", m.env.Itoa(m.counts[session])))
 		return AttachResult{}
 	}
 	m.counts[session]++
@@ -574,8 +594,8 @@ func (m *Manager) Attach(session, pane string, terminalView bool) AttachResult {
 		m.restores[session] = m.sizes[session]
 	}
 	bytes, widths := m.ReplayBuffer(session)
-	m.emit("pty.attach", "attached", sim.A("session", session), sim.A("pane", pane), sim.A("count", fmt.Sprint(n)),
-		sim.A("replay", fmtBytes(bytes)), sim.A("widths", widths))
+	m.emit("pty.attach", "attached", sim.A("session", session), sim.A("pane", pane), sim.A("count", m.env.Itoa(n)),
+		sim.A("replay", fmtBytes(m.env, bytes)), sim.A("widths", widths))
 	return AttachResult{OK: true, Bytes: bytes, Widths: widths}
 }
 
@@ -588,7 +608,7 @@ func (m *Manager) Detach(session, pane string) {
 	if !held && m.app.Profile().Fixed(DetachOwnReference) {
 		if !m.app.Profile().Has(DetachReleasesOldest) || len(m.refs[session]) == 0 {
 			m.emit("pty.detach", "ignored", sim.A("session", session), sim.A("pane", pane),
-				sim.A("count", fmt.Sprint(m.counts[session])), sim.A("why", "no-reference"))
+				sim.A("count", m.env.Itoa(m.counts[session])), sim.A("why", "no-reference"))
 			return
 		}
 		m.refs[session] = m.refs[session][1:]
@@ -596,7 +616,7 @@ func (m *Manager) Detach(session, pane string) {
 	c := m.counts[session]
 	if c > 1 {
 		m.counts[session] = c - 1
-		m.emit("pty.detach", "decremented", sim.A("session", session), sim.A("pane", pane), sim.A("count", fmt.Sprint(c-1)))
+		m.emit("pty.detach", "decremented", sim.A("session", session), sim.A("pane", pane), sim.A("count", m.env.Itoa(c-1)))
 		return
 	}
 	delete(m.counts, session)
@@ -646,11 +666,11 @@ func (m *Manager) releaseRef(session, pane string) bool {
 // Resize is resize(id, cols, rows) from a pane.
 func (m *Manager) Resize(session, pane string, s Size) {
 	prev := m.sizes[session]
-	m.sizes[session] = ownedSize{s, "pane/" + pane}
+	m.sizes[session] = ownedSize{s, m.env.Str().Concat("pane/", pane)}
 	b := m.entries[session]
 	if b == nil {
 		m.emit("pty.resize", "no-entry", sim.A("session", session), sim.A("pane", pane),
-			sim.A("cols", fmt.Sprint(s.Cols)), sim.A("rows", fmt.Sprint(s.Rows)), sim.A("cause", "pane"))
+			sim.A("cols", m.env.Itoa(s.Cols)), sim.A("rows", m.env.Itoa(s.Rows)), sim.A("cause", "pane"))
 		return
 	}
 	if prev.Size == s {
@@ -666,8 +686,8 @@ func (m *Manager) resizePTY(b *Backend, s Size, cause, pane string) {
 	if b.Live() && b.composer {
 		redraw = s.Cols * s.Rows
 	}
-	m.emit("pty.resize", "resized", sim.A("session", b.Session), sim.A("pane", pane), sim.A("cols", fmt.Sprint(s.Cols)),
-		sim.A("rows", fmt.Sprint(s.Rows)), sim.A("cause", cause))
+	m.emit("pty.resize", "resized", sim.A("session", b.Session), sim.A("pane", pane), sim.A("cols", m.env.Itoa(s.Cols)),
+		sim.A("rows", m.env.Itoa(s.Rows)), sim.A("cause", cause))
 	if redraw > 0 {
 		m.appendOutput(b, redraw)
 	}
@@ -680,8 +700,15 @@ func (m *Manager) Write(session, pane string, chunks []Chunk) {
 	if len(chunks) == 0 {
 		return
 	}
-	seq := seqRange(chunks)
+	seq := seqRange(m.env, chunks)
 	b := m.entries[session]
+	if m.reserved[session] {
+		// The delivery owns the composer: a raw write could splice into
+		// its paste or consume its Enter (sessionManager.ts@428aed2d
+		// write(): dropped, and the IPC layer reports why).
+		m.emit("pty.write", "refused", sim.A("session", session), sim.A("pane", pane), sim.A("seq", seq), sim.A("why", CodeInFlight))
+		return
+	}
 	if b != nil && b.state != stopped && m.holdsInput(b) {
 		b.held = append(b.held, heldWrite{pane: pane, chunks: chunks, at: m.env.Now()})
 		m.emit("pty.write", "held", sim.A("session", session), sim.A("pane", pane), sim.A("seq", seq), sim.A("backend", b.ID),
@@ -711,8 +738,8 @@ func (m *Manager) holdsInput(b *Backend) bool {
 func (m *Manager) deliver(b *Backend, pane string, chunks []Chunk, heldSince string) {
 	b.touch()
 	b.input(chunks)
-	attrs := []sim.Attr{sim.A("session", b.Session), sim.A("pane", pane), sim.A("seq", seqRange(chunks)), sim.A("backend", b.ID),
-		sim.A("draft", fmt.Sprint(b.draft)), sim.A("prompt", b2s(b.prompt))}
+	attrs := []sim.Attr{sim.A("session", b.Session), sim.A("pane", pane), sim.A("seq", seqRange(m.env, chunks)), sim.A("backend", b.ID),
+		sim.A("draft", m.env.Itoa(b.draft)), sim.A("prompt", b2s(b.prompt))}
 	if heldSince != "" {
 		attrs = append(attrs, sim.A("held-since", heldSince))
 	}
@@ -735,7 +762,7 @@ func (m *Manager) rejectHeld(b *Backend, why string) {
 	held := b.held
 	b.held = nil
 	for _, h := range held {
-		m.emit("pty.write", "rejected", sim.A("session", b.Session), sim.A("pane", h.pane), sim.A("seq", seqRange(h.chunks)),
+		m.emit("pty.write", "rejected", sim.A("session", b.Session), sim.A("pane", h.pane), sim.A("seq", seqRange(m.env, h.chunks)),
 			sim.A("backend", b.ID), sim.A("why", why), sim.A("held-since", sim.FormatT(h.at)))
 	}
 }
@@ -768,7 +795,7 @@ func (m *Manager) output(b *Backend, n int) {
 		return
 	}
 	size := m.sizes[b.Session].Size
-	b.emit("output", "", sim.A("bytes", fmtBytes(n)), sim.A("cols", fmt.Sprint(size.Cols)))
+	b.emit("output", "", sim.A("bytes", fmtBytes(m.env, n)), sim.A("cols", m.env.Itoa(size.Cols)))
 	m.appendOutput(b, n)
 }
 
@@ -787,10 +814,6 @@ func (m *Manager) appendOutput(b *Backend, n int) {
 	}
 }
 
-func seqRange(chunks []Chunk) string {
-	first, last := chunks[0].Seq, chunks[len(chunks)-1].Seq
-	if first == last {
-		return fmt.Sprint(first)
-	}
-	return fmt.Sprintf("%d-%d", first, last)
+func seqRange(e *model.Env, chunks []Chunk) string {
+	return e.Str().Range(chunks[0].Seq, chunks[len(chunks)-1].Seq)
 }

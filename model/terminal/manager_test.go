@@ -225,9 +225,9 @@ func TestReplayBuffer_CapKeepsTail(t *testing.T) {
 	b.append(120, 1000)
 	b.append(120, 24)
 	assert.Equal(t, ReplayBufferCap, b.total)
-	assert.Equal(t, "80,120", b.widths())
+	assert.Equal(t, "80,120", b.widths(&model.Env{}))
 	b.append(200, ReplayBufferCap)
-	assert.Equal(t, "200", b.widths())
+	assert.Equal(t, "200", b.widths(&model.Env{}))
 }
 
 // detachAgentPty with the ledger (DetachOwnReference, qwen-code PR #7386):

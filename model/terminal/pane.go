@@ -1,8 +1,6 @@
 package terminal
 
 import (
-	"fmt"
-
 	"github.com/orchsim/orchsim/sim"
 )
 
@@ -37,7 +35,7 @@ type Pane struct {
 
 func (p *Pane) emit(kind, outcome string, attrs ...sim.Attr) {
 	if p.actor == "" {
-		p.actor = "pane/" + p.ID
+		p.actor = p.r.env.Str().Concat("pane/", p.ID)
 	}
 	// On the stack: Emit copies the attributes.
 	var buf [6]sim.Attr
@@ -50,7 +48,7 @@ func (p *Pane) Pending() int { return len(p.pending) }
 func (p *Pane) mount() {
 	p.Mounted = true
 	p.emit("pane.mount", "", sim.A("surface", p.Surface), sim.A("view", string(p.Mode)),
-		sim.A("cols", fmt.Sprint(p.Size.Cols)), sim.A("rows", fmt.Sprint(p.Size.Rows)))
+		sim.A("cols", p.r.env.Itoa(p.Size.Cols)), sim.A("rows", p.r.env.Itoa(p.Size.Rows)))
 	if p.Mode != Terminal {
 		return
 	}
@@ -173,8 +171,8 @@ func (p *Pane) onAttach(res AttachResult, retry bool) {
 // flushes the remembered resize and the queued input.
 func (p *Pane) landed(res AttachResult) {
 	p.Attached = true
-	p.emit("pane.attach", "attached", sim.A("replay", fmtBytes(res.Bytes)), sim.A("widths", orDash(res.Widths)),
-		sim.A("backlog", fmt.Sprint(p.backlog)), sim.A("backlog-dropped", fmt.Sprint(p.backlogDropped)))
+	p.emit("pane.attach", "attached", sim.A("replay", fmtBytes(p.r.env, res.Bytes)), sim.A("widths", orDash(res.Widths)),
+		sim.A("backlog", p.r.env.Itoa(p.backlog)), sim.A("backlog-dropped", p.r.env.Itoa(p.backlogDropped)))
 	p.backlog, p.backlogDropped = 0, 0
 	a := p.r.app
 	if p.resizePending {
@@ -201,7 +199,7 @@ func (p *Pane) unmount() {
 	p.r.removePane(p)
 	var attrs []sim.Attr
 	if len(p.pending) > 0 {
-		attrs = append(attrs, sim.A("pending", seqRange(p.pending)))
+		attrs = append(attrs, sim.A("pending", seqRange(p.r.env, p.pending)))
 	}
 	p.emit("pane.unmount", "", attrs...)
 	if p.Mode != Terminal {
@@ -222,7 +220,7 @@ func (p *Pane) typeChunks(key Key, n int) {
 		p.seq++
 		chunks[i] = Chunk{Seq: p.seq, Key: key}
 	}
-	attrs := []sim.Attr{sim.A("session", p.Session), sim.A("pane", p.ID), sim.A("key", string(key)), sim.A("seq", seqRange(chunks))}
+	attrs := []sim.Attr{sim.A("session", p.Session), sim.A("pane", p.ID), sim.A("key", string(key)), sim.A("seq", seqRange(p.r.env, chunks))}
 	a := p.r.app
 	if p.Attached || p.inline() {
 		// The inline terminal queues nothing: its onData writes at once.
@@ -234,7 +232,7 @@ func (p *Pane) typeChunks(key Key, n int) {
 	p.pending = append(p.pending, chunks...)
 	if over := len(p.pending) - PendingInputCap; over > 0 {
 		dropped := p.pending[:over]
-		p.emit("input.drop", "dropped", sim.A("seq", seqRange(dropped)), sim.A("cap", fmt.Sprint(PendingInputCap)))
+		p.emit("input.drop", "dropped", sim.A("seq", seqRange(p.r.env, dropped)), sim.A("cap", p.r.env.Itoa(PendingInputCap)))
 		p.pending = append([]Chunk(nil), p.pending[over:]...)
 	}
 }

@@ -1,7 +1,6 @@
 package terminal
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/orchsim/orchsim/sim"
@@ -50,9 +49,9 @@ func (b *Backend) maybeStartJob() {
 
 func (b *Backend) startJob(d time.Duration) {
 	b.jobSeq++
-	j := &job{id: fmt.Sprintf("%s/j%d", b.ID, b.jobSeq), end: b.m.env.Now() + d}
+	j := &job{id: b.m.env.Str().Join(b.ID+"/j", b.jobSeq), end: b.m.env.Now() + d}
 	b.jobs = append(b.jobs, j)
-	b.emit("bg.start", "", sim.A("job", j.id), sim.A("for", d.String()))
+	b.emit("bg.start", "", sim.A("job", j.id), sim.A("for", b.m.env.Str().Duration(d)))
 	b.m.env.After(d, func() { b.endJob(j) })
 }
 
@@ -112,7 +111,7 @@ func (m *Manager) reapCheck(session string, gen int) {
 		m.armReaper(session, timeout)
 	case len(b.jobs) > 0 && spares:
 		m.emit("reap", "spared", sim.A("session", session), sim.A("backend", b.ID), sim.A("why", "background-work"),
-			sim.A("jobs", fmt.Sprint(len(b.jobs))))
+			sim.A("jobs", m.env.Itoa(len(b.jobs))))
 		if m.app.Profile().Has(SparesOnlyWhileRunning) {
 			m.armReaper(session, timeout)
 		}
@@ -120,7 +119,7 @@ func (m *Manager) reapCheck(session string, gen int) {
 		m.armReaper(session, b.activeAt+timeout-now)
 	default:
 		m.emit("reap", "detached-idle", sim.A("session", session), sim.A("backend", b.ID),
-			sim.A("idle-since", sim.FormatT(b.activeAt)), sim.A("jobs", fmt.Sprint(len(b.jobs))))
+			sim.A("idle-since", sim.FormatT(b.activeAt)), sim.A("jobs", m.env.Itoa(len(b.jobs))))
 		m.kill(session, "detached-idle", "")
 	}
 }

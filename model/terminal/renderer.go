@@ -3,6 +3,7 @@ package terminal
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/orchsim/orchsim/model"
@@ -64,6 +65,9 @@ type wake struct {
 	disposition string
 	waitStart   time.Duration
 	sawExit     bool
+	// repoll is poll(w) bound once per wake: a wake polls every 50 ms for
+	// up to 30 s, and a closure per poll was a sixth of chaos's allocations.
+	repoll func()
 }
 
 // Renderer is the renderer process: session runtimes, the single-flight
@@ -83,17 +87,18 @@ type Renderer struct {
 	// reloaded: this renderer came up by a reload, over a main process
 	// that kept its backends, with none of its predecessor's runtimes.
 	reloaded bool
+	// prompts draws feed Send texts and promptSeq numbers them
+	// (Config.PromptProtocol).
+	prompts   *sim.Rand
+	promptSeq int
+	// wantBuf and panesBuf are renderStrict's scratch buffers.
+	wantBuf  []slot
+	panesBuf []*Pane
 }
 
 // fromMain delivers f, sent by main in answer to this renderer, unless the
 // renderer reloaded meanwhile (the answer has no one to reach).
-func (r *Renderer) fromMain(f func()) {
-	r.app.toRenderer(func() {
-		if !r.gone {
-			f()
-		}
-	})
-}
+func (r *Renderer) fromMain(f func()) { r.app.toRendererFor(r, f) }
 
 func newRenderer(app *App) *Renderer {
 	return &Renderer{app: app, env: app.env, runtimes: map[string]*Runtime{}, wakes: map[string]*wake{},
@@ -179,7 +184,7 @@ func (r *Renderer) rehydrated(id string, res RecoverResult) {
 	}
 	s := res.Snapshot
 	r.emit("rehydrate.recover", "ok", sim.A("session", id), sim.A("backend", s.Backend), sim.A("disposition", res.Disposition),
-		sim.A("lifecycle", s.Lifecycle), sim.A("ready", b2s(s.Ready)), sim.A("rev", fmt.Sprint(s.Rev)))
+		sim.A("lifecycle", s.Lifecycle), sim.A("ready", b2s(s.Ready)), sim.A("rev", r.env.Itoa(s.Rev)))
 	r.applySnapshot(rt, s, false)
 }
 
@@ -217,7 +222,7 @@ func (r *Renderer) ensureSessionLive(session, caller, by string, done func(*wake
 		return
 	}
 	r.wakeSeq++
-	w := &wake{id: fmt.Sprintf("w%d", r.wakeSeq), session: session, kind: meta.Kind, cwd: meta.Cwd,
+	w := &wake{id: r.env.Str().Join("w", r.wakeSeq), session: session, kind: meta.Kind, cwd: meta.Cwd,
 		waiters: []func(*wakeErr){done}}
 	r.wakes[session] = w
 	rt.Status, rt.Exited = StatusSpawning, false
@@ -241,7 +246,7 @@ func (r *Renderer) recovered(w *wake, res RecoverResult) {
 	w.disposition = res.Disposition
 	r.emit("wake.recover", "ok", sim.A("session", w.session), sim.A("wake", w.id), sim.A("backend", s.Backend),
 		sim.A("disposition", res.Disposition), sim.A("lifecycle", s.Lifecycle), sim.A("ready", b2s(s.Ready)),
-		sim.A("reason", s.Reason), sim.A("rev", fmt.Sprint(s.Rev)))
+		sim.A("reason", s.Reason), sim.A("rev", r.env.Itoa(s.Rev)))
 	r.applySnapshot(rt, s, w.sawExit)
 	wait := !s.Ready
 	if r.guarded() && res.Disposition == Adopted && s.Lifecycle == Live {
@@ -252,7 +257,7 @@ func (r *Renderer) recovered(w *wake, res RecoverResult) {
 		return
 	}
 	w.waitStart = r.env.Now()
-	r.emit("wake.wait", "", sim.A("session", w.session), sim.A("wake", w.id), sim.A("timeout", ReadinessTimeout.String()))
+	r.emit("wake.wait", "", sim.A("session", w.session), sim.A("wake", w.id), sim.A("timeout", r.env.Str().Duration(ReadinessTimeout)))
 	r.poll(w)
 }
 
@@ -265,7 +270,7 @@ func (r *Renderer) poll(w *wake) {
 	waited := r.env.Now() - w.waitStart
 	switch {
 	case rt.InputReady && rt.Status == StatusStarted && !rt.Exited:
-		r.emit("wake.wait", "ready", sim.A("session", w.session), sim.A("wake", w.id), sim.A("waited", waited.String()))
+		r.emit("wake.wait", "ready", sim.A("session", w.session), sim.A("wake", w.id), sim.A("waited", r.env.Str().Duration(waited)))
 		r.succeedWake(w)
 	case rt.Status == StatusFailed:
 		msg := rt.Error
@@ -278,14 +283,17 @@ func (r *Renderer) poll(w *wake) {
 	case waited >= ReadinessTimeout:
 		r.waitFailed(w, "timeout", MsgTimedOut, waited)
 	default:
-		r.env.After(ReadinessPoll, func() { r.poll(w) })
+		if w.repoll == nil {
+			w.repoll = func() { r.poll(w) }
+		}
+		r.env.After(ReadinessPoll, w.repoll)
 	}
 }
 
 // waitFailed kills the backend if owned: before #597 always, after it only
 // when this wake spawned it.
 func (r *Renderer) waitFailed(w *wake, outcome, msg string, waited time.Duration) {
-	r.emit("wake.wait", outcome, sim.A("session", w.session), sim.A("wake", w.id), sim.A("waited", waited.String()))
+	r.emit("wake.wait", outcome, sim.A("session", w.session), sim.A("wake", w.id), sim.A("waited", r.env.Str().Duration(waited)))
 	kill := true
 	if r.guarded() {
 		kill = w.disposition == Spawned
@@ -358,7 +366,7 @@ func (r *Renderer) onExit(session, backend string, code int, cause string) {
 	} else if rt.Status != StatusFailed {
 		rt.Status, rt.Error = StatusExited, MsgExited
 	}
-	r.emit("session.exit", fmt.Sprint(code), sim.A("session", session), sim.A("backend", backend), sim.A("cause", cause))
+	r.emit("session.exit", r.env.Itoa(code), sim.A("session", session), sim.A("backend", backend), sim.A("cause", cause))
 	r.toastPanes(session, msg)
 }
 
@@ -394,29 +402,37 @@ type slot struct {
 }
 
 // slots returns the leaves the current view renders, in render order.
-func (r *Renderer) slots() []slot {
-	var out []slot
+func (r *Renderer) slots() []slot { return r.appendSlots(nil) }
+
+// appendSlots appends slots() to out (keys built by the run's Strings).
+func (r *Renderer) appendSlots(out []slot) []slot {
+	str := r.env.Str()
 	switch r.View.Surface {
 	case SurfaceEditor:
-		var leaves []*Meta
+		n := 0
 		for _, m := range r.app.metas {
 			if m.Tab == r.View.Tab {
-				leaves = append(leaves, m)
+				n++
 			}
 		}
-		n := len(leaves)
-		for _, m := range leaves {
+		for _, m := range r.app.metas {
+			if m.Tab != r.View.Tab {
+				continue
+			}
 			size := Size{Cols: (EditorArea.Cols - (n - 1)) / n, Rows: EditorArea.Rows}
-			out = append(out, slot{key: "editor/" + strconv.Itoa(m.Tab) + "/" + m.ID, session: m.ID, surface: "editor",
+			var kb [64]byte
+			key := strconv.AppendInt(append(kb[:0], "editor/"...), int64(m.Tab), 10)
+			key = append(append(key, '/'), m.ID...)
+			out = append(out, slot{key: str.Bytes(key), session: m.ID, surface: "editor",
 				mode: m.Mode, size: size})
 		}
 	case SurfaceSpotlight:
 		if m := r.app.Meta(r.View.Spotlight); m != nil {
-			out = append(out, slot{key: "spotlight/" + m.ID, session: m.ID, surface: "spotlight", mode: m.Mode, size: SpotlightArea})
+			out = append(out, slot{key: str.Concat("spotlight/", m.ID), session: m.ID, surface: "spotlight", mode: m.Mode, size: SpotlightArea})
 		}
 	}
 	if r.View.Debug != "" {
-		out = append(out, slot{key: "debug/" + r.View.Debug, session: r.View.Debug, surface: "debug", mode: Terminal, size: DebugArea})
+		out = append(out, slot{key: str.Concat("debug/", r.View.Debug), session: r.View.Debug, surface: "debug", mode: Terminal, size: DebugArea})
 	}
 	return out
 }
@@ -433,8 +449,15 @@ func (r *Renderer) render() { r.renderStrict("") }
 // renderStrict is render with StrictMode's double effects (mount, cleanup,
 // mount) for the leaves of session it mounts ("" for none).
 func (r *Renderer) renderStrict(session string) {
-	want := r.slots()
-	for _, p := range append([]*Pane(nil), r.Panes...) {
+	// The slot and pane buffers are taken while in use, so a nested render
+	// (none today) would build its own.
+	want, panes := r.appendSlots(r.wantBuf[:0]), append(r.panesBuf[:0], r.Panes...)
+	r.wantBuf, r.panesBuf = nil, nil
+	defer func() {
+		clear(panes)
+		r.wantBuf, r.panesBuf = want[:0], panes[:0]
+	}()
+	for _, p := range panes {
 		keep := false
 		for _, s := range want {
 			if s.key == p.Key {
@@ -488,7 +511,7 @@ func (r *Renderer) VisiblePane(session string) *Pane {
 
 func (r *Renderer) mount(s slot) *Pane {
 	r.paneSeq++
-	p := &Pane{r: r, ID: fmt.Sprintf("p%d", r.paneSeq), Key: s.key, Session: s.session, Surface: s.surface,
+	p := &Pane{r: r, ID: r.env.Str().Join("p", r.paneSeq), Key: s.key, Session: s.session, Surface: s.surface,
 		Mode: s.mode, Size: s.size}
 	r.Panes = append(r.Panes, p)
 	p.mount()
@@ -529,6 +552,11 @@ func (r *Renderer) strictRemount(session string) {
 func (r *Renderer) send(session string) {
 	deliver := func() {
 		m := r.app.Main
+		if r.app.cfg.PromptProtocol {
+			prompt := r.draftPrompt()
+			r.app.toMain(func() { m.DeliverPromptToAgent(session, prompt, nil, nil, func(DeliveryResult) {}) })
+			return
+		}
 		r.app.toMain(func() { m.DeliverPrompt(session) })
 	}
 	if r.Runtime(session).InputReady {
@@ -548,4 +576,21 @@ func (r *Renderer) send(session string) {
 		}
 		deliver()
 	})
+}
+
+// draftPrompt draws the text of a feed Send (PromptProtocol): mostly a
+// short line, sometimes a dictated multi-line prompt (the paste route,
+// inlined) or a big paste Claude collapses into a placeholder.
+func (r *Renderer) draftPrompt() string {
+	if r.prompts == nil {
+		r.prompts = r.app.env.Rand("user/prompt")
+	}
+	r.promptSeq++
+	switch r.prompts.Pick("prompt-shape", 6, 3, 1) {
+	case 1:
+		return fmt.Sprintf("<stt>\nplease look at item %d\n</stt>", r.promptSeq)
+	case 2:
+		return strings.Repeat(fmt.Sprintf("line %d of a long paste\n", r.promptSeq), 5)
+	}
+	return fmt.Sprintf("fix bug %d", r.promptSeq)
 }

@@ -24,6 +24,7 @@ package terminal
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/orchsim/orchsim/catalog"
@@ -435,9 +436,17 @@ func b2s(b bool) string {
 	return "false"
 }
 
-func fmtBytes(n int) string {
+// fmtBytes renders n bytes as "512B" or "3.4KB" (tenths truncated).
+func fmtBytes(e *model.Env, n int) string {
+	var buf [32]byte
+	var b []byte
 	if n >= 1024 {
-		return fmt.Sprintf("%d.%dKB", n/1024, n%1024*10/1024)
+		b = strconv.AppendInt(buf[:0], int64(n/1024), 10)
+		b = append(b, '.')
+		b = strconv.AppendInt(b, int64(n%1024*10/1024), 10)
+		b = append(b, "KB"...)
+	} else {
+		b = append(strconv.AppendInt(buf[:0], int64(n), 10), 'B')
 	}
-	return fmt.Sprintf("%dB", n)
+	return e.Str().Bytes(b)
 }

@@ -41,6 +41,15 @@ type User struct {
 	// draws come from their own stream, "user/eager".
 	Eager sim.Ratio
 	eager *sim.Rand
+	// MoveAfterSend is the chance that, right after a feed Send, the user
+	// moves on at once (0-1 s later) in a way that remounts the session's
+	// pane (a StrictMode remount of its leaf, or Spotlight on it), so the
+	// remount lands while the delivery is in flight. Its draws come from
+	// their own stream, "user/move".
+	MoveAfterSend sim.Ratio
+	move          *sim.Rand
+	// actFn is act bound once (a method value allocates at every use).
+	actFn func()
 }
 
 // User actions, drawn with ActionWeights (idle first: a zero draw does
@@ -79,7 +88,15 @@ func NewUser(app *App) *User {
 }
 
 // Start schedules the first action.
-func (u *User) Start() { u.app.env.After(u.gap(), u.act) }
+func (u *User) Start() { u.app.env.After(u.gap(), u.next()) }
+
+// next returns act, bound once.
+func (u *User) next() func() {
+	if u.actFn == nil {
+		u.actFn = u.act
+	}
+	return u.actFn
+}
 
 func (u *User) gap() time.Duration { return u.rand.Duration("gap", u.GapMin, u.GapMax) }
 
@@ -104,7 +121,7 @@ func (u *User) focused() string {
 }
 
 func (u *User) act() {
-	defer u.app.env.After(u.gap(), u.act)
+	defer u.app.env.After(u.gap(), u.next())
 	a, r := u.app, u.app.Renderer
 	if u.ReloadChance.Numerator > 0 && u.stuck() {
 		if u.reload == nil {
@@ -168,6 +185,7 @@ func (u *User) act() {
 	case ActSend:
 		if p != nil && p.Mode == Feed && p.Failed == "" {
 			a.Send(s)
+			u.moveAfterSend(s)
 		}
 	case ActFocus:
 		if r.View.Surface == SurfaceEditor {
@@ -264,5 +282,32 @@ func (u *User) typeEagerly(session string) {
 		if p := u.app.Renderer.VisiblePane(session); p != nil && p.Mode == Terminal && p.Attached && p.Failed == "" {
 			u.app.Type(session, KeyText, n)
 		}
+	})
+}
+
+// moveAfterSend is the user who presses Send and moves on at once: with
+// chance MoveAfterSend, 0-1 s later, the session's leaf remounts (StrictMode)
+// or the user enters Spotlight on it.
+func (u *User) moveAfterSend(session string) {
+	if u.MoveAfterSend.Numerator == 0 {
+		return
+	}
+	if u.move == nil {
+		u.move = u.app.env.Rand("user/move")
+	}
+	if !u.move.Chance("move", u.MoveAfterSend) {
+		return
+	}
+	spotlight := u.move.Chance("spotlight", sim.Per(1, 2))
+	u.app.env.After(u.move.Duration("move-after", 0, time.Second), func() {
+		r := u.app.Renderer
+		if r.View.Surface != SurfaceEditor || r.View.Fullscreen {
+			return
+		}
+		if spotlight {
+			u.app.EnterSpotlight(session)
+			return
+		}
+		u.app.StrictRemount(session)
 	})
 }

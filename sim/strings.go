@@ -1,0 +1,99 @@
+package sim
+
+import (
+	"strconv"
+	"time"
+	"unsafe"
+)
+
+// Strings builds the short strings a run's models put in trace attributes
+// and ids (a count, a revision, "p12", "3-7") without one allocation per
+// string: each is appended to a chunk of bytes and returned as a string
+// over those bytes. Bytes once handed out are never written again (a full
+// chunk is left to the strings that point into it and a new one started),
+// so a string stays valid however long it is kept, like any other; the
+// collector frees a chunk when no string points into it. One allocation
+// per StringsChunk bytes instead of one per string.
+//
+// The zero value is ready to use. A Strings belongs to one run (it is not
+// safe for concurrent use); model.Env holds the run's.
+type Strings struct {
+	buf []byte
+}
+
+// StringsChunk is the size in bytes of one chunk of a Strings.
+const StringsChunk = 4096
+
+// Bytes returns b as a string (a copy: b may be reused after the call).
+func (s *Strings) Bytes(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(s.buf)-len(s.buf) < len(b) {
+		if len(b) > StringsChunk/4 {
+			return string(b)
+		}
+		s.buf = make([]byte, 0, StringsChunk)
+	}
+	start := len(s.buf)
+	s.buf = append(s.buf, b...)
+	return unsafe.String(&s.buf[start], len(b))
+}
+
+// Copy returns a copy of x built by s: for a string made on the stack (a
+// formatted value that would otherwise escape to the heap).
+func (s *Strings) Copy(x string) string {
+	if len(x) == 0 {
+		return ""
+	}
+	if cap(s.buf)-len(s.buf) < len(x) {
+		if len(x) > StringsChunk/4 {
+			return string([]byte(x))
+		}
+		s.buf = make([]byte, 0, StringsChunk)
+	}
+	start := len(s.buf)
+	s.buf = append(s.buf, x...)
+	return unsafe.String(&s.buf[start], len(x))
+}
+
+// Duration is d.String().
+func (s *Strings) Duration(d time.Duration) string { return s.Copy(d.String()) }
+
+// Itoa is strconv.Itoa(n).
+func (s *Strings) Itoa(n int) string {
+	if 0 <= n && n < 100 {
+		return strconv.Itoa(n) // a static string, no allocation
+	}
+	var b [24]byte
+	return s.Bytes(strconv.AppendInt(b[:0], int64(n), 10))
+}
+
+// Join is prefix + strconv.Itoa(n), as in "p12" or "w3".
+func (s *Strings) Join(prefix string, n int) string {
+	var b [48]byte
+	return s.Bytes(strconv.AppendInt(append(b[:0], prefix...), int64(n), 10))
+}
+
+// Concat is a + b.
+func (s *Strings) Concat(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	var buf [64]byte
+	return s.Bytes(append(append(buf[:0], a...), b...))
+}
+
+// Range is "first-last", or "first" when they are equal.
+func (s *Strings) Range(first, last int) string {
+	if first == last {
+		return s.Itoa(first)
+	}
+	var b [48]byte
+	out := strconv.AppendInt(b[:0], int64(first), 10)
+	out = append(out, '-')
+	return s.Bytes(strconv.AppendInt(out, int64(last), 10))
+}

@@ -1,0 +1,57 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Every string a Strings builds equals the standard library's, and stays
+// equal after later strings fill its chunk and start new ones.
+func TestStrings_MatchStdlibAndStayValid(t *testing.T) {
+	var s Strings
+	type pair struct{ got, want string }
+	var kept []pair
+	durs := []time.Duration{0, 1, 999, time.Microsecond, 1500 * time.Microsecond, time.Second, 61 * time.Second,
+		90 * time.Minute, -3 * time.Millisecond, 25*time.Hour + 7*time.Millisecond}
+	for i := -150; i < 3000; i++ {
+		n := i * 37
+		kept = append(kept, pair{s.Itoa(n), strconv.Itoa(n)}, pair{s.Join("p", n), "p" + strconv.Itoa(n)},
+			pair{s.Range(n, n+i%3), rangeWant(n, n+i%3)}, pair{s.Concat("pane/", s.Itoa(i)), "pane/" + strconv.Itoa(i)},
+			pair{s.Bytes([]byte(strconv.Itoa(n) + "B")), strconv.Itoa(n) + "B"})
+		d := durs[(i+150)%len(durs)] * time.Duration(1+i%7)
+		kept = append(kept, pair{s.Duration(d), d.String()})
+	}
+	long := string(make([]byte, StringsChunk))
+	kept = append(kept, pair{s.Copy(long), long}, pair{s.Concat("", "x"), "x"}, pair{s.Concat("x", ""), "x"}, pair{s.Copy(""), ""})
+	for i, p := range kept {
+		if p.got != p.want {
+			t.Fatalf("string %d: got %q, want %q", i, p.got, p.want)
+		}
+	}
+}
+
+func rangeWant(a, b int) string {
+	if a == b {
+		return fmt.Sprint(a)
+	}
+	return fmt.Sprintf("%d-%d", a, b)
+}
+
+// Building a string allocates only when a chunk fills.
+func TestStrings_DoNotAllocatePerString(t *testing.T) {
+	var s Strings
+	s.Itoa(1000) // the first chunk
+	n := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		n++
+		_ = s.Itoa(1000 + n)
+		_ = s.Join("w", n)
+		_ = s.Duration(time.Duration(n) * 1500 * time.Millisecond)
+	})
+	// About 20 bytes a run: a 4 KiB chunk lasts about 200 runs.
+	if allocs > 0.05 {
+		t.Fatalf("%.2f allocations per run, want about none", allocs)
+	}
+}
