@@ -71,9 +71,9 @@ func (h *handleBeforeTimeout) Observe(ev *sim.Event) *sim.Violation {
 // resultField returns the value of name in a result attribute
 // ("task=X child=Y ...").
 func resultField(result, name string) string {
-	for _, f := range strings.Fields(result) {
-		if v, ok := strings.CutPrefix(f, name+"="); ok {
-			return v
+	for f := range strings.FieldsSeq(result) {
+		if v, ok := strings.CutPrefix(f, name); ok && strings.HasPrefix(v, "=") {
+			return v[1:]
 		}
 	}
 	return ""

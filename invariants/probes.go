@@ -130,6 +130,7 @@ type ProbeCounter struct {
 	tabCred    map[string]string // tab -> credential that opened it
 	openTabs   []threadTabs      // open agent tabs per thread (by open/close/sweep events)
 	tabThread  map[string]string
+	kb         []byte            // a request key's scratch
 	firstCall  map[string]string // request -> credential of the first attempt
 	firstAt    map[string]int    // request -> server incarnations seen at the first attempt
 	starts     int
@@ -151,6 +152,7 @@ type ProbeCounter struct {
 	backends   int                      // len(running)
 	preview    map[string]bool          // thread -> its last issued credential carried preview
 	delivering map[string]string        // terminal session -> backend a prompt delivery holds reserved
+	page       pageLife                 // pending dialogs and withdrawn pages (pagelife.go)
 
 	// liveSessions counts provider sessions opened and not yet released.
 	liveSessions int
@@ -185,6 +187,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.batches.observe(ev, hit)
 	p.schedules.observe(ev, hit)
 	toolCallRedelivered(ev, hit)
+	p.page.observe(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		p.liveSessions = 0 // sessions die with their process
@@ -389,19 +392,25 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 			p.closeTab(tab)
 		}
 	}
-	if k, ok := requestKey(ev); ok {
-		if target, seen := p.keyTarget[k]; !seen {
+	if kb, ok := appendRequestKey(p.kb[:0], ev); ok {
+		p.kb = kb
+		// Looked up as string(kb), which does not allocate; the key string
+		// is built only for a request seen first.
+		target, seen := p.keyTarget[string(kb)]
+		if !seen {
+			k := string(kb)
 			p.keyTarget[k] = targetOf(ev)
-		} else if target != targetOf(ev) {
+			p.firstCall[k], p.firstAt[k] = cred, p.starts
+			return
+		}
+		if !isTargetOf(target, ev) {
 			hit(probeKeyReusedForAnotherTarget)
 		}
-		if first, seen := p.firstCall[k]; !seen {
-			p.firstCall[k], p.firstAt[k] = cred, p.starts
-		} else if ev.Get("retry") == "true" {
-			if first != cred {
+		if ev.Get("retry") == "true" {
+			if p.firstCall[string(kb)] != cred {
 				hit(probeRetryCrossedCredentialReissue)
 			}
-			if p.firstAt[k] != p.starts {
+			if p.firstAt[string(kb)] != p.starts {
 				hit(probeRetryCrossedServerRestart)
 			}
 		}

@@ -61,13 +61,32 @@ func requestKey(ev *sim.Event) (string, bool) {
 	return strings.Join(parts, " "), true
 }
 
+// appendRequestKey appends requestKey(ev) to buf: a checker looks it up as
+// m[string(k)], which does not allocate, and allocates the string only to
+// insert it.
+func appendRequestKey(buf []byte, ev *sim.Event) ([]byte, bool) {
+	if !isToolEvent(ev) || !orchestratorTools[ev.Kind] {
+		return buf, false
+	}
+	key := ev.Get("clientRequestId")
+	if key == "" || key == "-" {
+		return buf, false
+	}
+	buf = append(append(append(append(append(buf, ev.Get("thread")...), ' '), ev.Kind...), ' '), key...)
+	if ev.Kind == "t3_thread_update" {
+		buf = append(append(append(append(buf, ' '), ev.Get("target")...), ' '), ev.Get("action")...)
+	}
+	return buf, true
+}
+
 type execution struct {
-	at      string
+	at      time.Duration
 	cred    string
 	command string
 }
 
 type oneEffect struct {
+	kb    []byte // the request key's scratch
 	first map[string]execution
 	// lastReissue says, per thread, what last replaced its credential.
 	lastReissue map[string]string
@@ -119,15 +138,19 @@ func (o *oneEffect) Observe(ev *sim.Event) *sim.Violation {
 			o.lastReissue[thread] = "capability or instance change"
 		}
 	}
-	k, ok := requestKey(ev)
-	if !ok || ev.Outcome != "accepted" || ev.Get("effect") == "dispose" {
+	if ev.Outcome != "accepted" || ev.Get("effect") == "dispose" {
 		// Disposing a completion delivery creates nothing; a repeat is benign.
 		return nil
 	}
-	e := execution{at: at(ev.At), cred: ev.Get("cred"), command: ev.Get("command")}
-	prev, seen := o.first[k]
+	k, ok := appendRequestKey(o.kb[:0], ev)
+	o.kb = k
+	if !ok {
+		return nil
+	}
+	e := execution{at: ev.At, cred: ev.Get("cred"), command: ev.Get("command")}
+	prev, seen := o.first[string(k)]
 	if !seen {
-		o.first[k] = e
+		o.first[string(k)] = e
 		return nil
 	}
 	path := o.lastReissue[ev.Get("thread")]
@@ -145,24 +168,29 @@ func (o *oneEffect) Observe(ev *sim.Event) *sim.Violation {
 	}
 	return violation(OneEffectPerRequest,
 		"thread %s ran %s with clientRequestId %q twice: first as %s with credential %s at %s, again as %s with credential %s at %s (%s)",
-		ev.Get("thread"), ev.Kind, ev.Get("clientRequestId"), prev.command, prev.cred, prev.at, e.command, e.cred, e.at, why)
+		ev.Get("thread"), ev.Kind, ev.Get("clientRequestId"), prev.command, prev.cred, at(prev.at), e.command, e.cred, at(e.at), why)
 }
 
 type retryOriginal struct {
+	kb    []byte            // the request key's scratch
 	first map[string]string // request key -> result of the first execution
 }
 
 func (*retryOriginal) Name() string { return RetryReturnsOriginal }
 
 func (r *retryOriginal) Observe(ev *sim.Event) *sim.Violation {
-	k, ok := requestKey(ev)
-	if !ok || (ev.Outcome != "accepted" && ev.Outcome != "replayed") {
+	if ev.Outcome != "accepted" && ev.Outcome != "replayed" {
+		return nil
+	}
+	k, ok := appendRequestKey(r.kb[:0], ev)
+	r.kb = k
+	if !ok {
 		return nil
 	}
 	res := ev.Get("result")
-	first, seen := r.first[k]
+	first, seen := r.first[string(k)]
 	if !seen {
-		r.first[k] = res
+		r.first[string(k)] = res
 		return nil
 	}
 	if res == first {
@@ -179,21 +207,26 @@ type keysScoped struct {
 
 func (*keysScoped) Name() string { return RequestKeysScopedPerThread }
 
+// key is ev's request key, or "thread tool -" for a call without one.
+func (s *keysScoped) key(ev *sim.Event) string {
+	if k, ok := requestKey(ev); ok {
+		return k
+	}
+	return ev.Get("thread") + " " + ev.Kind + " -"
+}
+
 func (s *keysScoped) Observe(ev *sim.Event) *sim.Violation {
 	if !isToolEvent(ev) || !orchestratorTools[ev.Kind] {
 		return nil
 	}
 	cmd := ev.Get("command")
-	k, _ := requestKey(ev)
-	if k == "" {
-		k = ev.Get("thread") + " " + ev.Kind + " -"
-	}
 	switch ev.Outcome {
 	case "accepted":
 		if _, ok := s.owner[cmd]; !ok {
-			s.owner[cmd] = k
+			s.owner[cmd] = s.key(ev)
 		}
 	case "replayed":
+		k := s.key(ev)
 		orig, ok := s.owner[cmd]
 		if !ok || orig == k {
 			return nil
@@ -245,6 +278,20 @@ func targetOf(ev *sim.Event) string {
 	return ""
 }
 
+// isTargetOf reports whether target == targetOf(ev), without building
+// targetOf's string.
+func isTargetOf(target string, ev *sim.Event) bool {
+	if t := ev.Get("target"); t != "" {
+		rest, ok := strings.CutPrefix(target, "thread ")
+		return ok && rest == t
+	}
+	if t := ev.Get("task"); t != "" && ev.Kind == "task_cancel" {
+		rest, ok := strings.CutPrefix(target, "task ")
+		return ok && rest == t
+	}
+	return target == ""
+}
+
 func (l *landsOnTarget) Observe(ev *sim.Event) *sim.Violation {
 	if !isToolEvent(ev) || !orchestratorTools[ev.Kind] {
 		return nil
@@ -257,7 +304,7 @@ func (l *landsOnTarget) Observe(ev *sim.Event) *sim.Violation {
 		}
 	case "replayed":
 		orig, ok := l.addressed[cmd]
-		if !ok || orig.target == targetOf(ev) {
+		if !ok || isTargetOf(orig.target, ev) {
 			return nil
 		}
 		return violation(ReplayLandsOnTarget,

@@ -99,7 +99,7 @@ type openedTab struct {
 	thread string
 	cred   string
 	key    string
-	at     string
+	at     time.Duration // formatted only in a message
 }
 
 type keepsTabs struct {
@@ -115,7 +115,7 @@ func (k *keepsTabs) Observe(ev *sim.Event) *sim.Violation {
 	tab := ev.Get("tab")
 	if ev.Kind == toolOpen && ev.Outcome == outcomeOK {
 		if _, seen := k.opened[tab]; !seen {
-			k.opened[tab] = openedTab{thread: ev.Get("thread"), cred: ev.Get("cred"), key: ev.Get("key"), at: at(ev.At)}
+			k.opened[tab] = openedTab{thread: ev.Get("thread"), cred: ev.Get("cred"), key: ev.Get("key"), at: ev.At}
 		}
 		return nil
 	}
@@ -129,7 +129,7 @@ func (k *keepsTabs) Observe(ev *sim.Event) *sim.Violation {
 	}
 	return violation(ThreadKeepsItsTabs,
 		"thread %s lost its own tab %s: %s with credential %s (key %s) refused agentMismatch at %s; the thread opened it at %s with credential %s (owner key %s)",
-		thread, tab, ev.Kind, ev.Get("cred"), ev.Get("key"), at(ev.At), o.at, o.cred, o.key)
+		thread, tab, ev.Kind, ev.Get("cred"), ev.Get("key"), at(ev.At), at(o.at), o.cred, o.key)
 }
 
 type deadCred struct {

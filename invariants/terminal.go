@@ -27,6 +27,7 @@ const (
 	NoReapOfLiveWork         = "no-reap-of-live-work"
 	OneAgentPerSession       = "one-agent-process-per-session"
 	ExitEndsOwnGeneration    = "exit-ends-own-generation"
+	PromptDeliveryLands      = "prompt-delivery-lands-in-composer"
 )
 
 // Bounds of the terminal invariants.
@@ -99,6 +100,10 @@ func init() {
 		Property: "a spawned backend that never paints its composer or a prompt is stopped within 31 s of being live and shown in a pane",
 		Source:   "MODEL.md C7 P2 and accepted cost; issue 4 beyond upstream",
 		New:      func() sim.Checker { return &wedgedReplaced{} }})
+	register(Info{Name: PromptDeliveryLands, Group: catalog.TerminalSession,
+		Property: "the bytes a prompt delivery writes reach a TUI whose composer is painted and free (no permission prompt or approval on screen), and its Enter follows only text the composer has absorbed: none lands in the output area or a prompt, none is swallowed into a paste still accumulating",
+		Source:   "agent-code src/providers/codex/runtime/promptDelivery.ts@428aed2d (bytes written on startup or trust chrome disappear: readiness before the paste), src/providers/claude/runtime/promptDelivery.ts and src/shared/claude/pasteConfirm.ts@428aed2d (an Enter inside Claude's ~100 ms paste accumulator is swallowed: absorption before Enter)",
+		New:      func() sim.Checker { return promptLands{} }})
 	register(Info{Name: OneAgentPerSession, Group: catalog.TerminalSession,
 		Property: "at most one agent process runs per session id: a backend is spawned only when every earlier backend of that session has stopped, exited or been cancelled (adopt or join before spawn)",
 		Source:   "agent-code src/main/sessionManager.ts@428aed2d recover() (\"renderer state disappears on reload... The persisted local SessionId is the only ownership key\") and spawnWithId (\"reserve before any provider/tmux await\"); docs/superpowers/plans/2026-07-16-session-recovery-reconciliation.md core invariants 1-4",
@@ -277,12 +282,31 @@ func (a *attachBalance) get(session string) *ptyBalance {
 
 // note is one attach/detach step, kept unformatted: formatting every step
 // of every run cost more than the rest of the checker.
+// A step of main's (main set) keeps its kind, outcome and count, and its
+// what is built from them only when a message is.
 type note struct {
 	what, pane string
 	at         time.Duration
+	main       bool
+	kind       string
+	outcome    string
+	count      string
 }
 
-func (n note) String() string { return fmt.Sprintf("%s %s at %s", n.what, n.pane, at(n.at)) }
+func (n note) String() string {
+	what := n.what
+	if n.main {
+		what = "main " + n.kind + " (" + n.outcome + ", count " + n.count + ") for pane"
+	}
+	return fmt.Sprintf("%s %s at %s", what, n.pane, at(n.at))
+}
+
+// mainNote notes one of main's attach/detach steps.
+func (s *ptyBalance) mainNote(ev *sim.Event) {
+	s.note(ev, "")
+	n := &s.notes[len(s.notes)-1]
+	n.main, n.kind, n.outcome, n.count = true, ev.Kind, ev.Outcome, ev.Get("count")
+}
 
 func (s *ptyBalance) note(ev *sim.Event, what string) {
 	pane := ev.Get("pane")
@@ -293,7 +317,7 @@ func (s *ptyBalance) note(ev *sim.Event, what string) {
 		copy(s.notes, s.notes[1:])
 		s.notes = s.notes[:3]
 	}
-	s.notes = append(s.notes, note{what, pane, ev.At})
+	s.notes = append(s.notes, note{what: what, pane: pane, at: ev.At})
 }
 
 func joinNotes(ns []note) string {
@@ -310,7 +334,7 @@ func (a *attachBalance) Observe(ev *sim.Event) *sim.Violation {
 	case ev.Actor == "main" && (ev.Kind == "pty.attach" && ev.Outcome == "attached" || ev.Kind == "pty.detach"):
 		s = a.get(ev.Get("session"))
 		s.count = atoi(ev.Get("count"))
-		s.note(ev, "main "+ev.Kind+" ("+ev.Outcome+", count "+ev.Get("count")+") for pane")
+		s.mainNote(ev)
 		if s.count < 0 {
 			return violation(PTYAttachBalanced, "session %s: attach count went negative (%d) at %s", s.session, s.count, at(ev.At))
 		}
@@ -373,7 +397,7 @@ func (a *attachBalance) Finish(end time.Duration) *sim.Violation { return a.over
 
 type shownPane struct {
 	pane, session, surface string
-	size                   string
+	cols, rows             string // the size, COLSxROWS only in a message
 	at                     time.Duration
 }
 
@@ -387,7 +411,7 @@ func (k *sizeKept) Observe(ev *sim.Event) *sim.Violation {
 	switch {
 	case isTerminalMount(ev):
 		k.panes = append(k.panes, shownPane{pane: paneID(ev), session: ev.Get("session"), surface: ev.Get("surface"),
-			size: ev.Get("cols") + "x" + ev.Get("rows"), at: ev.At})
+			cols: ev.Get("cols"), rows: ev.Get("rows"), at: ev.At})
 	case ev.Kind == "pane.unmount":
 		for i, p := range k.panes {
 			if p.pane == paneID(ev) {
@@ -396,12 +420,12 @@ func (k *sizeKept) Observe(ev *sim.Event) *sim.Violation {
 			}
 		}
 	case ev.Actor == "main" && ev.Kind == "pty.resize" && ev.Get("cause") == "restore":
-		size := ev.Get("cols") + "x" + ev.Get("rows")
+		cols, rows := ev.Get("cols"), ev.Get("rows")
 		for _, p := range k.panes {
-			if p.session == ev.Get("session") && p.size != size {
+			if p.session == ev.Get("session") && (p.cols != cols || p.rows != rows) {
 				return violation(PTYSizeKept,
 					"detach by pane %s resized session %s's PTY to %s at %s while pane %s (%s, %s, mounted at %s) shows it",
-					ev.Get("pane"), p.session, size, at(ev.At), p.pane, p.surface, p.size, at(p.at))
+					ev.Get("pane"), p.session, cols+"x"+rows, at(ev.At), p.pane, p.surface, p.cols+"x"+p.rows, at(p.at))
 			}
 		}
 	}
@@ -537,17 +561,19 @@ func (w *spawnWatch) deadline() time.Duration {
 }
 
 type wedgedReplaced struct {
-	mounted []string // "pane session" of mounted panes
+	mounted []paneOf // mounted panes
 	watch   []*spawnWatch
 }
+
+// paneOf is a pane and its session.
+type paneOf struct{ pane, session string }
 
 func (*wedgedReplaced) Name() string { return WedgedSpawnReplaced }
 
 func (w *wedgedReplaced) shownBy(session string) string {
 	for _, m := range w.mounted {
-		p, s, _ := strings.Cut(m, " ")
-		if s == session {
-			return p
+		if m.session == session {
+			return m.pane
 		}
 	}
 	return ""
@@ -580,7 +606,7 @@ func (w *wedgedReplaced) Observe(ev *sim.Event) *sim.Violation {
 	case becameInteractive(ev), backendGone(ev):
 		w.drop(ev.Get("backend"))
 	case ev.Kind == "pane.mount":
-		w.mounted = append(w.mounted, paneID(ev)+" "+ev.Get("session"))
+		w.mounted = append(w.mounted, paneOf{paneID(ev), ev.Get("session")})
 		for _, s := range w.watch {
 			if s.session == ev.Get("session") && s.shown < 0 {
 				s.shown, s.shownBy = ev.At, paneID(ev)
@@ -588,7 +614,7 @@ func (w *wedgedReplaced) Observe(ev *sim.Event) *sim.Violation {
 		}
 	case ev.Kind == "pane.unmount":
 		for i, m := range w.mounted {
-			if m == paneID(ev)+" "+ev.Get("session") {
+			if m == (paneOf{paneID(ev), ev.Get("session")}) {
 				w.mounted = append(w.mounted[:i], w.mounted[i+1:]...)
 				break
 			}
@@ -722,7 +748,7 @@ func (d *detachOwnRef) Observe(ev *sim.Event) *sim.Violation {
 		refs := d.refs[session]
 		for i, r := range refs {
 			if r == pane {
-				d.refs[session] = append(refs[:i:i], refs[i+1:]...)
+				d.refs[session] = append(refs[:i], refs[i+1:]...) // in place: nothing else holds refs
 				return nil
 			}
 		}
@@ -846,23 +872,32 @@ func (x *exitOwnGen) Observe(ev *sim.Event) *sim.Violation {
 // background job, from start to end (end < 0 while it runs).
 type work struct {
 	backend, what string
+	job           string // a background job's id ("" for a turn or a prompt)
 	start, end    time.Duration
+}
+
+// label names the work in a message: "turn", "prompt", "background job J".
+func (w work) label() string {
+	if w.what == "background job" {
+		return w.what + " " + w.job
+	}
+	return w.what
 }
 
 type noReapLive struct {
 	work     []work   // bounded: ended work older than ReapIdleAfter is dropped
-	attached []string // "pane session" of attached panes
+	attached []paneOf // attached panes
 }
 
 func (*noReapLive) Name() string { return NoReapOfLiveWork }
 
-func (n *noReapLive) begin(backend, what string, at time.Duration) {
-	n.work = append(n.work, work{backend: backend, what: what, start: at, end: -1})
+func (n *noReapLive) begin(backend, what, job string, at time.Duration) {
+	n.work = append(n.work, work{backend: backend, what: what, job: job, start: at, end: -1})
 }
 
-func (n *noReapLive) finish(backend, what string, at time.Duration) {
+func (n *noReapLive) finish(backend, what, job string, at time.Duration) {
 	for i := range n.work {
-		if w := &n.work[i]; w.backend == backend && w.what == what && w.end < 0 {
+		if w := &n.work[i]; w.backend == backend && w.what == what && w.job == job && w.end < 0 {
 			w.end = at
 			return
 		}
@@ -873,22 +908,22 @@ func (n *noReapLive) Observe(ev *sim.Event) *sim.Violation {
 	backend := ev.Get("backend")
 	switch {
 	case isAgent(ev) && ev.Kind == "turn.start":
-		n.begin(backend, "turn", ev.At)
+		n.begin(backend, "turn", "", ev.At)
 	case isAgent(ev) && ev.Kind == "turn.end":
-		n.finish(backend, "turn", ev.At)
+		n.finish(backend, "turn", "", ev.At)
 	case isAgent(ev) && ev.Kind == "prompt" && ev.Outcome == "shown":
-		n.begin(backend, "prompt", ev.At)
+		n.begin(backend, "prompt", "", ev.At)
 	case isAgent(ev) && ev.Kind == "prompt" && ev.Outcome == "answered":
-		n.finish(backend, "prompt", ev.At)
+		n.finish(backend, "prompt", "", ev.At)
 	case isAgent(ev) && ev.Kind == "bg.start":
-		n.begin(backend, "background job "+ev.Get("job"), ev.At)
+		n.begin(backend, "background job", ev.Get("job"), ev.At)
 	case isAgent(ev) && ev.Kind == "bg.end":
-		n.finish(backend, "background job "+ev.Get("job"), ev.At)
+		n.finish(backend, "background job", ev.Get("job"), ev.At)
 	case ev.Kind == "pane.attach" && ev.Outcome == "attached":
-		n.attached = append(n.attached, paneID(ev)+" "+ev.Get("session"))
+		n.attached = append(n.attached, paneOf{paneID(ev), ev.Get("session")})
 	case ev.Kind == "pane.unmount":
 		for i, a := range n.attached {
-			if a == paneID(ev)+" "+ev.Get("session") {
+			if a == (paneOf{paneID(ev), ev.Get("session")}) {
 				n.attached = append(n.attached[:i], n.attached[i+1:]...)
 				break
 			}
@@ -915,9 +950,9 @@ func (n *noReapLive) judge(ev *sim.Event) *sim.Violation {
 	session, backend := ev.Get("session"), ev.Get("backend")
 	defer n.forget(backend)
 	for _, a := range n.attached {
-		if p, s, _ := strings.Cut(a, " "); s == session {
+		if a.session == session {
 			return violation(NoReapOfLiveWork, "the idle reaper killed backend %s of session %s at %s while pane %s was attached to it",
-				backend, session, at(ev.At), p)
+				backend, session, at(ev.At), a.pane)
 		}
 	}
 	for _, w := range n.work {
@@ -926,12 +961,38 @@ func (n *noReapLive) judge(ev *sim.Event) *sim.Violation {
 		}
 		if w.end < 0 {
 			return violation(NoReapOfLiveWork, "the idle reaper killed backend %s of session %s at %s while its %s, running since %s, was still running",
-				backend, session, at(ev.At), w.what, at(w.start))
+				backend, session, at(ev.At), w.label(), at(w.start))
 		}
 		if ev.At-w.end < ReapIdleAfter {
 			return violation(NoReapOfLiveWork, "the idle reaper killed backend %s of session %s at %s, %s after its %s (from %s) ended at %s: idle less than %s",
-				backend, session, at(ev.At), ev.At-w.end, w.what, at(w.start), at(w.end), ReapIdleAfter)
+				backend, session, at(ev.At), ev.At-w.end, w.label(), at(w.start), at(w.end), ReapIdleAfter)
 		}
+	}
+	return nil
+}
+
+// --- prompt-delivery-lands-in-composer ---
+
+// promptLands judges the TUI's account of a delivery's bytes: an agent's
+// input.misplaced carrying delivery data (pane keystrokes carry seq
+// instead), or an input.swallowed Enter.
+type promptLands struct{}
+
+func (promptLands) Name() string { return PromptDeliveryLands }
+
+func (promptLands) Observe(ev *sim.Event) *sim.Violation {
+	if !isAgent(ev) {
+		return nil
+	}
+	switch {
+	case ev.Kind == "input.misplaced" && ev.Get("data") != "":
+		return violation(PromptDeliveryLands,
+			"a prompt delivery wrote %s to backend %s of session %s at %s, but its TUI took no input there (%s): the bytes are lost",
+			ev.Get("data"), ev.Get("backend"), ev.Get("session"), at(ev.At), ev.Get("why"))
+	case ev.Kind == "input.swallowed":
+		return violation(PromptDeliveryLands,
+			"a prompt delivery's Enter reached backend %s of session %s at %s while its paste was still being absorbed: the Enter was swallowed into the paste and the prompt left in the composer",
+			ev.Get("backend"), ev.Get("session"), at(ev.At))
 	}
 	return nil
 }

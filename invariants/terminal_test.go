@@ -479,3 +479,18 @@ func TestExitEndsOwnGeneration(t *testing.T) {
 			tev(40.01, "renderer", "session.exit", "1", "session=s3", "backend=s3#2", "cause=crash")), time.Minute), "after %s", end.Kind)
 	}
 }
+
+// agent-code's prompt delivery: bytes written before readiness (or into a
+// prompt) are lost, and an Enter inside the paste accumulator is swallowed;
+// pane keystrokes (seq, no data) are input-lands-in-composer's to judge.
+func TestPromptDeliveryLandsInComposer(t *testing.T) {
+	ok := []sim.Event{tev(1, "agent/s1", "composer", "absorbed", "session=s1", "backend=s1#1", "view=9"),
+		tev(2, "agent/s1", "input.misplaced", "", "session=s1", "backend=s1#1", "seq=1-3", "why=composer-unpainted")}
+	assert.Nil(t, check(t, PromptDeliveryLands, ok))
+	v := check(t, PromptDeliveryLands, []sim.Event{tev(3, "agent/s1", "input.misplaced", "", "session=s1", "backend=s1#1",
+		"data=paste+enter(9)", "why=prompt-on-screen")})
+	requireMessage(t, v, PromptDeliveryLands, "paste+enter(9)", "backend s1#1", "T+00:00:03.000", "prompt-on-screen")
+	v = check(t, PromptDeliveryLands, []sim.Event{tev(4, "agent/s1", "input.swallowed", "", "session=s1", "backend=s1#1",
+		"why=paste-accumulating")})
+	requireMessage(t, v, PromptDeliveryLands, "backend s1#1", "T+00:00:04.000", "swallowed")
+}

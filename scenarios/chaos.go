@@ -38,6 +38,7 @@ func init() {
 			w.NestedDelegation = sim.Per(1, 4) // claude-code#95138: a child delegates a task of its own
 			w.ReplanRetry = sim.Per(1, 4)      // a create_threads retried with one entry more, same key
 			w.Scheduling = true                // claude-code#74055: schedule_task rows fire daily
+			w.PageLifecycle = true             // page dialogs, load failures, desktop withdrawals (pagelife.go)
 			w.CallRedelivery = sim.Per(1, 10)  // hermes-agent#57767: one tool call delivered twice
 			w.ImpatienceMin, w.ImpatienceMax = 20*time.Minute, 90*time.Minute
 			w.Faults = FaultMix{GapMin: 10 * time.Minute, GapMax: 4 * time.Hour,

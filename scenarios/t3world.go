@@ -91,6 +91,12 @@ type T3World struct {
 	hosts []*browser.DesktopHost
 	hrand *sim.Rand
 	lrand *sim.Rand // the users' moves away from a thread (thread-leave)
+	prand *sim.Rand // the server tabs' page lifecycle (pagelife.go), nil when off
+	// PageLifecycle lets the page-lifecycle dimension be drawn
+	// (pagelife.go): page dialogs, failed navigations, desktop
+	// withdrawals. Off keeps the worlds of the scenarios that predate it
+	// (their seeds, samples and reports) as they were.
+	PageLifecycle bool
 	// ReplanRetry is the agents' chance of retrying a create_threads with
 	// one entry more under the same clientRequestId
 	// (agent.Agent.ReplanRetry); swarm redraws it, from a stream of its
@@ -337,6 +343,7 @@ func (w *T3World) Start() {
 			sim.A("instance", t.Instance), sim.A("desktop", fmt.Sprint(u.Desktop)),
 			sim.A("browser-access", fmt.Sprint(w.Store.Project(t.ProjectID).BrowserAccess)))
 	}
+	w.startPageLifecycle()
 	w.boot()
 	w.startHosts()
 	for _, u := range w.Users {
@@ -481,6 +488,7 @@ func (w *T3World) boot() {
 			return w.rand.Duration("open-latency", 300*time.Millisecond, 8*time.Second)
 		},
 	})
+	w.wirePage(w.srv.Browser)
 	w.srv.Orch.Nested = w.NestedDelegation
 	for _, h := range w.hosts {
 		h.Attach(w.srv.Broker)
@@ -549,50 +557,66 @@ func (w *T3World) latency() time.Duration {
 
 // Call implements agent.Net: request and response each cross the network.
 func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.ToolCall, reply func(model.ToolResult)) {
-	w.env.After(w.latency(), func() {
-		s := w.srv
-		if s == nil {
-			w.env.Emit("agent/"+threadID, call.Tool, model.OutcomeServerDown, sim.A("thread", threadID), sim.A("cred", cred.CredID))
-			w.env.After(w.latency(), func() { reply(model.ToolResult{Outcome: model.OutcomeServerDown}) })
+	c := &netCall{w: w, threadID: threadID, cred: cred, call: call, reply: reply}
+	w.env.After(w.latency(), func() { c.arrive() })
+}
+
+// netCall is one tool call crossing the network: what its delivery and
+// answer need, in one allocation (closures over Call's parameters took
+// several).
+type netCall struct {
+	w        *T3World
+	threadID string
+	cred     provider.ThreadCred
+	call     model.ToolCall
+	reply    func(model.ToolResult)
+}
+
+// arrive delivers the call at the server.
+func (c *netCall) arrive() {
+	w, threadID, cred, call, reply := c.w, c.threadID, &c.cred, &c.call, c.reply
+	s := w.srv
+	if s == nil {
+		w.env.Emit("agent/"+threadID, call.Tool, model.OutcomeServerDown, sim.A("thread", threadID), sim.A("cred", cred.CredID))
+		w.env.After(w.latency(), func() { reply(model.ToolResult{Outcome: model.OutcomeServerDown}) })
+		return
+	}
+	var redelivered *string
+	if call.ClientRequestID == "" && call.CallID != "" && model.IsOrchestratorTool(call.Tool) && !w.env.Healing &&
+		w.env.Rand("net/redelivery").Chance("redeliver", w.CallRedelivery) {
+		dup := *call
+		dup.Redelivered = true
+		// What the first delivery's dispatch did, as its answer says;
+		// a wait still holding the answer dispatched its command.
+		first := "dispatched"
+		redelivered = &first
+		w.env.After(w.env.Rand("net/redelivery").Duration("redeliver-after", time.Second, 30*time.Second), func() {
+			if s := w.srv; s != nil {
+				w.env.Emit("fault", "tool-call-redelivered", "", sim.A("thread", threadID), sim.A("tool", call.Tool),
+					sim.A("tool-call", call.CallID), sim.A("first", first))
+				s.CallTool(threadID, cred.Token, cred.CredID, dup, func(model.ToolResult) {})
+			}
+		})
+	}
+	s.CallTool(threadID, cred.Token, cred.CredID, *call, func(r model.ToolResult) {
+		if redelivered != nil {
+			*redelivered = r.Outcome
+		}
+		if call.Tool == model.ToolPreviewOpen && r.Outcome == browser.OK {
+			w.noteTab(r.TabID, threadID)
+		}
+		if model.IsOrchestratorTool(call.Tool) && w.env.AtCommitPoint(CommitToolReply, sim.A("thread", threadID), sim.A("tool", call.Tool)) {
+			// The server dies before the reply leaves it: the reply is
+			// lost with the process, and the caller retries (or not)
+			// against the next one.
+			w.env.After(0, func() { w.restartHow(false) })
 			return
 		}
-		var redelivered *string
-		if call.ClientRequestID == "" && call.CallID != "" && model.IsOrchestratorTool(call.Tool) && !w.env.Healing &&
-			w.env.Rand("net/redelivery").Chance("redeliver", w.CallRedelivery) {
-			dup := call
-			dup.Redelivered = true
-			// What the first delivery's dispatch did, as its answer says;
-			// a wait still holding the answer dispatched its command.
-			first := "dispatched"
-			redelivered = &first
-			w.env.After(w.env.Rand("net/redelivery").Duration("redeliver-after", time.Second, 30*time.Second), func() {
-				if s := w.srv; s != nil {
-					w.env.Emit("fault", "tool-call-redelivered", "", sim.A("thread", threadID), sim.A("tool", call.Tool),
-						sim.A("tool-call", call.CallID), sim.A("first", first))
-					s.CallTool(threadID, cred.Token, cred.CredID, dup, func(model.ToolResult) {})
-				}
-			})
+		if model.IsOrchestratorTool(call.Tool) && !w.env.Healing && w.net.Chance("response-loss", w.ResponseLoss) {
+			w.env.Emit("fault", "response-lost", "", sim.A("thread", threadID), sim.A("tool", call.Tool))
+			return
 		}
-		s.CallTool(threadID, cred.Token, cred.CredID, call, func(r model.ToolResult) {
-			if redelivered != nil {
-				*redelivered = r.Outcome
-			}
-			if call.Tool == model.ToolPreviewOpen && r.Outcome == browser.OK {
-				w.noteTab(r.TabID, threadID)
-			}
-			if model.IsOrchestratorTool(call.Tool) && w.env.AtCommitPoint(CommitToolReply, sim.A("thread", threadID), sim.A("tool", call.Tool)) {
-				// The server dies before the reply leaves it: the reply is
-				// lost with the process, and the caller retries (or not)
-				// against the next one.
-				w.env.After(0, func() { w.restartHow(false) })
-				return
-			}
-			if model.IsOrchestratorTool(call.Tool) && !w.env.Healing && w.net.Chance("response-loss", w.ResponseLoss) {
-				w.env.Emit("fault", "response-lost", "", sim.A("thread", threadID), sim.A("tool", call.Tool))
-				return
-			}
-			w.env.After(w.latency(), func() { reply(r) })
-		})
+		w.env.After(w.latency(), func() { reply(r) })
 	})
 }
 

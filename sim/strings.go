@@ -60,6 +60,24 @@ func (s *Strings) Copy(x string) string {
 // Duration is d.String().
 func (s *Strings) Duration(d time.Duration) string { return s.Copy(d.String()) }
 
+// T is FormatT(d).
+func (s *Strings) T(d time.Duration) string {
+	ms := d.Milliseconds()
+	if ms < 0 {
+		return formatTSlow(ms)
+	}
+	h, m, sec, frac := ms/3_600_000, ms/60_000%60, ms/1000%60, ms%1000
+	var buf [32]byte
+	b := append(buf[:0], 'T', '+')
+	if h < 10 {
+		b = append(b, '0')
+	}
+	b = strconv.AppendInt(b, h, 10)
+	b = append(b, ':', byte('0'+m/10), byte('0'+m%10), ':', byte('0'+sec/10), byte('0'+sec%10),
+		'.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
+	return s.Bytes(b)
+}
+
 // Itoa is strconv.Itoa(n).
 func (s *Strings) Itoa(n int) string {
 	if 0 <= n && n < 100 {

@@ -21,7 +21,7 @@ func TestStrings_MatchStdlibAndStayValid(t *testing.T) {
 			pair{s.Range(n, n+i%3), rangeWant(n, n+i%3)}, pair{s.Concat("pane/", s.Itoa(i)), "pane/" + strconv.Itoa(i)},
 			pair{s.Bytes([]byte(strconv.Itoa(n) + "B")), strconv.Itoa(n) + "B"})
 		d := durs[(i+150)%len(durs)] * time.Duration(1+i%7)
-		kept = append(kept, pair{s.Duration(d), d.String()})
+		kept = append(kept, pair{s.Duration(d), d.String()}, pair{s.T(d * 997), FormatT(d * 997)})
 	}
 	long := string(make([]byte, StringsChunk))
 	kept = append(kept, pair{s.Copy(long), long}, pair{s.Concat("", "x"), "x"}, pair{s.Concat("x", ""), "x"}, pair{s.Copy(""), ""})

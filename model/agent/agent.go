@@ -7,7 +7,6 @@
 package agent
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
@@ -256,7 +255,7 @@ func orDash(s string) string {
 func (a *Agent) send(turn int, call model.ToolCall) {
 	a.callSeq++
 	seq := a.callSeq
-	call.CallID = fmt.Sprintf("toolu_%s_%d", a.Thread, seq)
+	call.CallID = a.env.Str().Join("toolu_"+a.Thread+"_", seq)
 	c := call
 	a.inflight = &c
 	if d := CallTimeout(a.Instance); d > 0 && model.IsOrchestratorTool(call.Tool) {
@@ -302,10 +301,10 @@ func (a *Agent) key(tool, prefix string) string {
 	// Only the tools that address another thread reuse keys: #5231's
 	// story is the same key sent to a new target.
 	if (tool == "send" || tool == "interrupt") && a.rounds[tool] > 0 && a.rand.Chance("reuse-key", a.KeyReuse) {
-		return fmt.Sprintf("%s-round-%d", prefix, a.rounds[tool])
+		return a.env.Str().Join(prefix+"-round-", a.rounds[tool])
 	}
 	a.rounds[tool]++
-	return fmt.Sprintf("%s-round-%d", prefix, a.rounds[tool])
+	return a.env.Str().Join(prefix+"-round-", a.rounds[tool])
 }
 
 // peers returns how many threads an orchestrator call may address: the
@@ -409,7 +408,7 @@ func (a *Agent) previewStep(turn int) {
 			return
 		}
 	}
-	call := model.ToolCall{URL: "http://localhost:5173/" + a.rand.Hex("page", 2)}
+	call := model.ToolCall{URL: a.env.Str().Concat("http://localhost:5173/", a.rand.Hex("page", 2))}
 	if len(a.Tabs) == 0 {
 		call.Tool = model.ToolPreviewOpen
 		call.NewTab = a.rand.Chance("new-tab", sim.Per(1, 5))

@@ -14,6 +14,7 @@ import (
 // a day; often past the 30 min idle release), retries soon after a failed
 // turn, watches the thread's tabs and sometimes takes control of one.
 type User struct {
+	lookFn  func() // look, bound once
 	env     *model.Env
 	rand    *sim.Rand
 	Thread  string
@@ -85,7 +86,7 @@ func (u *User) Start() {
 	}
 	u.promptAfter(u.rand.Duration("first-prompt", time.Second, 2*time.Minute))
 	if u.env.Enabled(u.viewer) {
-		u.env.After(u.rand.Duration("first-look", time.Minute, 20*time.Minute), u.look)
+		u.env.After(u.rand.Duration("first-look", time.Minute, 20*time.Minute), u.looker())
 	}
 }
 
@@ -132,14 +133,14 @@ func (u *User) prompt() {
 		return
 	}
 	s := u.srv()
-	msg := fmt.Sprintf("message:%s:%d", u.Thread, u.messages+1)
+	msg := u.env.Str().Join("message:"+u.Thread+":", u.messages+1)
 	if s == nil || !s.SendMessage(u.Thread, msg) {
 		// Server down or a run still active: look again later.
 		u.promptAfter(u.rand.Duration("prompt-retry", 30*time.Second, 5*time.Minute))
 		return
 	}
 	u.messages++
-	u.env.Emit("user/"+u.Thread, "prompt", "", sim.A("thread", u.Thread))
+	u.env.Emit(u.env.Str().Concat("user/", u.Thread), "prompt", "", sim.A("thread", u.Thread))
 	// Drawn from a stream of its own, so a world with duplicates draws
 	// everything else as one without them.
 	if r := u.redelivery; r.Chance("duplicate-delivery", u.habits.DuplicateDelivery) {
@@ -188,11 +189,19 @@ func (u *User) PromptSoon() {
 
 // look is the watching habit: now and then the user opens one of the
 // thread's tabs in the preview panel, and sometimes takes control of it.
+// looker returns look, bound once (a method value allocates at every use).
+func (u *User) looker() func() {
+	if u.lookFn == nil {
+		u.lookFn = u.look
+	}
+	return u.lookFn
+}
+
 func (u *User) look() {
 	if u.stopped {
 		return
 	}
-	defer u.env.After(u.rand.Duration("look-gap", 2*time.Minute, 40*time.Minute), u.look)
+	defer u.env.After(u.rand.Duration("look-gap", 2*time.Minute, 40*time.Minute), u.looker())
 	s := u.srv()
 	if s == nil {
 		return

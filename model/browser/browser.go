@@ -155,6 +155,7 @@ type Tab struct {
 	// false until the server saw a navigation at all (undefined upstream).
 	loadErr       *LoadError
 	loadSeen      bool
+	requestURL    string // the main-frame navigation the tab tracks
 	page          pageState
 	opening       []func(string)
 	closedPending bool
@@ -292,6 +293,8 @@ type ServerBrowser struct {
 	// ViewerReconnect: viewers told to reconnect attach again after
 	// ViewerReconnectDelay (the web client's behaviour).
 	ViewerReconnect bool
+	// OnRender, in the worlds, hears that the desktop app now renders t.
+	OnRender func(t *Tab)
 	// ContextsLaunched, PagesClosed, DesktopConnections and
 	// EndpointReleases count headless contexts launched, pages discarded
 	// after their session closed, connections to a desktop page and the
@@ -465,7 +468,7 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 	if tab.pageless() {
 		// findTab: an explicit tab whose page is gone is opened again
 		// (ensureTab) before the request runs; a failed open is no tab.
-		b.ensurePage(tab, func(outcome string) {
+		b.ensurePage(tab, "agent", func(outcome string) {
 			if outcome != OK || tab.pageless() {
 				finish(Result{Outcome: TabNotFound})
 				return
@@ -775,6 +778,9 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 				}
 				t.Desktop = true
 				b.env.Emit("desktop", "tab.render", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+				if b.OnRender != nil {
+					b.OnRender(t)
+				}
 			})
 		}
 	}
@@ -1079,6 +1085,11 @@ func (b *ServerBrowser) Popup(opener *Tab) *Tab {
 		OpenerTabID: opener.TabID, Viewport: UnattachedFillViewport}
 	t.Control = NewControl(opener.Control.AgentID, b.env.After)
 	b.tabs = append(b.tabs, t)
+	// A popup from a person's click is shown to that person (the newest
+	// stored test file, index:70867653086).
+	if q := opener.controller(); q != nil {
+		q.push(opener, Output{Tag: "popup", ID: t.TabID})
+	}
 	return t
 }
 

@@ -29,9 +29,10 @@ import (
 // registers again ReregisterDelay later (#12535) unless it is suspended;
 // on resuming it registers anew.
 type DesktopHost struct {
-	env      *model.Env
-	rand     *sim.Rand
-	ClientID string
+	actorName string // "host/"+ClientID (actor)
+	env       *model.Env
+	rand      *sim.Rand
+	ClientID  string
 	// Mobile marks a mobile client (it can be backgrounded).
 	Mobile    bool
 	broker    *Broker
@@ -146,7 +147,12 @@ func NewDesktopHost(env *model.Env, clientID string, mobile bool) *DesktopHost {
 	return &DesktopHost{env: env, rand: env.Rand("host/" + clientID), ClientID: clientID, Mobile: mobile}
 }
 
-func (d *DesktopHost) actor() string { return "host/" + d.ClientID }
+func (d *DesktopHost) actor() string {
+	if d.actorName == "" {
+		d.actorName = "host/" + d.ClientID // built once
+	}
+	return d.actorName
+}
 
 func (d *DesktopHost) latency() time.Duration {
 	return d.rand.Duration("latency", time.Millisecond, 40*time.Millisecond)

@@ -408,7 +408,8 @@ func TestSB01_ReadinessNoneTakeoverWaitsForCommit(t *testing.T) {
 
 // TestSB02_ReleaseWaitsForViewerNavigation is SB-02, upstream "release
 // waits for viewer $method to commit before agent actions" (x4: goto,
-// goBack, goForward, reload).
+// goBack, goForward, reload), and SB-N22, the same case in the newest stored
+// version (index:70867653086), expressed differently.
 func TestSB02_ReleaseWaitsForViewerNavigation(t *testing.T) {
 	for _, method := range []string{"goto", "goBack", "goForward", "reload"} {
 		t.Run(method, func(t *testing.T) {

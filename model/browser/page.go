@@ -44,6 +44,11 @@ const (
 	// ErrorPageURL is the URL of Chromium's error page; a tab showing it
 	// reports its load error.
 	ErrorPageURL = "chrome-error://chromewebdata/"
+	// AbortedNavigationGrace is how long an aborted main-frame navigation
+	// keeps the tab loading while a download may still explain it (the
+	// 5 s the newest stored ServerBrowser.test.ts, index:70867653086,
+	// advances its timers by; that version's source was not read).
+	AbortedNavigationGrace = 5 * time.Second
 	// ViewerReconnectDelay is how soon a viewer told "reconnect" attaches
 	// again (a model choice: the web client reconnects its stream at once;
 	// the delay is its round trip).
@@ -385,19 +390,35 @@ func (t *Tab) dropInflight(a *inflightAction) {
 func (b *ServerBrowser) PageRequest(t *Tab, url string) {
 	t.Loading = true
 	t.loadErr, t.loadSeen = nil, true
+	t.requestURL = url
 }
 
 // PageRequestFailed is that request failing with Chromium's errorText: the
 // tab stops loading and records why (an aborted request, ERR_ABORTED, is
 // no load failure).
+//
+// From the newest stored test file (index:70867653086): a failure of a
+// request other than the navigation the tab tracks (one that predates it)
+// leaves the newer navigation loading; an aborted navigation no download
+// explains stops loading after AbortedNavigationGrace.
 func (b *ServerBrowser) PageRequestFailed(t *Tab, url, errorText string) {
+	if t.requestURL != "" && url != t.requestURL {
+		return
+	}
 	if strings.Contains(errorText, "ERR_ABORTED") {
+		downloads := b.nextDownload
+		b.env.After(AbortedNavigationGrace, func() {
+			if t.requestURL == url && b.nextDownload == downloads {
+				t.Loading = false
+			}
+		})
 		return
 	}
 	t.Loading = false
 	code, desc := ParseNetError(errorText)
 	t.loadErr, t.loadSeen = &LoadError{URL: cut(url, 2048), Code: code, Description: desc}, true
-	b.env.Emit(actor, "page.load-failed", desc, sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+	b.env.Emit(actor, "page.load-failed", desc, sim.A("thread", t.ThreadID), sim.A("tab", t.TabID),
+		sim.A("viewers", fmt.Sprint(len(t.Viewers))))
 }
 
 // PageShows sets the URL the page shows (ErrorPageURL for the browser's
@@ -470,6 +491,15 @@ func (b *ServerBrowser) PageDownload(t *Tab, d DownloadEvent) {
 			q.push(t, Output{Tag: "download", ID: id, FileName: name, Size: d.Size})
 		}
 	})
+}
+
+// DesktopReturns is the desktop giving back a page it took (devtools
+// closed): the server drives it again at once, without waiting for a
+// viewer or an agent (the newest stored test file, index:70867653086).
+func (b *ServerBrowser) DesktopReturns(t *Tab) {
+	if t.Desktop && t.page == pageNone && b.Tab(t.ThreadID, t.TabID) == t {
+		b.ensurePage(t, "desktop", func(string) {})
+	}
 }
 
 // OpenDownload is openDownload: the finished download id of a live tab.
@@ -628,7 +658,7 @@ func (b *ServerBrowser) OpenSession(threadID, url, owner string, desktop bool) *
 		URL: url, Reveal: owner == "", Desktop: desktop, Viewport: UnattachedFillViewport, page: pageNone}
 	t.Control = NewControl(owner, b.env.After)
 	b.tabs = append(b.tabs, t)
-	b.ensurePage(t, func(string) {})
+	b.ensurePage(t, "manager", func(string) {})
 	return t
 }
 
@@ -636,8 +666,9 @@ func (b *ServerBrowser) OpenSession(threadID, url, owner string, desktop bool) *
 // desktop's page again (a new connection) for a desktop tab, else a
 // headless context launch (ContextLaunch), which may fail. A session
 // closed while its page was opening discards the page (TabNotFound).
-// Callers waiting on the same opening share it.
-func (b *ServerBrowser) ensurePage(t *Tab, done func(outcome string)) {
+// Callers waiting on the same opening share it; by names who asked
+// (traced with a desktop reconnection).
+func (b *ServerBrowser) ensurePage(t *Tab, by string, done func(outcome string)) {
 	switch t.page {
 	case pageLive:
 		done(OK)
@@ -659,7 +690,7 @@ func (b *ServerBrowser) ensurePage(t *Tab, done func(outcome string)) {
 		b.DesktopConnections++
 		t.page = pageLive
 		b.freshControl(t)
-		b.env.Emit(actor, "tab.connect", "desktop", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+		b.env.Emit(actor, "tab.connect", "desktop", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID), sim.A("by", by))
 		settle(OK)
 		return
 	}
@@ -712,7 +743,7 @@ func (b *ServerBrowser) AttachViewerAsync(t *Tab, viewer string, canOperate bool
 		done(TabNotFound)
 		return
 	}
-	b.ensurePage(t, func(outcome string) {
+	b.ensurePage(t, viewer, func(outcome string) {
 		if outcome == OK {
 			b.AttachViewer(t, viewer, canOperate)
 		}
@@ -736,6 +767,14 @@ func (b *ServerBrowser) DesktopWithdraw(t *Tab) {
 	for _, q := range t.queues {
 		q.push(t, Output{Tag: "reconnect"})
 	}
+	if t.Control.Owner != "" {
+		// Closing the dropped tab's control ends the human's control too.
+		b.env.Emit(t.Control.Owner, "control.release", "withdrawn", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+	}
+	// What the dropped ServerTab held goes with it: the next page starts
+	// with no dialog, picker, downloads or load state.
+	t.dialog, t.fileChooser, t.Downloads = nil, nil, nil
+	t.loadErr, t.loadSeen, t.Loading = nil, false, false
 	viewers := t.Viewers
 	t.ended = t.queues
 	t.Viewers, t.readOnly, t.queues = nil, nil, nil
@@ -756,7 +795,7 @@ func (b *ServerBrowser) DesktopWithdraw(t *Tab) {
 				if b.dead || b.Tab(t.ThreadID, t.TabID) != t {
 					return
 				}
-				b.ensurePage(t, func(outcome string) {
+				b.ensurePage(t, v, func(outcome string) {
 					if outcome == OK {
 						b.Watch(t, v)
 					}

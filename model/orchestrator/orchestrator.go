@@ -173,7 +173,17 @@ func RequestNamespace(p model.Profile, scope mcp.Scope) string {
 // Enc is JavaScript's encodeURIComponent, which the derived ids use.
 func Enc(s string) string {
 	const hex = "0123456789ABCDEF"
+	escaped := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.!~*'()", c) >= 0) {
+			escaped++
+		}
+	}
+	if escaped == 0 {
+		return s
+	}
 	var b strings.Builder
+	b.Grow(len(s) + 2*escaped)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.!~*'()", c) >= 0 {

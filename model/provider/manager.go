@@ -317,6 +317,7 @@ type prepared struct {
 
 // Manager is the ProviderSessionManager of one server process.
 type Manager struct {
+	sweepFn func() // sweep, bound once
 	env     *model.Env
 	rand    *sim.Rand
 	reg     *mcp.Registry

@@ -96,7 +96,10 @@ func (m *Manager) sweep() {
 	if m.dead {
 		return
 	}
-	defer m.env.After(ReaperSweepInterval, m.sweep)
+	if m.sweepFn == nil {
+		m.sweepFn = m.sweep // bound once: a method value allocates at every use
+	}
+	defer m.env.After(ReaperSweepInterval, m.sweepFn)
 	r := &m.reap
 	now := m.env.Now()
 	skew := now - m.env.Awake()

@@ -6,7 +6,6 @@ package server
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/orchsim/orchsim/catalog"
@@ -579,13 +578,12 @@ func (s *Server) CallTool(caller, token, credID string, call model.ToolCall, rep
 // does not carry (the fidelity cases' task texts, create_threads entries,
 // target instances).
 func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, extra orchestrator.Extra, reply func(model.ToolResult)) {
-	attrs := []sim.Attr{sim.A("thread", caller), sim.A("cred", credID)}
+	t := &toolCall{s: s, caller: caller, credID: credID, call: call, reply: reply}
+	t.attrs = append(t.buf[:0], sim.A("thread", caller), sim.A("cred", credID))
 	if call.TabID != "" {
-		attrs = append(attrs, sim.A("tab", call.TabID))
+		t.attrs = append(t.attrs, sim.A("tab", call.TabID))
 	}
-	trace := func(outcome string, extra ...sim.Attr) {
-		s.env.Emit("agent/"+caller, call.Tool, outcome, append(attrs, extra...)...)
-	}
+	trace := t.trace
 	if s.dead {
 		trace(model.OutcomeServerDown)
 		reply(model.ToolResult{Outcome: model.OutcomeServerDown})
@@ -605,9 +603,9 @@ func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, 
 	}
 	// The credential, not the caller's claim, says which thread calls.
 	threadID := scope.Thread.ThreadID
-	attrs[0] = sim.A("thread", threadID)
+	t.attrs[0] = sim.A("thread", threadID)
 	if model.IsOrchestratorTool(call.Tool) || orchestrator.Serves(call.Tool) {
-		s.callOrchestrator(scope, call, extra, attrs, reply)
+		s.callOrchestrator(scope, t, extra)
 		return
 	}
 	if scope.Capabilities&mcp.CapPreview == 0 {
@@ -621,12 +619,14 @@ func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, 
 		return
 	}
 	if call.Tool == model.ToolPreviewEvaluate || call.Tool == model.ToolPreviewWaitFor {
-		s.callHost(scope, call, trace, reply)
+		s.callHost(scope, t)
 		return
 	}
 	key := browser.OwnerKey(s.env.Profile, scope.EnvironmentID, scope.Thread.ProviderSessionID, threadID)
-	req := browser.Request{ThreadID: threadID, TabID: call.TabID, AgentSessionID: key, URL: call.URL,
+	t.key, t.threadID = key, threadID
+	t.req = browser.Request{ThreadID: threadID, TabID: call.TabID, AgentSessionID: key, URL: call.URL,
 		ReuseExistingTab: !call.NewTab}
+	req := &t.req
 	switch call.Tool {
 	case model.ToolPreviewOpen:
 		req.Op = browser.OpOpen
@@ -643,14 +643,43 @@ func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, 
 		reply(model.ToolResult{Outcome: "invalid_request"})
 		return
 	}
-	attrs = append(attrs, sim.A("key", browser.ShowKey(key)))
-	authorized := s.env.Now()
-	s.Browser.Handle(req, func(r browser.Result) {
-		var extra []sim.Attr
+	t.attrs = append(t.attrs, sim.A("key", browser.ShowKey(key)))
+	t.authorized = s.env.Now()
+	s.Browser.Handle(t.req, func(r browser.Result) { t.handled(r) })
+}
+
+// toolCall is one CallToolExt in flight: its trace attributes and what its
+// answer needs, in one allocation (closures over CallToolExt's parameters
+// took five).
+type toolCall struct {
+	s              *Server
+	caller, credID string
+	actor          string // an orchestrator call's actor
+	call           model.ToolCall
+	reply          func(model.ToolResult)
+	attrs          []sim.Attr
+	buf            [12]sim.Attr // attrs' first backing array
+	key, threadID  string
+	req            browser.Request
+	authorized     time.Duration
+}
+
+// trace emits the call's event with outcome and extra attributes.
+func (t *toolCall) trace(outcome string, extra ...sim.Attr) {
+	s := t.s
+	s.env.Emit(s.env.Str().Concat("agent/", t.caller), t.call.Tool, outcome, append(t.attrs, extra...)...)
+}
+
+// handled traces and answers a preview tool the browser served.
+func (t *toolCall) handled(r browser.Result) {
+	s, call, key, threadID, req, credID, reply, authorized := t.s, &t.call, t.key, t.threadID, &t.req, t.credID, t.reply, t.authorized
+	{
+		var xb [4]sim.Attr
+		extra := xb[:0]
 		if now := s.env.Now(); now != authorized {
 			// Queued behind another action on the tab: say when the
 			// call was authorized, which is what credential checks judge.
-			extra = append(extra, sim.A("authorized", sim.FormatT(authorized)))
+			extra = append(extra, sim.A("authorized", s.env.Str().T(authorized)))
 		}
 		if call.TabID == "" && r.TabID != "" {
 			extra = append(extra, sim.A("tab", r.TabID))
@@ -661,7 +690,7 @@ func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, 
 		if r.Owner != "" && r.Owner != key {
 			extra = append(extra, sim.A("owner", browser.ShowKey(r.Owner)))
 		}
-		trace(r.Outcome, extra...)
+		t.trace(r.Outcome, extra...)
 		if r.TabThread == threadID && r.Owner != "" {
 			entity := browser.TabEntity(threadID, r.TabID)
 			switch {
@@ -672,13 +701,14 @@ func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, 
 			}
 		}
 		reply(model.ToolResult{Outcome: r.Outcome, TabID: r.TabID})
-	})
+	}
 }
 
 // callHost serves a client-host preview tool through the broker and traces
 // its outcome with the host that ran it (client), the request id, and
 // deadline=missed when the broker's deadline passed unanswered.
-func (s *Server) callHost(scope mcp.Scope, call model.ToolCall, trace func(string, ...sim.Attr), reply func(model.ToolResult)) {
+func (s *Server) callHost(scope mcp.Scope, t *toolCall) {
+	call := &t.call
 	op := browser.OpEvaluate
 	if call.Tool == model.ToolPreviewWaitFor {
 		op = browser.OpWaitFor
@@ -687,22 +717,24 @@ func (s *Server) callHost(scope mcp.Scope, call model.ToolCall, trace func(strin
 		ProviderSessionID: scope.Thread.ProviderSessionID, ProviderInstanceID: scope.Thread.ProviderInstanceID}
 	authorized := s.env.Now()
 	s.Broker.Invoke(bs, op, browser.BrokerInput{}, call.TabID, call.Timeout, func(r browser.BrokerResult, e *browser.BrokerError) {
-		var attrs []sim.Attr
+		reply := t.reply
+		var ab [6]sim.Attr
+		attrs := ab[:0]
 		if now := s.env.Now(); now != authorized {
 			// Answered later: say when the call was authorized, which is
 			// what credential checks judge.
-			attrs = append(attrs, sim.A("authorized", sim.FormatT(authorized)))
+			attrs = append(attrs, sim.A("authorized", s.env.Str().T(authorized)))
 		}
 		if e != nil {
 			attrs = append(attrs, sim.A("client", orNone(e.ClientID)), sim.A("request", orNone(e.RequestID)))
 			if e.Outcome == "unknown" {
 				attrs = append(attrs, sim.A("deadline", "missed"))
 			}
-			trace(e.Tag, attrs...)
+			t.trace(e.Tag, attrs...)
 			reply(model.ToolResult{Outcome: e.Tag, TabID: e.TabID})
 			return
 		}
-		trace(browser.OK, append(attrs, sim.A("client", r.ClientID), sim.A("tab", orNone(r.TabID)), sim.A("value", r.Value))...)
+		t.trace(browser.OK, append(attrs, sim.A("client", r.ClientID), sim.A("tab", orNone(r.TabID)), sim.A("value", r.Value))...)
 		reply(model.ToolResult{Outcome: browser.OK, TabID: r.TabID})
 	})
 }
@@ -728,36 +760,38 @@ func (s *Server) liveCaller(scope mcp.Scope) bool {
 // callOrchestrator serves an orchestrator tool after its caller checks
 // (orchestration capability; a live run of the caller's instance) and
 // traces the dispatch: its outcome, command id and result ids.
-func (s *Server) callOrchestrator(scope mcp.Scope, call model.ToolCall, extra orchestrator.Extra, attrs []sim.Attr, reply func(model.ToolResult)) {
+func (s *Server) callOrchestrator(scope mcp.Scope, t *toolCall, extra orchestrator.Extra) {
+	call := &t.call
 	key := call.ClientRequestID
 	if key == "" {
 		key = "-"
 	}
-	attrs = append(attrs, sim.A("clientRequestId", key))
+	t.attrs = append(t.attrs, sim.A("clientRequestId", key))
 	if call.Target != "" {
-		attrs = append(attrs, sim.A("target", call.Target))
+		t.attrs = append(t.attrs, sim.A("target", call.Target))
 	}
 	if call.Action != "" {
-		attrs = append(attrs, sim.A("action", call.Action))
+		t.attrs = append(t.attrs, sim.A("action", call.Action))
 	}
 	if call.TaskID != "" {
-		attrs = append(attrs, sim.A("task", call.TaskID))
+		t.attrs = append(t.attrs, sim.A("task", call.TaskID))
 	}
 	if call.Mode == "wait" {
-		attrs = append(attrs, sim.A("mode", "wait"))
+		t.attrs = append(t.attrs, sim.A("mode", "wait"))
 	}
 	if call.Retry {
-		attrs = append(attrs, sim.A("retry", "true"))
+		t.attrs = append(t.attrs, sim.A("retry", "true"))
 	}
 	if call.RedispatchOf != "" {
-		attrs = append(attrs, sim.A("redispatch-of", call.RedispatchOf))
+		t.attrs = append(t.attrs, sim.A("redispatch-of", call.RedispatchOf))
 	}
 	if call.Redelivered {
-		attrs = append(attrs, sim.A("redelivered", "true"), sim.A("tool-call", call.CallID))
+		t.attrs = append(t.attrs, sim.A("redelivered", "true"), sim.A("tool-call", call.CallID))
 	}
+	t.actor = s.env.Str().Concat("agent/", scope.Thread.ThreadID)
 	refuse := func(code string) {
-		s.env.Emit("agent/"+scope.Thread.ThreadID, call.Tool, code, attrs...)
-		reply(model.ToolResult{Outcome: code})
+		s.env.Emit(t.actor, call.Tool, code, t.attrs...)
+		t.reply(model.ToolResult{Outcome: code})
 	}
 	if scope.Capabilities&mcp.CapOrchestration == 0 {
 		refuse("capability_denied")
@@ -767,20 +801,23 @@ func (s *Server) callOrchestrator(scope mcp.Scope, call model.ToolCall, extra or
 		refuse(model.OutcomeParentNotActive)
 		return
 	}
-	s.Orch.Dispatch(orchestrator.Call{Scope: scope, ToolCall: call, Extra: extra}, func(a orchestrator.Answer) {
+	s.Orch.Dispatch(orchestrator.Call{Scope: scope, ToolCall: t.call, Extra: extra}, func(a orchestrator.Answer) {
 		if a.CommandID != "" {
-			attrs = append(attrs, sim.A("command", a.CommandID))
+			t.attrs = append(t.attrs, sim.A("command", a.CommandID))
 		}
-		if res := DescribeResult(a.Result); res != "" {
-			attrs = append(attrs, sim.A("result", res))
+		{ // the result is built on the stack
+			var rb [128]byte
+			if res := appendResult(rb[:0], a.Result); len(res) > 0 {
+				t.attrs = append(t.attrs, sim.A("result", s.env.Str().Bytes(res)))
+			}
 		}
 		if a.Effect != "" {
-			attrs = append(attrs, sim.A("effect", a.Effect))
+			t.attrs = append(t.attrs, sim.A("effect", a.Effect))
 		}
-		s.env.Emit("agent/"+scope.Thread.ThreadID, call.Tool, a.Outcome, attrs...)
+		s.env.Emit(t.actor, t.call.Tool, a.Outcome, t.attrs...)
 	}, func(_ orchestrator.Answer, r model.ToolResult) {
 		if !s.dead {
-			reply(r)
+			t.reply(r)
 		}
 	})
 }
@@ -788,18 +825,36 @@ func (s *Server) callOrchestrator(scope mcp.Scope, call model.ToolCall, extra or
 // DescribeResult renders the durable result ids for traces, e.g.
 // "task=node:... child=thread:...". Only ids are shown, not statuses that
 // change over time, so a replay's result compares equal to the original's.
-func DescribeResult(r store.Result) string {
-	var parts []string
+func DescribeResult(r store.Result) string { return string(appendResult(nil, r)) }
+
+// appendResult appends DescribeResult(r) to buf.
+func appendResult(buf []byte, r store.Result) []byte {
+	start := len(buf)
 	add := func(k, v string) {
-		if v != "" {
-			parts = append(parts, k+"="+v)
+		if v == "" {
+			return
 		}
+		if len(buf) > start {
+			buf = append(buf, ' ')
+		}
+		buf = append(append(append(buf, k...), '='), v...)
 	}
 	add("task", r.TaskID)
 	add("child", r.ChildThreadID)
-	add("threads", strings.Join(r.ThreadIDs, ","))
+	if len(r.ThreadIDs) > 1 || len(r.ThreadIDs) == 1 && r.ThreadIDs[0] != "" {
+		if len(buf) > start {
+			buf = append(buf, ' ')
+		}
+		buf = append(buf, "threads="...)
+		for i, id := range r.ThreadIDs {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, id...)
+		}
+	}
 	add("message", r.MessageID)
 	add("schedule", r.ScheduleID)
 	add("run", r.RunID)
-	return strings.Join(parts, " ")
+	return buf
 }

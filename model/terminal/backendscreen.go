@@ -38,7 +38,9 @@ func (s backendScreen) ComposerState() string {
 	switch {
 	case !b.composer:
 		return "unpainted"
-	case b.draft > 0:
+	case b.draft > 0 || b.text != "":
+		// Text a delivery left in the composer is a draft too: the next
+		// delivery must not type into it.
 		return "drafted"
 	}
 	return "empty"
@@ -164,6 +166,7 @@ func (b *Backend) absorb(body string) {
 		b.view += NormalizeWhitespace(body)
 	}
 	b.emit("composer", "absorbed", sim.A("view", fmt.Sprint(len(b.view))))
+	b.publish()
 }
 
 // submit sends the composer's text: a turn starts (or queues behind the
@@ -173,6 +176,7 @@ func (b *Backend) submit() {
 	b.text, b.view, b.images = "", "", 0
 	b.emit("prompt.submitted", map[bool]string{true: "queued", false: "user"}[busy], sim.A("chars", fmt.Sprint(len(text))))
 	b.beginTurn("feed")
+	b.publish()
 	if b.cs == nil {
 		return
 	}

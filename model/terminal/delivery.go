@@ -270,7 +270,7 @@ func (m *Manager) deliverClaudePrompt(io *PromptIO, done deliveryDone) {
 		}
 		m.deliverClaudeText(io, deadline, done)
 	}
-	if s.AwaitReadyForPrompt != nil {
+	if s.AwaitReadyForPrompt != nil && !m.app.Profile().Has(DeliverWithoutReadiness) {
 		budget := deadline
 		if b := m.env.Now() + ReadyBudget; b < budget {
 			budget = b
@@ -287,7 +287,7 @@ func (m *Manager) deliverClaudePrompt(io *PromptIO, done deliveryDone) {
 		})
 		return
 	}
-	if s.IsPromptAcceptanceReady != nil && !s.IsPromptAcceptanceReady() {
+	if s.IsPromptAcceptanceReady != nil && !m.app.Profile().Has(DeliverWithoutReadiness) && !s.IsPromptAcceptanceReady() {
 		// The synchronous fallback of a capability-skewed session.
 		fail(StageBeforeWrite, CodeNotReady, true, RetrySameSession, false, false,
 			fmt.Sprintf("Claude session %s transcript replay has not quiesced", io.SessionID))
@@ -335,6 +335,15 @@ func (m *Manager) deliverClaudeText(io *PromptIO, deadline time.Duration, done d
 		return
 	}
 	io.record(map[bool]string{true: "paste-written", false: "prompt-written"}[paste])
+	if m.app.Profile().Has(EnterBeforeAbsorbed) {
+		// The mutant: no absorption proof before Enter.
+		if ok, err := io.Write("\r"); err != nil || !ok {
+			done(DeliveryResult{Stage: StageAfterEnter, Code: CodeWriteFailed, Disposition: DoNotRetry, PromptWritten: true}, err)
+			return
+		}
+		m.awaitAcceptance(io, acceptance, done)
+		return
+	}
 	screen := func() string {
 		if s.SnapshotScreen == nil {
 			return ""
@@ -532,7 +541,11 @@ func (m *Manager) deliverCodexPrompt(io *PromptIO, done deliveryDone) {
 			Message: fmt.Sprintf("Codex session %s has no readiness probe (headless unavailable?)", io.SessionID)}, nil)
 		return
 	}
-	s.AwaitReadyForPrompt(ReadyOpts{DeadlineAt: m.env.Now() + CodexReadyDeadline, Poll: CodexReadyPoll}, func(r Readiness) {
+	await := s.AwaitReadyForPrompt
+	if m.app.Profile().Has(DeliverWithoutReadiness) {
+		await = func(_ ReadyOpts, done func(Readiness)) { done(Readiness{GateState: GateState{Kind: "ready"}}) }
+	}
+	await(ReadyOpts{DeadlineAt: m.env.Now() + CodexReadyDeadline, Poll: CodexReadyPoll}, func(r Readiness) {
 		m.later(func() {
 			if r.Kind != "ready" {
 				done(DeliveryResult{Stage: StageBeforeWrite, Code: CodeNotReady, RetrySafe: true, Disposition: notReadyDisposition(r.Kind),
@@ -591,6 +604,7 @@ func (m *Manager) DeliverPromptToAgent(session, prompt string, images []string, 
 	id := fmt.Sprintf("d%d", m.deliverySeq)
 	m.emit("delivery", "reserved", sim.A("session", session), sim.A("backend", b.ID), sim.A("delivery", id))
 	promptWritten, enterWritten := false, false
+	var release func(DeliveryResult, error)
 	io := &PromptIO{SessionID: session, Prompt: prompt, ImagePaths: images, Session: b.promptSurface(), Record: record,
 		Write: func(data string) (bool, error) {
 			if m.entries[session] != b {
@@ -610,7 +624,11 @@ func (m *Manager) DeliverPromptToAgent(session, prompt string, images []string, 
 				sim.A("data", describeBytes(data)))
 			return true, b.promptSurface().Write(data)
 		}}
-	finish := func(r DeliveryResult, err error) {
+	// The manager awaits the protocol (return await ... finally): its
+	// result, a throw included, is handled after the protocol's own call
+	// returns, so the reservation is still held by then.
+	finish := func(r DeliveryResult, err error) { m.later(func() { release(r, err) }) }
+	release = func(r DeliveryResult, err error) {
 		if err != nil {
 			r = DeliveryResult{Code: CodeTransportFailed, RetrySafe: !promptWritten && !enterWritten,
 				PromptWritten: promptWritten, EnterWritten: enterWritten,

@@ -120,6 +120,8 @@ type claim struct {
 type replayBuffer struct {
 	segs  []segment
 	total int
+	// shown caches widths() until the runs change (every attach shows it).
+	shown string
 }
 
 type segment struct{ cols, bytes int }
@@ -129,6 +131,7 @@ func (r *replayBuffer) append(cols, n int) {
 		r.segs[k-1].bytes += n
 	} else {
 		r.segs = append(r.segs, segment{cols, n})
+		r.shown = ""
 	}
 	r.total += n
 	for r.total > ReplayBufferCap {
@@ -136,6 +139,7 @@ func (r *replayBuffer) append(cols, n int) {
 		if r.segs[0].bytes <= over {
 			r.total -= r.segs[0].bytes
 			r.segs = r.segs[1:]
+			r.shown = ""
 			continue
 		}
 		r.segs[0].bytes -= over
@@ -148,6 +152,9 @@ func (r *replayBuffer) widths(e *model.Env) string {
 	if r == nil || len(r.segs) == 0 {
 		return "-"
 	}
+	if r.shown != "" {
+		return r.shown
+	}
 	var buf [64]byte
 	b := buf[:0]
 	for i, s := range r.segs {
@@ -156,7 +163,8 @@ func (r *replayBuffer) widths(e *model.Env) string {
 		}
 		b = strconv.AppendInt(b, int64(s.cols), 10)
 	}
-	return e.Str().Bytes(b)
+	r.shown = e.Str().Bytes(b)
+	return r.shown
 }
 
 // Manager is the main process's SessionManager: the registry of backends,
@@ -656,7 +664,7 @@ func (m *Manager) releaseRef(session, pane string) bool {
 	refs := m.refs[session]
 	for i, r := range refs {
 		if r == pane {
-			m.refs[session] = append(refs[:i:i], refs[i+1:]...)
+			m.refs[session] = append(refs[:i], refs[i+1:]...) // in place: nothing else holds refs
 			return true
 		}
 	}
@@ -752,7 +760,7 @@ func (m *Manager) flushHeld(b *Backend) {
 	held := b.held
 	b.held = nil
 	for _, h := range held {
-		m.deliver(b, h.pane, h.chunks, sim.FormatT(h.at))
+		m.deliver(b, h.pane, h.chunks, m.env.Str().T(h.at))
 	}
 }
 
@@ -763,7 +771,7 @@ func (m *Manager) rejectHeld(b *Backend, why string) {
 	b.held = nil
 	for _, h := range held {
 		m.emit("pty.write", "rejected", sim.A("session", b.Session), sim.A("pane", h.pane), sim.A("seq", seqRange(m.env, h.chunks)),
-			sim.A("backend", b.ID), sim.A("why", why), sim.A("held-since", sim.FormatT(h.at)))
+			sim.A("backend", b.ID), sim.A("why", why), sim.A("held-since", m.env.Str().T(h.at)))
 	}
 }
 

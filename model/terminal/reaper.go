@@ -119,7 +119,7 @@ func (m *Manager) reapCheck(session string, gen int) {
 		m.armReaper(session, b.activeAt+timeout-now)
 	default:
 		m.emit("reap", "detached-idle", sim.A("session", session), sim.A("backend", b.ID),
-			sim.A("idle-since", sim.FormatT(b.activeAt)), sim.A("jobs", m.env.Itoa(len(b.jobs))))
+			sim.A("idle-since", m.env.Str().T(b.activeAt)), sim.A("jobs", m.env.Itoa(len(b.jobs))))
 		m.kill(session, "detached-idle", "")
 	}
 }

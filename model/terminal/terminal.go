@@ -155,6 +155,19 @@ const (
 // removes it.
 const LateExitIgnoredWhileStarting model.Mutant = "late-exit-ignored-while-starting"
 
+// DeliverWithoutReadiness is a plausible wrong prompt delivery: the
+// Claude and Codex protocols write the prompt without awaiting the
+// provider's readiness (Codex's pre-#211 path), so a Send to a TUI that
+// shows a permission prompt or has not painted its composer loses its
+// bytes.
+const DeliverWithoutReadiness model.Mutant = "deliver-without-readiness"
+
+// EnterBeforeAbsorbed is the optimization Claude 2.1.209 invalidated:
+// Claude's delivery writes Enter right after the text instead of waiting
+// for the composer to show it, so the Enter lands in the paste accumulator
+// and is swallowed.
+const EnterBeforeAbsorbed model.Mutant = "enter-before-absorbed"
+
 // AdoptSettledOnly is the mutant of AdoptBeforeSpawn: the reloaded
 // renderer's restore adopts a settled live backend but cold-spawns when
 // none is settled, ignoring a spawn still in flight (a claim), so a reload
@@ -293,6 +306,18 @@ func init() {
 		// A reload is the user's habit, a swarm dimension, and the kill needs
 		// it while a visible spawn is in flight (first at seed 92).
 		GateSeeds: 200, GateStrategy: "swarm"})
+	// Both need worlds where feed Sends run the delivery protocol: the
+	// prompt-protocol swarm dimension.
+	model.RegisterMutant(model.MutantInfo{Name: DeliverWithoutReadiness, Group: catalog.TerminalSession,
+		Doc:        "prompt delivery writes without awaiting the provider's readiness: bytes sent to a TUI showing a prompt, or not yet painted, are lost",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"prompt-delivery-lands-in-composer"},
+		GateSeeds:  200, GateStrategy: "swarm"})
+	model.RegisterMutant(model.MutantInfo{Name: EnterBeforeAbsorbed, Group: catalog.TerminalSession,
+		Doc:        "Claude's delivery writes Enter right after the text, before the composer shows it: the Enter is swallowed into the paste",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"prompt-delivery-lands-in-composer"},
+		GateSeeds:  200, GateStrategy: "swarm"})
 	model.RegisterMutant(model.MutantInfo{Name: NeverKillOnTimeout, Group: catalog.TerminalSession,
 		Doc:        "a readiness timeout never kills, not even a spawned backend: a backend that never becomes ready is never replaced",
 		Scenario:   "terminal-remount",
