@@ -201,7 +201,7 @@ var upstreamRegistry = []component{
 		{"AC-N01", goTest("terminal", "TestACN01_RevisionsMonotonicAcrossReplacementBackend"), pass, ""},
 		{"AC-N02", goTest("terminal", "TestACN02_TypedConflictsForKindOrCwd"), differently, "the cwd is compared as given: path normalization (a cwd that normalizes differently) is not modelled"},
 		{"AC-N03", nil, gap, "tmux-backed terminal sessions (and destroying a tmux session on rollback) are not modelled"},
-		{"AC-N04", goTest("terminal", "TestACN04_AdoptsWhileDeliveryInFlight"), differently, "prompt delivery is one step, so 'in flight' is a delivery at the same instant as the recover"},
+		{"AC-N04", goTest("terminal", "TestACN04_AdoptsWhileDeliveryInFlight"), pass, ""},
 		{"AC-N05", nil, gap, "session stop attempts and post-start teardown are not modelled (as AC-13): a kill ends the backend at once"},
 		{"AC-N06", goTest("terminal", "TestACN06_RestoresUnderExistingWorkspaceID"), pass, ""},
 		{"AC-N07", nil, gap, "the fresh-spawn API is not modelled: every backend comes from recover with the pane's id"},

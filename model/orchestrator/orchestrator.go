@@ -393,12 +393,31 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 		key = o.keylessKey(c, key)
 	}
 	k := Enc(key)
+	// cmd is "command:mcp:NS:OP:REST..." (or "command:REST..." keyed by
+	// clientRequestId), built in one allocation.
 	cmd := func(op string, rest ...string) string {
-		if o.env.Profile.Has(ReceiptKeyedByClientRequestID) && c.ClientRequestID != "" {
-			return "command:" + strings.Join(rest, ":")
+		var b strings.Builder
+		keyed := o.env.Profile.Has(ReceiptKeyedByClientRequestID) && c.ClientRequestID != ""
+		n := len("command:mcp::") + len(ns) + len(op) + len(rest)
+		for _, r := range rest {
+			n += len(r)
 		}
-		parts := append([]string{"command:mcp", ns, op}, rest...)
-		return strings.Join(parts, ":")
+		b.Grow(n)
+		if keyed {
+			b.WriteString("command:")
+		} else {
+			b.WriteString("command:mcp:")
+			b.WriteString(ns)
+			b.WriteByte(':')
+			b.WriteString(op)
+		}
+		for i, r := range rest {
+			if i > 0 || !keyed {
+				b.WriteByte(':')
+			}
+			b.WriteString(r)
+		}
+		return b.String()
 	}
 	reply := func(a Answer) {
 		dispatched(a)

@@ -91,6 +91,10 @@ type Backend struct {
 	pending int
 	// jsonl draws when a submitted prompt's transcript entry is ingested.
 	jsonl *sim.Rand
+
+	// claudeScreen is Claude's screen for claudeView (backendScreen.Screen).
+	claudeScreen, claudeView string
+	claudeShown              bool
 }
 
 // heldWrite is one pane write main holds for a backend.
@@ -213,6 +217,8 @@ func (b *Backend) gate() (bool, string) {
 	if b.Kind != Claude {
 		return b.composer, "ready"
 	}
+	// The replay quiet window is the backend's own (replaying, drawn after
+	// the paint); the session's gate reads it.
 	b.cs.ReplayQuiesced = !b.replaying
 	switch st := b.cs.Derive(); st.Kind {
 	case "ready":

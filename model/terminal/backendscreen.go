@@ -59,6 +59,10 @@ func (s backendScreen) Conditions() []Condition {
 	return claudePermissionShown
 }
 
+// claudeChrome is Claude's chrome divider, strings.Repeat("─", 40) (a constant: the
+// screen is rendered at every paste-absorption poll).
+const claudeChrome = "────────────────────────────────────────"
+
 // Screen renders the screen: Claude's composer line ("❯ " and what it
 // shows) under a chrome divider; Codex's composer marker and model footer,
 // or its startup, working or approval screen.
@@ -81,7 +85,11 @@ func (s backendScreen) Screen() string {
 	if !b.composer {
 		return ""
 	}
-	return strings.Repeat("─", 40) + "\n❯ " + b.view + "\n" + strings.Repeat("─", 40)
+	if !b.claudeShown || b.claudeView != b.view {
+		// Rendered again only when the composer's text changed.
+		b.claudeScreen, b.claudeView, b.claudeShown = claudeChrome+"\n❯ "+b.view+"\n"+claudeChrome, b.view, true
+	}
+	return b.claudeScreen
 }
 
 // promptSurface is what the delivery protocols may use of b.

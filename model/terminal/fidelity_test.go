@@ -306,18 +306,25 @@ func TestACN02_TypedConflictsForKindOrCwd(t *testing.T) {
 }
 
 // TestACN04_AdoptsWhileDeliveryInFlight is AC-N04, upstream "adopts
-// normally while prompt delivery is in flight on the owned backend".
-// Delivery is one step here: the recover follows a delivery to the live
-// backend at the same instant.
+// normally while prompt delivery is in flight on the owned backend": a
+// Claude delivery holds main's reservation (its text written, the JSONL
+// acceptance pending) when a second recover arrives; it adopts, and the
+// delivery still succeeds on the one backend.
 func TestACN04_AdoptsWhileDeliveryInFlight(t *testing.T) {
 	f := newFixture(t)
 	f.recover(Claude, "/tmp/project")
 	f.run(2 * time.Second)
-	f.m.DeliverPrompt("stable-session")
+	var delivery *DeliveryResult
+	f.m.DeliverPromptToAgent("stable-session", "keep working", nil, nil, func(r DeliveryResult) { delivery = &r })
+	require.True(t, f.m.DeliveryInFlight("stable-session"), "the delivery is in flight")
 	got := f.recover(Claude, "/tmp/project")
 	require.NotNil(t, got)
 	assert.True(t, got.OK)
 	assert.Equal(t, Adopted, got.Disposition)
+	f.run(time.Minute)
+	require.NotNil(t, delivery)
+	assert.True(t, delivery.OK, "%+v", *delivery)
+	assert.Equal(t, "user", delivery.Acceptance.Kind)
 	assert.Len(t, f.events("spawn"), 1, "no second provider")
 }
 

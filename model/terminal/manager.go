@@ -648,8 +648,8 @@ func (m *Manager) Detach(session, pane string) {
 	if m.app.Profile().Fixed(KeepPTYSize) && m.leafSized[session] {
 		// The terminal leaf owns the size; the next leaf sets its own.
 		m.emit("pty.restore", "kept", sim.A("session", session), sim.A("pane", pane),
-			sim.A("restore", restore.Size.String()), sim.A("restore-owner", restore.owner),
-			sim.A("size", cur.Size.String()), sim.A("size-owner", cur.owner))
+			sim.A("restore", sizeStr(m.env, restore.Size)), sim.A("restore-owner", restore.owner),
+			sim.A("size", sizeStr(m.env, cur.Size)), sim.A("size-owner", cur.owner))
 		return
 	}
 	m.sizes[session] = restore

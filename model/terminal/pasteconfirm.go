@@ -113,6 +113,7 @@ func ImagePlaceholderCount(screen string) int {
 // NormalizeWhitespace replaces every run of white space by one space.
 func NormalizeWhitespace(s string) string {
 	var b strings.Builder
+	b.Grow(len(s)) // the result is never longer, bar invalid UTF-8
 	space := false
 	for _, r := range s {
 		if unicode.IsSpace(r) {
@@ -166,8 +167,16 @@ func (m *Manager) pollPasteAbsorbed(getScreen func() string, baselineScreen, pay
 	base := ExtractActiveClaudeComposer(baselineScreen)
 	baseCount := PlaceholderCount(base)
 	already := tail != "" && strings.Contains(NormalizeWhitespace(base), tail)
+	// The verdict is a function of the screen alone: a poll that reads the
+	// screen of the last one reuses its verdict (most polls do).
+	var lastScreen, lastVia string
+	seen := false
 	m.poll(func() string {
-		return PasteAbsorbedVia(ExtractActiveClaudeComposer(getScreen()), tail, baseCount, already)
+		screen := getScreen()
+		if !seen || screen != lastScreen {
+			lastScreen, lastVia, seen = screen, PasteAbsorbedVia(ExtractActiveClaudeComposer(screen), tail, baseCount, already), true
+		}
+		return lastVia
 	},
 		timeout, interval, done)
 }

@@ -399,6 +399,13 @@ type Size struct{ Cols, Rows int }
 // String renders the size as COLSxROWS.
 func (s Size) String() string { return fmt.Sprintf("%dx%d", s.Cols, s.Rows) }
 
+// sizeStr is s.String(), built by the run's sim.Strings.
+func sizeStr(e *model.Env, s Size) string {
+	var buf [48]byte
+	b := strconv.AppendInt(buf[:0], int64(s.Cols), 10)
+	return e.Str().Bytes(strconv.AppendInt(append(b, 'x'), int64(s.Rows), 10))
+}
+
 // Meta is a session's durable metadata (SessionMeta in workspace.json) plus
 // where the workspace shows it.
 type Meta struct {
