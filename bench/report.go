@@ -65,7 +65,7 @@ func QuickPlan() Plan {
 		MemorySeeds:      10,
 		ScaleThreads:     ScaleThreads,
 		ScaleSeeds:       1,
-		ScaleHorizon:     6 * time.Hour,
+		ScaleHorizon:     ScenarioHorizon,
 		Seed:             1,
 	}
 }

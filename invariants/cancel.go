@@ -40,7 +40,10 @@ type taskNode struct {
 	// that this task outlived ("" while none).
 	cancelledBy string
 	cancelledAt time.Duration
-	by          string // the thread that cancelled
+	// cancelledAwake is cancelledAt on the awake clock: CancelGrace is
+	// the server's timer, which stops while the host sleeps.
+	cancelledAwake time.Duration
+	by             string // the thread that cancelled
 }
 
 type cancelTree struct {
@@ -49,6 +52,7 @@ type cancelTree struct {
 	// pending counts the running tasks an ancestor's cancel should have
 	// stopped, so most events skip the scan.
 	pending int
+	clock   awakeClock
 }
 
 func (*cancelTree) Name() string { return CancelReachesDescendants }
@@ -77,6 +81,7 @@ func (c *cancelTree) under(n taskNode, root string) bool {
 }
 
 func (c *cancelTree) Observe(ev *sim.Event) *sim.Violation {
+	c.clock.observe(ev)
 	switch {
 	case isToolEvent(ev) && ev.Kind == "delegate_task" && ev.Outcome == "accepted":
 		c.add(resultField(ev.Get("result"), "task"), "", ev.At)
@@ -101,22 +106,25 @@ func (c *cancelTree) Observe(ev *sim.Event) *sim.Violation {
 			n := &c.nodes[i]
 			if n.running && n.cancelledBy == "" && c.under(*n, root) {
 				n.cancelledBy, n.cancelledAt, n.by = root, ev.At, ev.Get("thread")
+				n.cancelledAwake = c.clock.awake(ev.At)
 				c.pending++
 			}
 		}
 	}
-	return c.overdue(ev.At)
+	return c.overdue(ev.At, false)
 }
 
-func (c *cancelTree) overdue(now time.Duration) *sim.Violation {
+// overdue reports a cancelled descendant still running CancelGrace of
+// awake time after its ancestor's cancel, or at all when the run ended.
+func (c *cancelTree) overdue(now time.Duration, end bool) *sim.Violation {
 	if c.pending == 0 {
 		return nil
 	}
 	for _, n := range c.nodes {
-		if n.running && n.cancelledBy != "" && now-n.cancelledAt > CancelGrace {
+		if n.running && n.cancelledBy != "" && (end || c.clock.awake(now)-n.cancelledAwake > CancelGrace) {
 			return violation(CancelReachesDescendants,
-				"task %s, delegated at %s under task %s, is still running at %s, %s after thread %s's task_cancel of %s answered at %s: the cancel did not reach the tasks its child delegated",
-				n.id, at(n.created), n.cancelledBy, at(now), now-n.cancelledAt, n.by, n.cancelledBy, at(n.cancelledAt))
+				"task %s, delegated at %s under task %s, is still running at %s, %s%s after thread %s's task_cancel of %s answered at %s: the cancel did not reach the tasks its child delegated",
+				n.id, at(n.created), n.cancelledBy, at(now), c.clock.awake(now)-n.cancelledAwake, awakeNote(c.clock.sleptSince(n.cancelledAt, n.cancelledAwake, now)), n.by, n.cancelledBy, at(n.cancelledAt))
 		}
 	}
 	return nil
@@ -125,7 +133,7 @@ func (c *cancelTree) overdue(now time.Duration) *sim.Violation {
 // Finish implements sim.Finisher: a descendant still running at the end
 // of the run outlived its ancestor's cancel.
 func (c *cancelTree) Finish(end time.Duration) *sim.Violation {
-	return c.overdue(end + CancelGrace + 1)
+	return c.overdue(end, true)
 }
 
 // probeCancelWithLiveDescendant is the situation cancel-reaches-descendants

@@ -200,16 +200,19 @@ func (l *liveAgent) Observe(ev *sim.Event) *sim.Violation {
 type paneWait struct {
 	pane, session, backend, surface string
 	at                              time.Duration
+	awakeAt                         time.Duration // the mount on the awake clock
 }
 
 type promptAttach struct {
 	live    map[string]string // session -> live backend
 	waiting []paneWait
+	clock   awakeClock // the 1 s is the renderer's, counted in awake time
 }
 
 func (*promptAttach) Name() string { return RemountAttachesPromptly }
 
 func (p *promptAttach) Observe(ev *sim.Event) *sim.Violation {
+	p.clock.observe(ev)
 	switch {
 	case ev.Actor == "main" && ev.Kind == "start" && ev.Outcome == "live":
 		p.live[ev.Get("session")] = ev.Get("backend")
@@ -220,7 +223,7 @@ func (p *promptAttach) Observe(ev *sim.Event) *sim.Violation {
 	case isTerminalMount(ev):
 		if b := p.live[ev.Get("session")]; b != "" {
 			p.waiting = append(p.waiting, paneWait{pane: paneID(ev), session: ev.Get("session"), backend: b,
-				surface: ev.Get("surface"), at: ev.At})
+				surface: ev.Get("surface"), at: ev.At, awakeAt: p.clock.awake(ev.At)})
 		}
 	case ev.Kind == "pane.attach" && ev.Outcome == "attached", ev.Kind == "pane.unmount", ev.Kind == "pane.toast":
 		id := paneID(ev)
@@ -229,12 +232,12 @@ func (p *promptAttach) Observe(ev *sim.Event) *sim.Violation {
 				continue
 			}
 			p.waiting = append(p.waiting[:i], p.waiting[i+1:]...)
-			if blank := ev.At - w.at; blank > PromptAttach {
+			if blank := p.clock.awake(ev.At) - w.awakeAt; blank > PromptAttach {
 				how := map[string]string{"pane.attach": "attached only", "pane.unmount": "unmounted without attaching",
 					"pane.toast": "showed " + strconv.Quote(ev.Outcome) + " without attaching"}[ev.Kind]
 				return violation(RemountAttachesPromptly,
-					"pane %s (%s) of session %s mounted at %s while backend %s was live; it %s at %s: blank for %s (limit %s)",
-					w.pane, w.surface, w.session, at(w.at), w.backend, how, at(ev.At), blank, PromptAttach)
+					"pane %s (%s) of session %s mounted at %s while backend %s was live; it %s at %s: blank for %s%s (limit %s)",
+					w.pane, w.surface, w.session, at(w.at), w.backend, how, at(ev.At), blank, sleptNote(p.clock.sleptSince(w.at, w.awakeAt, ev.At)), PromptAttach)
 			}
 			break
 		}
@@ -244,7 +247,7 @@ func (p *promptAttach) Observe(ev *sim.Event) *sim.Violation {
 
 func (p *promptAttach) Finish(end time.Duration) *sim.Violation {
 	for _, w := range p.waiting {
-		if end-w.at > PromptAttach {
+		if p.clock.awake(end)-w.awakeAt > PromptAttach {
 			return violation(RemountAttachesPromptly,
 				"pane %s (%s) of session %s mounted at %s while backend %s was live and had not attached when the run ended at %s",
 				w.pane, w.surface, w.session, at(w.at), w.backend, at(end))
@@ -256,15 +259,17 @@ func (p *promptAttach) Finish(end time.Duration) *sim.Violation {
 // --- pty-attach-balanced ---
 
 type ptyBalance struct {
-	session   string
-	count     int
-	consumers []string
-	since     time.Duration // start of the current mismatch, -1 when balanced
-	notes     []note        // recent attach/detach steps, for messages (formatted only then)
+	session    string
+	count      int
+	consumers  []string
+	since      time.Duration // start of the current mismatch, -1 when balanced
+	sinceAwake time.Duration // the same start on the awake clock
+	notes      []note        // recent attach/detach steps, for messages (formatted only then)
 }
 
 type attachBalance struct {
 	sessions []*ptyBalance
+	clock    awakeClock // AttachSettle is main's, counted in awake time
 }
 
 func (*attachBalance) Name() string { return PTYAttachBalanced }
@@ -329,6 +334,7 @@ func joinNotes(ns []note) string {
 }
 
 func (a *attachBalance) Observe(ev *sim.Event) *sim.Violation {
+	a.clock.observe(ev)
 	var s *ptyBalance
 	switch {
 	case ev.Actor == "main" && (ev.Kind == "pty.attach" && ev.Outcome == "attached" || ev.Kind == "pty.detach"):
@@ -358,7 +364,7 @@ func (a *attachBalance) Observe(ev *sim.Event) *sim.Violation {
 	if s != nil {
 		if s.count != len(s.consumers) {
 			if s.since < 0 {
-				s.since = ev.At
+				s.since, s.sinceAwake = ev.At, a.clock.awake(ev.At)
 			}
 		} else {
 			s.since = -1
@@ -369,7 +375,7 @@ func (a *attachBalance) Observe(ev *sim.Event) *sim.Violation {
 
 func (a *attachBalance) overdue(now time.Duration, end bool) *sim.Violation {
 	for _, s := range a.sessions {
-		if s.since < 0 || now-s.since <= AttachSettle {
+		if s.since < 0 || a.clock.awake(now)-s.sinceAwake <= AttachSettle {
 			continue
 		}
 		panes := "none"

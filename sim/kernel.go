@@ -27,10 +27,10 @@ type Kernel struct {
 	now   time.Duration
 	seq   uint64
 	queue []entry // heapBase unused entries, then the heap
-	// Per slot: the position of its entry in queue, and its timer.
-	// Separate arrays, so that sifting writes only to pos.
+	// Per slot: the position of its entry in queue, and its timer with
+	// its callback. Separate arrays, so that sifting writes only to pos.
 	pos      []int32
-	owner    []*KernelTimer
+	owner    []slotOwner
 	freeSlot []int32
 	executed uint64
 	trace    *Trace
@@ -316,6 +316,16 @@ func (k *Kernel) mustNotBeFiring(what string) {
 	}
 }
 
+// slotOwner is what a queue slot belongs to: the timer and its callback,
+// side by side, so that running an event loads the callback without first
+// loading the timer. In a large world both are cache misses; this way they
+// are independent instead of one after the other (measured at 10,000
+// sessions: about 10% less CPU per event, docs/performance.md).
+type slotOwner struct {
+	t  *KernelTimer
+	fn func()
+}
+
 // next returns the entry of the event that runs next, nil when none is queued.
 func (k *Kernel) next() *entry {
 	if len(k.queue) == heapBase {
@@ -326,12 +336,13 @@ func (k *Kernel) next() *entry {
 
 // fire runs the event of next (the top entry).
 func (k *Kernel) fire(next *entry) {
-	t := k.owner[next.slot]
+	o := &k.owner[next.slot]
+	t, fn := o.t, o.fn
 	k.now = next.at
 	k.executed++
 	t.armed = false
 	k.firing = t
-	t.fn()
+	fn()
 	k.firing = nil
 	k.settle(t)
 }
@@ -398,7 +409,7 @@ func (k *Kernel) less(a, b *entry) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
-	return k.owner[a.slot].key.less(k.owner[b.slot].key)
+	return k.owner[a.slot].t.key.less(k.owner[b.slot].t.key)
 }
 
 // push queues t under its armed key.
@@ -410,11 +421,11 @@ func (k *Kernel) push(t *KernelTimer) {
 	} else {
 		id = int32(len(k.pos))
 		k.pos = append(k.pos, 0)
-		k.owner = append(k.owner, nil)
+		k.owner = append(k.owner, slotOwner{})
 	}
 	i := len(k.queue)
 	k.pos[id] = int32(i)
-	k.owner[id] = t
+	k.owner[id] = slotOwner{t, t.fn}
 	t.slot = id
 	k.queue = append(k.queue, entry{at: t.key.at, slot: id})
 	k.up(i)
@@ -444,8 +455,8 @@ func (k *Kernel) fix(i int) {
 func (k *Kernel) remove(i int) {
 	q := k.queue
 	id := q[i].slot
-	k.owner[id].slot = -1
-	k.owner[id] = nil
+	k.owner[id].t.slot = -1
+	k.owner[id] = slotOwner{}
 	k.freeSlot = append(k.freeSlot, id)
 	last := len(q) - 1
 	if i != last {
@@ -515,7 +526,7 @@ func (k *Kernel) Suspend(d time.Duration) {
 	}
 	for i := heapBase; i < len(k.queue); i++ {
 		k.queue[i].at += d
-		k.owner[k.queue[i].slot].key.at += d
+		k.owner[k.queue[i].slot].t.key.at += d
 	}
 	if k.firing != nil && k.firing.armed {
 		k.rearm.at += d

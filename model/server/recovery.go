@@ -172,6 +172,9 @@ func Reconcile(st *store.Store, trigger string, now time.Duration) RecoverySumma
 		}
 		lost[runID] = append(lost[runID], kind)
 	}
+	// The streaming messages of each run, in table order (a scan of every
+	// message per cut run was quadratic in a world of 1,000 threads).
+	var streaming map[string][]*store.Message
 	for _, r := range st.Runs {
 		switch {
 		case r.Status == RunQueued:
@@ -213,8 +216,16 @@ func Reconcile(st *store.Store, trigger string, now time.Duration) RecoverySumma
 					}
 				}
 			}
-			for _, m := range st.Messages {
-				if m.RunID == r.ID && m.Streaming {
+			if streaming == nil { // grouped once: nothing here changes a message's run
+				streaming = map[string][]*store.Message{}
+				for _, m := range st.Messages {
+					if m.Streaming {
+						streaming[m.RunID] = append(streaming[m.RunID], m)
+					}
+				}
+			}
+			for _, m := range streaming[r.ID] {
+				if m.Streaming {
 					m.Streaming = false
 					ev("message", m.ID, "streaming=false", "")
 				}

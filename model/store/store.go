@@ -239,6 +239,7 @@ type Store struct {
 	receiptIdx index[*Receipt]
 	taskIdx    index[*Task]
 	nativeIdx  index[*NativeConversation]
+	messageIdx index[*Message]
 	// Groups of rows by a key they never change, extended the same way:
 	// the runs of each thread, the tasks of each parent thread and of
 	// each parent task. They make per-thread questions cost the thread's
@@ -512,12 +513,8 @@ func (s *Store) Task(id string) *Task {
 
 // Message returns the message id, or nil.
 func (s *Store) Message(id string) *Message {
-	for _, m := range s.Messages {
-		if m.ID == id {
-			return m
-		}
-	}
-	return nil
+	m, _ := s.messageIdx.lookup(s.Messages, func(m *Message) string { return m.ID }, id)
+	return m
 }
 
 // ProviderSession is a provider-session projection row: the last status
