@@ -89,9 +89,7 @@ func TestList_TextShowsEachMutantsGate(t *testing.T) {
 		require.NotEmpty(t, line, m.Name)
 		assert.Contains(t, line, fmt.Sprintf("; gate: %d seeds, %s)", m.GateSeeds, m.GateStrategy), m.Name)
 	}
-	assert.Contains(t, out, "adopt-settled-only")
-	assert.Regexp(t, `adopt-settled-only .*gate: 200 seeds, swarm\)`, out)
-	assert.Regexp(t, `never-kill-on-timeout .*gate: 100 seeds, random\)`, out)
+	assert.Regexp(t, `adopt-settled-only .*gate: \d+ seeds, swarm\)`, out, "a mutant with its own gate strategy shows it")
 }
 
 func TestList_BadFormat(t *testing.T) {
