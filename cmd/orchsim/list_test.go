@@ -89,7 +89,6 @@ func TestList_TextShowsEachMutantsGate(t *testing.T) {
 		require.NotEmpty(t, line, m.Name)
 		assert.Contains(t, line, fmt.Sprintf("; gate: %d seeds, %s)", m.GateSeeds, m.GateStrategy), m.Name)
 	}
-	assert.Regexp(t, `adopt-settled-only .*gate: \d+ seeds, swarm\)`, out, "a mutant with its own gate strategy shows it")
 }
 
 func TestList_BadFormat(t *testing.T) {
