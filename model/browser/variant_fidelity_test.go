@@ -162,3 +162,52 @@ func TestSBN88_HeadlessPageStaysHeadless(t *testing.T) {
 	assert.False(t, tab.Desktop)
 	assert.Equal(t, 0, w.b.DesktopConnections)
 }
+
+// TestSBN75_SharedNativePageRefusesAgentKeyboard is SB-N75, upstream
+// "shared native pages reject agent keyboard input while allowing a
+// controlling viewer" (index:70867653086): the manager opens a desktop
+// page for a person with agent-a as its automation owner; agent-a's type
+// and press fail with an execution error that points it to its own tab,
+// touch nothing on the page and leave the session listed; a viewer that
+// takes control types and presses Enter on the page.
+func TestSBN75_SharedNativePageRefusesAgentKeyboard(t *testing.T) {
+	w := newSB(t, reported)
+	shared := w.b.OpenShared(sbThread, "", OwnerKey(w.env.Profile, sbEnv, "agent-a", sbThread))
+	w.b.AttachViewer(shared, "viewer", true)
+	require.True(t, shared.Desktop, "backingPage desktop")
+	require.Equal(t, 1, w.b.DesktopConnections)
+	for _, op := range []string{OpType, OpPress} {
+		r := w.as("agent-a", op, onTab(shared, nil))
+		w.run(2 * time.Second)
+		require.True(t, r.done, op)
+		assert.Equal(t, ExecutionError, r.Outcome, op)
+		assert.Contains(t, r.Message, "preview_open({reuseExistingTab:false})", op)
+		assert.Contains(t, r.Message, "returned tabId", op)
+	}
+	assert.Empty(t, shared.Page, "no locator or keyboard call reached the page")
+	assert.Equal(t, []*Tab{shared}, w.b.Tabs(), "the session stays")
+	take := w.input(shared, "viewer", ViewerInput{Kind: InputTakeControl})
+	w.run(time.Second)
+	require.Equal(t, OK, take.outcome)
+	text := w.input(shared, "viewer", ViewerInput{Kind: InputText, Text: "viewer text"})
+	key := w.input(shared, "viewer", ViewerInput{Kind: InputKey, Key: "Enter"})
+	w.run(time.Second)
+	assert.Equal(t, OK, text.outcome)
+	assert.Equal(t, OK, key.outcome)
+	assert.Equal(t, []string{"human typed viewer text", "human key Enter"}, shared.Page)
+}
+
+// TestSBN75_OwnTabTakesAgentKeyboard is the contrast SB-N75's message
+// points to: on the agent's own tab (preview_open reuseExistingTab false)
+// type and press reach the page.
+func TestSBN75_OwnTabTakesAgentKeyboard(t *testing.T) {
+	w := newSB(t, reported)
+	tab := w.ready()
+	for _, op := range []string{OpType, OpPress} {
+		r := w.as("agent-a", op, onTab(tab, nil))
+		w.run(2 * time.Second)
+		require.True(t, r.done, op)
+		assert.Equal(t, OK, r.Outcome, op)
+	}
+	assert.Equal(t, []string{"agent type", "agent press"}, tab.Page)
+}
