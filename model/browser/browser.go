@@ -483,6 +483,22 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		finish(Result{Outcome: refusal})
 		return
 	}
+	if req.Op == OpClose && tab.Desktop && tab.page == pageNone {
+		// An offline desktop root (its desktop withdrew the page) is
+		// retired by its owner's close without reconnecting it first, and
+		// stops counting against the tab limit; another session's close is
+		// refused and retires nothing (the newest stored test file,
+		// index:70867653086, "explicit %s close retires an offline root
+		// without reopening it or consuming tab capacity"; at 164d7dbe
+		// findTab reopened it first).
+		res := Result{TabID: tab.TabID, TabThread: tab.ThreadID, Owner: tab.Control.AgentID, Outcome: refusal}
+		if refusal == "" {
+			b.remove(tab)
+			res.Outcome = OK
+		}
+		finish(res)
+		return
+	}
 	if tab.pageless() {
 		// findTab: an explicit tab whose page is gone is opened again
 		// (ensureTab) before the request runs; a failed open is no tab.

@@ -211,3 +211,47 @@ func TestSBN75_OwnTabTakesAgentKeyboard(t *testing.T) {
 	}
 	assert.Equal(t, []string{"agent type", "agent press"}, tab.Page)
 }
+
+// TestSBN49_OfflineRootCloseRetiresWithoutReopening is SB-N49, upstream
+// "explicit %s close retires an offline root without reopening it or
+// consuming tab capacity" (agent and client): agent-a opens a
+// desktop-rendered tab, the desktop withdraws it, and seven more follow; another session's
+// close is refused and retires nothing; the owner's close (the agent's, or
+// the manager's for the client) does not reconnect the page, the session
+// goes, and a replacement open fits in the freed capacity.
+func TestSBN49_OfflineRootCloseRetiresWithoutReopening(t *testing.T) {
+	for _, entry := range []string{"agent", "client"} {
+		t.Run(entry, func(t *testing.T) {
+			w := newSB(t, reported)
+			w.b.DesktopFor = func(string) (bool, time.Duration) { return true, 0 }
+			root := w.ready()
+			w.run(time.Millisecond)
+			require.True(t, root.Desktop)
+			w.b.DesktopWithdraw(root)
+			for range AgentTabLimit - 1 {
+				w.ready()
+			}
+			w.run(time.Millisecond)
+			require.Len(t, w.b.Tabs(), AgentTabLimit, "eight sessions, one offline")
+			mismatch := w.as("other-agent", OpClose, onTab(root, nil))
+			require.True(t, mismatch.done)
+			assert.Equal(t, ReasonAgentMismatch, mismatch.Outcome)
+			assert.Same(t, root, w.b.Tab(sbThread, root.TabID), "nothing retired")
+			before := w.b.DesktopConnections
+			if entry == "agent" {
+				r := w.as("agent-a", OpClose, onTab(root, nil))
+				require.True(t, r.done)
+				assert.Equal(t, OK, r.Outcome)
+			} else {
+				w.b.ManagerClose(root)
+			}
+			assert.Equal(t, before, w.b.DesktopConnections, "not reopened")
+			assert.Nil(t, w.b.Tab(sbThread, root.TabID))
+			assert.Len(t, w.b.Tabs(), AgentTabLimit-1)
+			replacement := w.as("agent-a", OpOpen, newTab)
+			require.Equal(t, OK, replacement.Outcome)
+			assert.NotEqual(t, root.TabID, replacement.TabID)
+			assert.Len(t, w.b.Tabs(), AgentTabLimit)
+		})
+	}
+}
