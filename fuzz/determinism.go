@@ -178,6 +178,6 @@ func describeAt(trace []sim.Event, i int) string {
 
 // config is the run configuration of one job of the campaign.
 func (c *Campaign) config(j job, keepTrace bool) scenarios.Config {
-	return scenarios.Config{Scenario: j.scenario, Seed: j.seed, Profile: c.Profile, Strategy: c.Strategy, KeepTrace: keepTrace,
-		KeepGoing: c.KeepGoing}
+	return scenarios.Config{Scenario: j.scenario, Seed: j.seed, Branch: j.branch, Profile: c.Profile, Strategy: c.Strategy,
+		KeepTrace: keepTrace, KeepGoing: c.KeepGoing, RecordTape: j.record}
 }

@@ -70,8 +70,11 @@ type Campaign struct {
 
 // Failure is one failing seed.
 type Failure struct {
-	Scenario  string
-	Seed      uint64
+	Scenario string
+	Seed     uint64
+	// Branch is set when the failing run is a branch of the branch
+	// strategy: Seed is the branch's own seed, Branch the run it continues.
+	Branch    *scenarios.BranchFrom
 	Invariant string
 	Message   string
 	At        time.Duration
@@ -99,8 +102,10 @@ type LaterFailure struct {
 type LaterGroup struct {
 	Scenario, Invariant, Signature string
 	Seed                           uint64
-	Count                          int
-	Key                            triage.Key
+	// Branch is the first seed's branch (Failure.Branch).
+	Branch *scenarios.BranchFrom
+	Count  int
+	Key    triage.Key
 }
 
 // Story is a distinct failure: its first seed, how many seeds failed the
@@ -198,6 +203,13 @@ func ShardSeeds(start, n, shard, shards uint64) []uint64 {
 type job struct {
 	scenario string
 	seed     uint64
+	// branch is set for a branch of the branch strategy
+	// (scenarios.Brancher): seed is then the branch's own.
+	branch *scenarios.BranchFrom
+	// index and batchSize place a branch campaign's run in its batch;
+	// record keeps its tape (a root, for its branches).
+	index, batchSize int
+	record           bool
 }
 
 // Run executes the campaign until its seeds are done, its budget is spent
@@ -242,15 +254,24 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 			}
 		}()
 	}
-	// Feed seeds in order; stop on cancel or budget.
+	// Feed seeds in order; stop on cancel or budget. The branch strategy
+	// feeds its campaign's batches instead (feedBranches).
+	var batchDone chan []result
+	if c.Strategy == scenarios.Branch {
+		batchDone = make(chan []result)
+	}
 	go func() {
 		defer close(jobs)
+		if batchDone != nil {
+			c.feedBranches(ctx, start, jobs, batchDone)
+			return
+		}
 		feed := func(seed uint64) bool {
 			for _, s := range c.Scenarios {
 				select {
 				case <-ctx.Done():
 					return false
-				case jobs <- job{s, seed}:
+				case jobs <- job{scenario: s, seed: seed}:
 				}
 			}
 			return true
@@ -278,25 +299,30 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 	}()
 	sum := &Summary{}
 	var recheck []ran
+	var batch []result
 	for r := range results {
-		sum.SeedsRun++
-		if Rechecked(c.Start, r.scenario, r.seed, c.CheckPercent) {
-			recheck = append(recheck, ran{job{r.scenario, r.seed}, r.worker, r.fingerprint})
+		if batchDone == nil {
+			c.take(sum, r, recordSeeds, &recheck)
+			continue
 		}
-		if recordSeeds {
-			sum.Seeds = append(sum.Seeds, fmt.Sprintf("%s/%d", r.scenario, r.seed))
+		// A branch campaign's batch is taken whole, in the order it was
+		// fed, and handed back before the next one is fed.
+		batch = append(batch, r)
+		if len(batch) < r.batchSize {
+			continue
 		}
-		if r.failure != nil {
-			sum.Failures = append(sum.Failures, *r.failure)
+		sort.Slice(batch, func(i, j int) bool { return batch[i].index < batch[j].index })
+		for _, r := range batch {
+			c.take(sum, r, recordSeeds, &recheck)
 		}
-		if sum.Probes == nil {
-			sum.Probes = make([]int, len(r.probes))
-		}
-		for i, n := range r.probes {
-			sum.Probes[i] += n
-		}
-		if c.Progress != nil {
-			c.Progress(sum.SeedsRun, len(sum.Failures))
+		batchDone <- batch
+		batch = nil
+	}
+	if batchDone != nil {
+		// A batch cut short by a cancel.
+		sort.Slice(batch, func(i, j int) bool { return batch[i].index < batch[j].index })
+		for _, r := range batch {
+			c.take(sum, r, recordSeeds, &recheck)
 		}
 	}
 	sum.Interrupted = ctx.Err() != nil
@@ -327,10 +353,99 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 	return sum, nil
 }
 
+// take adds one finished run to the summary.
+func (c *Campaign) take(sum *Summary, r result, recordSeeds bool, recheck *[]ran) {
+	sum.SeedsRun++
+	if Rechecked(c.Start, r.scenario, r.seed, c.CheckPercent) {
+		*recheck = append(*recheck, ran{r.job, r.worker, r.fingerprint})
+	}
+	if recordSeeds {
+		sum.Seeds = append(sum.Seeds, fmt.Sprintf("%s/%d", r.scenario, r.seed))
+	}
+	if r.failure != nil {
+		sum.Failures = append(sum.Failures, *r.failure)
+	}
+	if sum.Probes == nil {
+		sum.Probes = make([]int, len(r.probes))
+	}
+	for i, n := range r.probes {
+		sum.Probes[i] += n
+	}
+	if c.Progress != nil {
+		c.Progress(sum.SeedsRun, len(sum.Failures))
+	}
+}
+
+// feedBranches feeds the runs of a branch campaign (scenarios.Brancher):
+// one Brancher per scenario, its roots the shard's seeds (Start+Shard,
+// step Shards), a batch of every scenario at a time. Each batch's results
+// come back on done, in feed order, and are taught to their Brancher
+// before the next batch is fed, so the campaign is the same for any
+// number of workers. Seeds bounds each scenario's runs, roots and
+// branches alike; without it the campaign runs until its budget is spent
+// or ctx is cancelled.
+func (c *Campaign) feedBranches(ctx context.Context, start time.Time, jobs chan<- job, done <-chan []result) {
+	branchers := make([]*scenarios.Brancher, len(c.Scenarios))
+	runs := make([]uint64, len(c.Scenarios))
+	for i, sc := range c.Scenarios {
+		branchers[i] = &scenarios.Brancher{Base: scenarios.Config{Scenario: sc, Profile: c.Profile, Strategy: c.Strategy,
+			KeepGoing: c.KeepGoing}, Start: c.Start + c.Shard, Step: c.Shards}
+	}
+	per := ShardCount(c.Seeds, c.Shard, c.Shards)
+	for {
+		if c.Seeds == 0 && time.Since(start) >= c.Budget {
+			return
+		}
+		var fed []job
+		var from []int
+		cfgs := make([][]scenarios.Config, len(branchers))
+		for i, b := range branchers {
+			if c.Seeds > 0 && runs[i] >= per {
+				continue
+			}
+			batch := b.Next()
+			if c.Seeds > 0 && uint64(len(batch)) > per-runs[i] {
+				batch = batch[:per-runs[i]]
+			}
+			runs[i] += uint64(len(batch))
+			cfgs[i] = batch
+			for _, cfg := range batch {
+				fed = append(fed, job{scenario: cfg.Scenario, seed: cfg.Seed, branch: cfg.Branch, record: cfg.RecordTape})
+				from = append(from, i)
+			}
+		}
+		if len(fed) == 0 {
+			return
+		}
+		for k, j := range fed {
+			j.index, j.batchSize = k, len(fed)
+			select {
+			case <-ctx.Done():
+				return
+			case jobs <- j:
+			}
+		}
+		batch := <-done
+		for i, b := range branchers {
+			if cfgs[i] == nil {
+				continue
+			}
+			var results []scenarios.Result
+			for k, r := range batch {
+				if from[k] == i {
+					results = append(results, r.res)
+				}
+			}
+			b.Done(cfgs[i], results)
+		}
+	}
+}
+
 type result struct {
-	scenario    string
-	seed        uint64
-	failure     *Failure
+	job
+	failure *Failure
+	// res is the run's result (the branch strategy reads its states).
+	res         scenarios.Result
 	probes      []int
 	worker      int
 	fingerprint uint64
@@ -338,13 +453,13 @@ type result struct {
 
 func (c *Campaign) runOne(j job) result {
 	res, err := scenarios.Run(c.config(j, false))
-	r := result{scenario: j.scenario, seed: j.seed, probes: res.Probes, fingerprint: res.Fingerprint}
+	r := result{job: j, probes: res.Probes, fingerprint: res.Fingerprint, res: res}
 	if err != nil {
-		r.failure = &Failure{Scenario: j.scenario, Seed: j.seed, Invariant: "harness-error", Message: err.Error()}
+		r.failure = &Failure{Scenario: j.scenario, Seed: j.seed, Branch: j.branch, Invariant: "harness-error", Message: err.Error()}
 		return r
 	}
 	if v := res.Violation; v != nil {
-		r.failure = &Failure{Scenario: j.scenario, Seed: j.seed, Invariant: v.Invariant, Message: v.Message, At: v.At,
+		r.failure = &Failure{Scenario: j.scenario, Seed: j.seed, Branch: j.branch, Invariant: v.Invariant, Message: v.Message, At: v.At,
 			Signature: Signature(v.Invariant, v.Message)}
 		for _, l := range res.Later {
 			r.failure.Later = append(r.failure.Later, LaterFailure{Invariant: l.Invariant, Message: l.Message, At: l.At,
@@ -396,7 +511,7 @@ func (c *Campaign) stories(ctx context.Context, sum *Summary, start time.Time) e
 	for _, key := range order {
 		g := groups[key]
 		f := g.first
-		cfg := scenarios.Config{Scenario: f.Scenario, Seed: f.Seed, Profile: c.Profile, Strategy: c.Strategy,
+		cfg := scenarios.Config{Scenario: f.Scenario, Seed: f.Seed, Branch: f.Branch, Profile: c.Profile, Strategy: c.Strategy,
 			KeepTrace: true, RecordTape: true}
 		var res scenarios.Result
 		overBudget := c.Seeds == 0 && c.Budget > 0 && time.Since(start) >= c.Budget
@@ -463,12 +578,12 @@ func (c *Campaign) laterGroups(sum *Summary) error {
 			}
 			at[k] = len(sum.Later)
 			sum.Later = append(sum.Later, LaterGroup{Scenario: f.Scenario, Invariant: l.Invariant, Signature: l.Signature,
-				Seed: f.Seed, Count: 1})
+				Seed: f.Seed, Branch: f.Branch, Count: 1})
 		}
 	}
 	for i := range sum.Later {
 		g := &sum.Later[i]
-		cfg := c.config(job{g.Scenario, g.Seed}, false)
+		cfg := c.config(job{scenario: g.Scenario, seed: g.Seed, branch: g.Branch}, false)
 		key, runs, err := c.triageKey(cfg, g.Invariant)
 		if err != nil {
 			return err
@@ -510,11 +625,17 @@ func ReplayFile(cfg scenarios.Config, res *scenarios.Result) *replay.File {
 		v = &vv
 	}
 	spec := res.Profile.Spec()
+	tape, compacted := cfg.Tape, cfg.Tape != nil
+	if tape == nil && cfg.Branch != nil {
+		// A branch is not its seed's run: the file carries its whole tape
+		// (the root's prefix and the branch's own draws).
+		tape = res.Tape
+	}
 	return &replay.File{Scenario: res.Scenario, Strategy: string(res.Strategy), Off: res.Off,
 		Profile: spec.Preset, Fixes: spec.Fix, Unfix: spec.Unfix, Mutants: spec.Mutants,
 		Seed: res.Seed, Horizon: replay.Duration(res.Horizon), Violation: v,
-		Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events, Tape: cfg.Tape,
-		Compacted: cfg.Tape != nil}
+		Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events, Tape: tape,
+		Compacted: compacted}
 }
 
 // StoryFingerprint hashes the story's actions (who did what, with what

@@ -238,3 +238,76 @@ func TestSeedsCampaignUpToTheLargestSeed(t *testing.T) {
 	_, err = c.Run(context.Background(), true)
 	assert.ErrorContains(t, err, "runs past the largest seed")
 }
+
+// A branch campaign runs the same runs and writes the same replay files
+// for any number of workers; a failing branch's replay file carries its
+// whole tape (the root's prefix and its own draws) and replays it.
+func TestBranchCampaignsAreReproducible(t *testing.T) {
+	run := func(workers int) (*Summary, map[string][]byte) {
+		dir := t.TempDir()
+		c := Campaign{Scenarios: []string{scenarios.TabOwnership}, Profile: model.MustProfile(model.PresetFixed, nil, []string{"cleanup-by-issue-time"}),
+			Strategy: scenarios.Branch, Start: 1, Seeds: 120, Workers: workers, ShrinkRuns: 40, Corpus: dir}
+		sum, err := c.Run(context.Background(), true)
+		require.NoError(t, err)
+		files := map[string][]byte{}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			require.NoError(t, err)
+			files[e.Name()] = b
+		}
+		return sum, files
+	}
+	a, fa := run(1)
+	b, fb := run(3)
+	assert.Equal(t, uint64(120), a.SeedsRun)
+	assert.Equal(t, a.Seeds, b.Seeds)
+	assert.Equal(t, a.Failures, b.Failures)
+	assert.Equal(t, fa, fb)
+	require.NotEmpty(t, a.Stories)
+	for _, st := range a.Stories {
+		f, err := replay.Read(st.ReplayFile)
+		require.NoError(t, err)
+		require.NotEmpty(t, f.Tape)
+		res, err := scenarios.Run(scenarios.Config{Scenario: f.Scenario, Seed: f.Seed, Profile: model.MustProfile(model.PresetFixed, nil, []string{"cleanup-by-issue-time"}),
+			Strategy: scenarios.Strategy(f.Strategy), Off: f.Off, Tape: f.Tape})
+		require.NoError(t, err)
+		require.NotNil(t, res.Violation)
+		assert.Equal(t, st.Invariant, res.Violation.Invariant)
+		assert.Equal(t, f.Fingerprint, replay.FormatFingerprint(res.Fingerprint))
+	}
+}
+
+// The replay file of a failing branch (not shrunk) carries the branch's
+// whole tape, not just its seed, and replays the branch.
+func TestBranchReplayFileCarriesItsTape(t *testing.T) {
+	prof := model.MustProfile(model.PresetReported, nil, nil)
+	br := &scenarios.Brancher{Base: scenarios.Config{Scenario: scenarios.TabOwnership, Profile: prof, Strategy: scenarios.Branch}, Start: 1}
+	for i := 0; i < 20; i++ {
+		batch := br.Next()
+		var results []scenarios.Result
+		for _, cfg := range batch {
+			res, err := scenarios.Run(cfg)
+			require.NoError(t, err)
+			results = append(results, res)
+			if cfg.Branch == nil || res.Violation == nil {
+				continue
+			}
+			cfg.RecordTape = true
+			res, err = scenarios.Run(cfg)
+			require.NoError(t, err)
+			f := ReplayFile(cfg, &res)
+			require.NotEmpty(t, f.Tape)
+			assert.False(t, f.Compacted)
+			again, err := scenarios.Run(scenarios.Config{Scenario: f.Scenario, Seed: f.Seed, Profile: prof,
+				Strategy: scenarios.Strategy(f.Strategy), Tape: f.Tape})
+			require.NoError(t, err)
+			assert.Equal(t, f.Fingerprint, replay.FormatFingerprint(again.Fingerprint))
+			require.NotNil(t, again.Violation)
+			assert.Equal(t, res.Violation.Invariant, again.Violation.Invariant)
+			return
+		}
+		br.Done(batch, results)
+	}
+	t.Fatal("20 batches of reported tab-ownership and no failing branch")
+}

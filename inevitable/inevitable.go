@@ -143,14 +143,16 @@ func Find(cfg scenarios.Config, inv string, opt Options) (Point, error) {
 		for i := c.tries; i < c.tries+n; i++ {
 			rc := cfg
 			rc.Tape, rc.RecordTape, rc.KeepTrace = nil, false, false
-			src := newPrefixSource(tape, sim.SubSeed(cfg.Seed, fmt.Sprintf("inevitable/%d/%d", k, i)))
+			// The run's own draws through event k, fresh ones after it
+			// (sim.PrefixSource, which the branch strategy shares).
+			src := sim.NewPrefixSource(tape, sim.SubSeed(cfg.Seed, fmt.Sprintf("inevitable/%d/%d", k, i)), false)
 			if k < 0 {
-				src.switched = true
+				src.Switch()
 			}
 			rc.Source = src
 			rc.OnEvent = func(ev *sim.Event) {
 				if int64(ev.Seq) == k {
-					src.switched = true
+					src.Switch()
 				}
 			}
 			r, err := scenarios.Run(rc)
@@ -219,28 +221,4 @@ func Find(cfg scenarios.Config, inv string, opt Options) (Point, error) {
 			p.String(), 100*opt.Clear)
 	}
 	return p, nil
-}
-
-// prefixSource answers draws from a recorded tape until switched, and from
-// a fresh seeded stream afterwards. The switch happens when the event
-// ending the prefix is appended, so every draw made before that event (and
-// while producing it) replays, and every later one is new.
-type prefixSource struct {
-	sim.Actors
-	tape     *sim.TapeSource
-	fresh    *sim.SeededSource
-	switched bool
-}
-
-func newPrefixSource(tape []sim.Choice, seed uint64) *prefixSource {
-	return &prefixSource{tape: sim.NewTapeSource(tape, false), fresh: sim.NewSeededSource(seed, false)}
-}
-
-// Draw implements sim.Source.
-func (p *prefixSource) Draw(actor int, label string, n uint64) uint64 {
-	name := p.ActorName(actor)
-	if p.switched {
-		return p.fresh.Draw(p.fresh.Actor(name), label, n)
-	}
-	return p.tape.Draw(p.tape.Actor(name), label, n)
 }

@@ -122,7 +122,11 @@ var (
 // ProbeCounter is a checker that counts probe hits; it never reports a
 // violation.
 type ProbeCounter struct {
-	hits       map[string]int
+	hits  map[string]int
+	first map[string]uint64 // probe -> seq of the event that first hit it
+	// OnHit, when set, is told of every hit: the probe and the event's
+	// sequence number.
+	OnHit      func(probe string, seq uint64)
 	tabCred    map[string]string // tab -> credential that opened it
 	openTabs   []threadTabs      // open agent tabs per thread (by open/close/sweep events)
 	tabThread  map[string]string
@@ -155,13 +159,26 @@ type ProbeCounter struct {
 
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
-	return &ProbeCounter{hits: map[string]int{}, tabCred: map[string]string{},
+	return &ProbeCounter{hits: map[string]int{}, first: map[string]uint64{}, tabCred: map[string]string{},
 		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
 		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}, delivering: map[string]string{}}
 }
 
 // Name implements sim.Checker.
 func (*ProbeCounter) Name() string { return "probes" }
+
+// FirstHits returns, for every probe in Probes order, the sequence number
+// of the event that first hit it (-1: never hit).
+func (p *ProbeCounter) FirstHits() []int64 {
+	out := make([]int64, len(Probes))
+	for i, pr := range Probes {
+		out[i] = -1
+		if p.hits[pr.Name] > 0 {
+			out[i] = int64(p.first[pr.Name])
+		}
+	}
+	return out
+}
 
 // Hits returns the hit count of every probe, in Probes order.
 func (p *ProbeCounter) Hits() []int {
@@ -174,7 +191,15 @@ func (p *ProbeCounter) Hits() []int {
 
 // Observe implements sim.Checker; it counts and never fails.
 func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
-	hit := func(name string) { p.hits[name]++ }
+	hit := func(name string) {
+		if p.hits[name] == 0 {
+			p.first[name] = ev.Seq
+		}
+		p.hits[name]++
+		if p.OnHit != nil {
+			p.OnHit(name, ev.Seq)
+		}
+	}
 	p.live.observe(ev)
 	p.quietCredential(ev, hit)
 	p.waitChild(ev, hit)

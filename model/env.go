@@ -31,10 +31,22 @@ type Env struct {
 	// stop, actors and timers run on so that obligations can be kept.
 	Healing bool
 	// CommitFaults asks for faults at commit points (the commit strategy;
-	// AtCommitPoint); CommitBudget is how many more such faults the world
-	// allows in this run (the world sets it).
+	// AtCommitPoint).
 	CommitFaults bool
-	CommitBudget int
+	// CommitReached, when set, is told every time the run reaches a commit
+	// point where a fault could be placed (before the draw that decides
+	// it): the branch strategy's rarity counts the points reached.
+	CommitReached func(name string)
+	// Crash, set by a world with a server process, kills that process now
+	// (memory lost, store kept) and boots the next one after an outage: how
+	// a model injects a crash at a commit point (CrashProcess).
+	Crash func()
+	// Prompt, set by a world with users, has the user of threadID send a
+	// prompt at this instant (PromptNow): how a commit point races a prompt
+	// with the step that reached it.
+	Prompt func(threadID string)
+	// commitPlaced counts the faults placed per commit point in this run.
+	commitPlaced map[string]int
 	// Threads asks a scenario that scales (scenarios.Scenario.Scalable)
 	// for a world of this many T3 threads, with its agents, users, preview
 	// hosts and terminal panes in proportion; 0 (the default) is the
@@ -44,6 +56,10 @@ type Env struct {
 
 	taken map[string]bool
 	strs  *sim.Strings
+	// rands caches Rand's streams by actor for randSrc (a Rand is two
+	// immutable words, so one per actor serves every call).
+	rands   map[string]*sim.Rand
+	randSrc sim.Source
 }
 
 // Str returns the run's string builder: attribute values and ids such as a
@@ -85,7 +101,20 @@ func (e *Env) Enabled(actor string) bool {
 }
 
 // Rand returns the sub-stream of actor.
-func (e *Env) Rand(actor string) *sim.Rand { return sim.NewRand(e.Source, actor) }
+// The same stream for the same actor and Source: models call it per event,
+// so each actor's is made once (registering the actor on the first call, as
+// sim.NewRand does) and kept.
+func (e *Env) Rand(actor string) *sim.Rand {
+	if e.randSrc != e.Source || e.rands == nil {
+		e.rands, e.randSrc = map[string]*sim.Rand{}, e.Source
+	}
+	r := e.rands[actor]
+	if r == nil {
+		r = sim.NewRand(e.Source, actor)
+		e.rands[actor] = r
+	}
+	return r
+}
 
 // Now returns virtual time since the run's start.
 func (e *Env) Now() time.Duration { return sim.Since(e.Clock) }

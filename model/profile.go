@@ -143,7 +143,7 @@ func RegisterMutant(i MutantInfo) {
 		panic("model: mutant " + string(i.Name) + " needs a group, doc, scenario and invariants")
 	}
 	switch i.GateStrategy {
-	case "", "random", "swarm", "pct", "commit":
+	case "", "random", "swarm", "pct", "commit", "branch":
 	default:
 		panic("model: mutant " + string(i.Name) + ": unknown gate strategy " + i.GateStrategy)
 	}

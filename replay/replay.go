@@ -55,7 +55,7 @@ type File struct {
 	Unfix   []string `json:"unfix,omitempty"`
 	Mutants []string `json:"mutants,omitempty"`
 	Seed    uint64   `json:"seed"`
-	// Strategy is the exploration strategy (random, swarm, pct or commit).
+	// Strategy is the exploration strategy (random, swarm, pct, commit or branch).
 	Strategy string `json:"strategy"`
 	// Off lists actors the shrinker switched off.
 	Off     []string `json:"off,omitempty"`

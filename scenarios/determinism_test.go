@@ -71,11 +71,12 @@ func TestRun_UnknownScenario(t *testing.T) {
 }
 
 // The other strategies replay too: PCT's same-instant priorities are draws
-// like any other.
+// like any other (a single run under branch is a commit run; its
+// campaign's determinism is TestBranch_CampaignIsDeterministic's).
 func TestDeterminism_EveryStrategy(t *testing.T) {
 	prof := model.MustProfile(model.PresetReported, nil, nil)
 	for _, sc := range All() {
-		for _, st := range []Strategy{Random, PCT, Commit} {
+		for _, st := range []Strategy{Random, PCT, Commit, Branch} {
 			for seed := uint64(1); seed <= 30; seed++ {
 				a := mustRun(t, Config{Scenario: sc.Name, Seed: seed, Profile: prof, Strategy: st, RecordTape: true})
 				b := mustRun(t, Config{Scenario: sc.Name, Seed: seed, Profile: prof, Strategy: st})

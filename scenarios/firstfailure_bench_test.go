@@ -79,6 +79,12 @@ func firstFailureMedians(b *testing.B, tg Target, where string, prof model.Profi
 		start := uint64(1 + c*explorationSpacing)
 		n := explorationCap + 1
 		t0 := time.Now()
+		if st == Branch {
+			n = branchFirstFailure(b, tg, where, prof, start)
+			counts = append(counts, n)
+			times = append(times, time.Since(t0))
+			continue
+		}
 		for k := 0; k < explorationCap; k++ {
 			res, err := Run(Config{Scenario: where, Seed: start + uint64(k), Profile: prof, Strategy: st})
 			if err != nil {
@@ -95,6 +101,35 @@ func firstFailureMedians(b *testing.B, tg Target, where string, prof model.Profi
 	sort.Ints(counts)
 	slices.Sort(times)
 	return float64(counts[len(counts)/2]), float64(times[len(times)/2].Microseconds()) / 1000
+}
+
+// branchFirstFailure runs one branching campaign (Brancher) from start
+// and returns how many runs, roots and branches alike, it made up to the
+// first that violates one of the target's invariants (explorationCap+1
+// when none within the cap).
+func branchFirstFailure(b *testing.B, tg Target, where string, prof model.Profile, start uint64) int {
+	br := &Brancher{Base: Config{Scenario: where, Profile: prof, Strategy: Branch}, Start: start}
+	runs := 0
+	for runs < explorationCap {
+		batch := br.Next()
+		results := make([]Result, len(batch))
+		for i, cfg := range batch {
+			res, err := Run(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			runs++
+			if res.Violation != nil && slices.Contains(tg.Invariants, res.Violation.Invariant) {
+				return runs
+			}
+			if runs == explorationCap {
+				return explorationCap + 1
+			}
+			results[i] = res
+		}
+		br.Done(batch, results)
+	}
+	return explorationCap + 1
 }
 
 // explorationCell renders a median: seeds, then CPU time ("12 (40 ms)";

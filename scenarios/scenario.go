@@ -117,13 +117,21 @@ const (
 	// and explains like any other. FoundationDB's BUGGIFY, placed by the
 	// lifecycle edges the models declare rather than by hand-picked lines.
 	Commit Strategy = "commit"
+	// Branch is Commit plus branching on rare states (branch.go): when a
+	// run of the campaign first reaches a state few runs before it reached
+	// (a probe, or a fault placed at a commit point), the campaign runs
+	// BranchWidth continuations of it: its tape replayed through that
+	// event, fresh draws after it. A single run under branch is a commit
+	// run; the branching is the campaign's (Brancher), deterministic for
+	// its start seed whatever the worker count.
+	Branch Strategy = "branch"
 )
 
 // DefaultStrategy is what run and fuzz use without --strategy.
 const DefaultStrategy = Swarm
 
 // Strategies lists every strategy.
-var Strategies = []Strategy{Random, Swarm, PCT, Commit}
+var Strategies = []Strategy{Random, Swarm, PCT, Commit, Branch}
 
 // ParseStrategy returns the strategy named s.
 func ParseStrategy(s string) (Strategy, error) {
@@ -132,7 +140,7 @@ func ParseStrategy(s string) (Strategy, error) {
 			return st, nil
 		}
 	}
-	return "", fmt.Errorf("unknown strategy %q (want random, swarm, pct or commit)", s)
+	return "", fmt.Errorf("unknown strategy %q (want random, swarm, pct, commit or branch)", s)
 }
 
 // Config selects one run.
@@ -167,6 +175,11 @@ type Config struct {
 	EventBudget uint64
 	// OnEvent, when set, sees every event as it is appended.
 	OnEvent func(*sim.Event)
+	// Branch, when set, makes the run a branch of another run of the same
+	// scenario, profile and strategy (Brancher): that run's draws replayed
+	// through its event Branch.At, then fresh draws from Seed. Tape and
+	// Source take precedence over it.
+	Branch *BranchFrom
 	// KeepGoing runs on past the first violation to the horizon and the
 	// heal phase, and records the first violation of every other
 	// invariant (Result.Later): run --keep-going, and fuzz. The run up to
@@ -195,6 +208,11 @@ type Result struct {
 	Tape        []sim.Choice
 	// Probes are the hit counts of invariants.Probes, in that order.
 	Probes []int
+	// FirstHits are the states the run reached (see states: probes hit,
+	// commit points reached and faulted, and how often), each with the
+	// event that first reached it, in the order reached. The branch
+	// strategy's rarity counts them.
+	FirstHits []Hit
 	// Later are the first violations of the other invariants the run broke
 	// after Violation, in order (Config.KeepGoing; nil otherwise).
 	Later []Later
@@ -288,6 +306,22 @@ func Run(cfg Config) (Result, error) {
 	case cfg.Tape != nil:
 		t := sim.NewTapeSource(cfg.Tape, cfg.RecordTape)
 		src, tape = t, t.Tape
+	case cfg.Branch != nil:
+		p, err := branchSource(cfg)
+		if err != nil {
+			return Result{}, err
+		}
+		src, tape = p, p.Tape
+		at := cfg.Branch.At
+		prev := cfg.OnEvent
+		cfg.OnEvent = func(ev *sim.Event) {
+			if ev.Seq == at {
+				p.Switch()
+			}
+			if prev != nil {
+				prev(ev)
+			}
+		}
 	default:
 		s := sim.NewSeededSource(cfg.Seed, cfg.RecordTape)
 		src, tape = s, s.Tape
@@ -306,6 +340,9 @@ func Run(cfg Config) (Result, error) {
 	// attempt a violation stops is counted too.
 	probes := invariants.NewProbeCounter()
 	tr.AddChecker(probes)
+	reached := newStates()
+	probes.OnHit = reached.note
+	tr.AddChecker(reached)
 	for _, c := range invariants.New(names...) {
 		tr.AddChecker(c)
 	}
@@ -322,8 +359,13 @@ func Run(cfg Config) (Result, error) {
 		k.SetTieBreak(func() uint64 { return r.Below("priority", 1<<16) })
 	}
 	env := &model.Env{Clock: k, Trace: tr, Source: src, Profile: cfg.Profile, EnvironmentID: EnvironmentID,
-		Swarm: strategy == Swarm || strategy == Commit, CommitFaults: strategy == Commit, Off: cfg.Off, Obligations: sim.NewLedger(k),
-		Threads: cfg.Threads}
+		Swarm: strategy == Swarm || strategy == Commit || strategy == Branch, CommitFaults: strategy == Commit || strategy == Branch,
+		Off: cfg.Off, Obligations: sim.NewLedger(k), Threads: cfg.Threads}
+	env.CommitReached = func(name string) {
+		if tr.Len() > 0 {
+			reached.note("commit-reached:"+name, tr.Len()-1)
+		}
+	}
 	res := Result{Scenario: sc.Name, Seed: cfg.Seed, Profile: cfg.Profile, Strategy: strategy, Off: cfg.Off, Horizon: horizon,
 		EventBudget: budget}
 	if !buildSafely(sc, env) {
@@ -361,6 +403,7 @@ func Run(cfg Config) (Result, error) {
 	res.Trace = tr.Events()
 	res.Tape = tape()
 	res.Probes = probes.Hits()
+	res.FirstHits = reached.hits
 	return res, nil
 }
 

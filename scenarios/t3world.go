@@ -21,11 +21,12 @@ import (
 // first one made durable.
 const CommitToolReply = "tool.reply"
 
-// MaxCommitFaults bounds the faults the commit strategy places per run.
-const MaxCommitFaults = 2
+// MaxCommitFaults bounds the faults the commit strategy places per commit
+// point and run (model.CommitFaultsPerPoint).
+const MaxCommitFaults = model.CommitFaultsPerPoint
 
 func init() {
-	model.DeclareCommitPoint(model.CommitPointInfo{Name: CommitToolReply, Group: catalog.Orchestrator,
+	model.DeclareCommitPoint(model.CommitPointInfo{Name: CommitToolReply, Group: catalog.Orchestrator, Fault: "server-restart",
 		Doc: "an orchestrator tool call is answered (effect and receipt written), the reply not yet sent: the server crashes and the reply is lost"})
 }
 
@@ -304,8 +305,12 @@ func (w *T3World) Start() {
 			}
 		}
 	}
-	if w.env.CommitFaults {
-		w.env.CommitBudget = MaxCommitFaults
+	w.env.Crash = func() { w.restartHow(false) }
+	w.env.Prompt = func(threadID string) {
+		if u := w.user(threadID); u != nil {
+			w.env.Emit("fault", "prompt-now", "", sim.A("thread", threadID))
+			u.PromptNow()
+		}
 	}
 	w.applyOff()
 	if w.FirstTurnCrash.Numerator > 0 {
@@ -594,7 +599,7 @@ func (c *netCall) arrive() {
 			// The server dies before the reply leaves it: the reply is
 			// lost with the process, and the caller retries (or not)
 			// against the next one.
-			w.env.After(0, func() { w.restartHow(false) })
+			w.env.CrashProcess()
 			return
 		}
 		if model.IsOrchestratorTool(call.Tool) && !w.env.Healing && w.net.Chance("response-loss", w.ResponseLoss) {

@@ -91,7 +91,7 @@ with the summary, and give 1).`,
 	fl.Uint64Var(&f.start, "start", 1, "first seed")
 	fl.StringVar(&f.shard, "shard", "", "i/n: run shard i of n (i may come from JOB_COMPLETION_INDEX: /n)")
 	fl.IntVar(&f.workers, "workers", 0, workersUsage)
-	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm, pct or commit")
+	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm, pct, commit or branch (branch: a campaign strategy; one run under it is a commit run)")
 	fl.StringVar(&f.profile, "profile", model.PresetReported, "preset: reported, fixed or upstream")
 	fl.StringSliceVar(&f.fixes, "fix", nil, "fix switches to turn on")
 	fl.StringSliceVar(&f.unfix, "unfix", nil, unfixUsage)

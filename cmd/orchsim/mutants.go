@@ -139,7 +139,7 @@ start than there are (mutant, scenario) pairs.`,
 		},
 	}
 	cmd.Flags().Uint64Var(&seeds, "seeds", 0, "seeds per scenario for every mutant (default: each mutant's own gate)")
-	cmd.Flags().StringVar(&strategy, "strategy", "", "strategy for every mutant: random, swarm, pct or commit (default: each mutant's own gate)")
+	cmd.Flags().StringVar(&strategy, "strategy", "", "strategy for every mutant: random, swarm, pct, commit or branch (default: each mutant's own gate)")
 	cmd.Flags().IntVar(&workers, "workers", 0, workersUsage)
 	cmd.Flags().StringSliceVar(&unfix, "unfix", nil, "fixes to turn off on top of the fixed profile")
 	return cmd

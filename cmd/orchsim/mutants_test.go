@@ -32,7 +32,7 @@ func TestMutants_BadSeeds(t *testing.T) {
 	assert.True(t, strings.HasPrefix(errOut, "orchsim: "))
 	code, _, errOut = cli(t, "mutants", "--strategy", "bogus")
 	assert.Equal(t, exitUsage, code)
-	assert.Equal(t, "orchsim: unknown strategy \"bogus\" (want random, swarm, pct or commit)\n", errOut)
+	assert.Equal(t, "orchsim: unknown strategy \"bogus\" (want random, swarm, pct, commit or branch)\n", errOut)
 }
 
 // mutants rejects a --workers out of 1..maxWorkers as fuzz does: exit 2,

@@ -121,7 +121,7 @@ for writing, such as /dev/stdin, is bad usage).`,
 	fl.StringVar(&f.format, "format", "text", "timeline format: text, json or mermaid")
 	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML timeline to FILE")
 	fl.BoolVar(&f.noReturn, "no-return", false, noReturnUsage)
-	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm, pct or commit")
+	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm, pct, commit or branch (branch: a campaign strategy; one run under it is a commit run)")
 	fl.BoolVar(&f.keepGoing, "keep-going", false, "go on past the first violation and report every distinct invariant broken, each with its first event (a \"broken:\" line each, before the last line, which names the first)")
 	return cmd
 }

@@ -112,6 +112,11 @@ func (u *User) Gap() time.Duration {
 	}
 }
 
+// PromptNow has the user send a prompt at this instant, after the event
+// being run (a commit point racing a prompt with it); a prompt already due
+// now is not doubled.
+func (u *User) PromptNow() { u.promptAfter(0) }
+
 // promptAfter schedules the next prompt d from now, unless one is already
 // due sooner.
 func (u *User) promptAfter(d time.Duration) {

@@ -113,6 +113,11 @@ type Tab struct {
 
 	// OpenerTabID is the tab whose page opened this one (a popup).
 	OpenerTabID string
+	// ProfileID is the session's browser profile ("" for none: no client
+	// reported profiles); a popup keeps its opener's. Context is what its
+	// headless page asked the browser contexts for (zero for a desktop page).
+	ProfileID string
+	Context   ContextRequest
 	// Reveal is the manager session's reveal flag (false for agent tabs).
 	Reveal bool
 	// Viewport is the page viewport (UnattachedFillViewport until an
@@ -230,6 +235,9 @@ type Request struct {
 	// LoadFailure, for navigate: the page's main-frame request fails with
 	// this Chromium error text.
 	LoadFailure string
+	// ProfileID is open's profileId: a reported profile's id or name (any
+	// case); "" picks the reported default.
+	ProfileID string
 }
 
 // Result is the host's answer.
@@ -256,6 +264,11 @@ type Result struct {
 	FileChooser *FileChooser
 	Downloads   []Download
 	LoadError   *LoadError
+	// Profiles and DefaultProfileID are open's and status's profile
+	// catalogue (profileStatus): the built-ins and no default id until a
+	// client reports profiles.
+	Profiles         []BrowserProfile
+	DefaultProfileID string
 }
 
 // TabStatus is one tab in a status result.
@@ -263,6 +276,7 @@ type TabStatus struct {
 	TabID       string
 	OpenerTabID string
 	URL         string
+	ProfileID   string
 }
 
 // ServerBrowser is the in-process browser host (preferred host).
@@ -305,6 +319,9 @@ type ServerBrowser struct {
 	EndpointReleases   int
 
 	nextDownload, nextChooser, pointerSeq int
+	// reported is the latest profile catalogue a client reported (nil:
+	// none; ReportProfiles).
+	reported *reportedProfiles
 }
 
 const actor = "server-browser"
@@ -522,6 +539,7 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		res.Outcome = OK
 		res.Tabs = b.status(req.ThreadID, req.AgentSessionID, ignore)
 		b.fillStatus(tab, &res)
+		b.profileStatus(&res)
 		finish(res)
 		return
 	case req.Op == OpEvaluate || req.Op == OpNavigate && (req.Readiness == ReadinessNone || req.LoadFailure != "") ||
@@ -596,7 +614,7 @@ func (b *ServerBrowser) status(threadID, key string, ignoreOwner bool) []TabStat
 	var out []TabStatus
 	for _, t := range b.tabs {
 		if t.ThreadID == threadID && !t.pageless() && (ignoreOwner || t.Control.MayAct(key)) {
-			out = append(out, TabStatus{TabID: t.TabID, OpenerTabID: t.OpenerTabID, URL: t.URL})
+			out = append(out, TabStatus{TabID: t.TabID, OpenerTabID: t.OpenerTabID, URL: t.URL, ProfileID: t.ProfileID})
 		}
 	}
 	return out
@@ -731,6 +749,14 @@ func (b *ServerBrowser) requireTab(req Request, ignoreOwner bool) (*Tab, string)
 }
 
 func (b *ServerBrowser) open(req Request, finish func(Result)) {
+	profile, msg, known := b.resolveOpenProfile(req.ProfileID)
+	if !known {
+		// The upstream test observes PreviewAutomationUnknownProfileError
+		// through the broker as an execution error whose reason is the
+		// message (ServerBrowser.test.ts, index:70867653086); no tab opens.
+		finish(Result{Outcome: ExecutionError, Message: msg})
+		return
+	}
 	if req.ReuseExistingTab {
 		owned := b.owned(req.ThreadID, req.AgentSessionID)
 		if len(owned) > 1 && req.TabID == "" {
@@ -755,7 +781,9 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 				t.Gotos++
 			}
 			t.URL = req.URL
-			finish(Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID})
+			res := Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
+			b.profileStatus(&res)
+			finish(res)
 			return
 		}
 	}
@@ -767,11 +795,13 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 	b.nextTab++
 	now := b.env.Now()
 	t := &Tab{ThreadID: req.ThreadID, TabID: fmt.Sprintf("tab_%d_%s", b.nextTab, b.epoch), CreatedAt: now, UsedAt: now, URL: req.URL,
-		Viewport: UnattachedFillViewport}
+		Viewport: UnattachedFillViewport, ProfileID: profile}
 	t.Control = NewControl(req.AgentSessionID, b.env.After)
 	b.tabs = append(b.tabs, t)
+	desktop := false
 	if b.DesktopFor != nil {
 		if ok, after := b.DesktopFor(req.ThreadID); ok {
+			desktop = true
 			b.env.After(after, func() {
 				if b.dead || t.Control.Closed {
 					return
@@ -784,7 +814,14 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 			})
 		}
 	}
-	finish(Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID})
+	if !desktop {
+		// A headless page's context is keyed by the chosen profile
+		// (createTab); a page the desktop renders asks for none.
+		t.Context = contextFor(t)
+	}
+	res := Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
+	b.profileStatus(&res)
+	finish(res)
 }
 
 // Watch attaches a streamed viewer to a tab; Unwatch detaches it (and a
@@ -1082,8 +1119,10 @@ func (b *ServerBrowser) Popup(opener *Tab) *Tab {
 	b.nextTab++
 	now := b.env.Now()
 	t := &Tab{ThreadID: opener.ThreadID, TabID: fmt.Sprintf("tab_%d_%s", b.nextTab, b.epoch), CreatedAt: now, UsedAt: now,
-		OpenerTabID: opener.TabID, Viewport: UnattachedFillViewport}
+		OpenerTabID: opener.TabID, Viewport: UnattachedFillViewport, ProfileID: opener.ProfileID}
 	t.Control = NewControl(opener.Control.AgentID, b.env.After)
+	// adoptPopup: the popup's session keeps its opener's profile.
+	t.Context = contextFor(t)
 	b.tabs = append(b.tabs, t)
 	// A popup from a person's click is shown to that person (the newest
 	// stored test file, index:70867653086).

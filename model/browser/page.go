@@ -694,6 +694,7 @@ func (b *ServerBrowser) ensurePage(t *Tab, by string, done func(outcome string))
 		settle(OK)
 		return
 	}
+	t.Context = contextFor(t)
 	ok, after := true, time.Duration(0)
 	if b.ContextLaunch != nil {
 		ok, after = b.ContextLaunch(t.ThreadID, t.TabID)

@@ -288,6 +288,19 @@ func (r *Registry) RevokeThread(threadID, cause string) {
 	}
 }
 
+// RevokeThreadIssuedBy revokes every credential bound to threadID that was
+// issued at or before at (the cleanup-by-issue-time mutant's clean-up).
+func (r *Registry) RevokeThreadIssuedBy(threadID string, at time.Duration, cause string) {
+	for i := 0; i < len(r.records); {
+		c := r.records[i]
+		if c.Scope.Thread != nil && c.Scope.Thread.ThreadID == threadID && c.Scope.IssuedAt <= at {
+			r.drop(i, "credential.revoke", cause)
+			continue
+		}
+		i++
+	}
+}
+
 func (r *Registry) prune() {
 	now := r.env.Now()
 	for i := 0; i < len(r.records); {

@@ -88,7 +88,18 @@ const (
 	// (OrchestrationEngine dispatchWithReceipt). It needs a coincidence: a
 	// crash within 50 ms of an orchestrator call's answer.
 	ReceiptWriteBehind model.Mutant = "receipt-write-behind"
+	// TaskRowWriteBehind writes a delegated task's child thread, its
+	// message and the receipt at once but holds the task row in a
+	// write-behind cache for TaskRowWriteBehindDelay: a crash in that
+	// window leaves a child nobody follows, and its task never settles
+	// (the receipt still answers a retry with the lost task's id). It
+	// needs a coincidence: a crash within 50 ms of a delegate_task.
+	TaskRowWriteBehind model.Mutant = "task-row-write-behind"
 )
+
+// TaskRowWriteBehindDelay is how long the task-row-write-behind mutant's
+// task row trails its dispatch.
+const TaskRowWriteBehindDelay = 50 * time.Millisecond
 
 func init() {
 	model.RegisterSwitch(model.SwitchInfo{Name: StableRequestNamespace, Group: catalog.Orchestrator,
@@ -135,6 +146,10 @@ func init() {
 		Doc:        "a command's receipt sits in a write-behind cache for 50 ms after its effect; a crash in between (with the reply lost) loses it and the retry runs the command again",
 		Scenario:   "request-retry",
 		Invariants: []string{"one-effect-per-request"}, GateStrategy: "commit"})
+	model.RegisterMutant(model.MutantInfo{Name: TaskRowWriteBehind, Group: catalog.Orchestrator,
+		Doc:        "a delegated task's row sits in a write-behind cache for 50 ms after its child thread and receipt are written; a crash in between loses it and the task never settles",
+		Scenario:   "request-retry",
+		Invariants: []string{"delegated-task-settles"}, GateStrategy: "commit"})
 	model.RegisterMutant(model.MutantInfo{Name: ReceiptKeyedByClientRequestID, Group: catalog.Orchestrator,
 		Doc:        "command receipts keyed by the clientRequestId alone (no namespace, no operation)",
 		Scenario:   "request-retry",
@@ -308,7 +323,13 @@ type Orchestrator struct {
 	// unflushed are the receipts the receipt-write-behind mutant has not
 	// flushed yet: lost if the process dies.
 	unflushed []*store.Receipt
-	uuids     int
+	// unflushedRows are the schedule row updates the
+	// schedule-row-write-behind mutant has not flushed.
+	unflushedRows []*unflushedRow
+	// unflushedTasks are the task rows the task-row-write-behind mutant
+	// has not flushed.
+	unflushedTasks []*store.Task
+	uuids          int
 
 	// Interrupt interrupts the active run of a thread; it reports whether
 	// there was one.
@@ -361,6 +382,13 @@ func (o *Orchestrator) Kill() {
 		}
 	}
 	o.unflushed = nil
+	for _, t := range o.unflushedTasks {
+		if i := slices.Index(o.st.Tasks, t); i >= 0 {
+			o.st.Tasks = slices.Delete(o.st.Tasks, i, i+1)
+		}
+	}
+	o.unflushedTasks = nil
+	o.loseUnflushedRows()
 	for _, w := range o.waits {
 		o.env.Obligations.Discharge(WaitReturns, w.entity)
 	}
@@ -446,6 +474,16 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 				CommandID: id, Text: c.Extra.Task, Sender: caller})
 			o.st.Tasks = append(o.st.Tasks, t)
 			o.env.Obligations.Open(TaskSettles, t.ID, "delegate_task accepted")
+			if o.env.Profile.Has(TaskRowWriteBehind) {
+				// The wrong fix: the task row is readable in the process at
+				// once and durable a moment later; Kill takes it out.
+				o.unflushedTasks = append(o.unflushedTasks, t)
+				o.env.After(TaskRowWriteBehindDelay, func() {
+					if i := slices.Index(o.unflushedTasks, t); i >= 0 {
+						o.unflushedTasks = slices.Delete(o.unflushedTasks, i, i+1)
+					}
+				})
+			}
 			o.armChild(t)
 			o.spawnNested(t, 1)
 			return store.Result{TaskID: t.ID, ChildThreadID: child, Status: t.Status, InstanceID: instance}, true

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/orchsim/orchsim/catalog"
@@ -54,7 +55,50 @@ const DurableScheduleFires model.Switch = "durable-schedule-fires"
 // passed, already fired or long missed.
 const CatchUpChecksEnabledOnly model.Mutant = "catch-up-checks-enabled-only"
 
+// ScheduleRowWriteBehind is a wrong fix (a write-behind cache in front of
+// the scheduled_tasks table, to spare the poll a write per fire): a fire's
+// markRunning and markCompleted (lastRunAt, the run count, the advanced
+// nextRunAt) are flushed ScheduleRowWriteBehindDelay after the dispatch,
+// the task's message itself at once. A process that dies in between loses
+// the row update, so the next process finds the slot still due, within
+// its grace, and fires it again. It needs a coincidence: a crash within
+// 50 ms of a scheduled fire.
+const ScheduleRowWriteBehind model.Mutant = "schedule-row-write-behind"
+
+// ScheduleRowWriteBehindDelay is how long the schedule-row-write-behind
+// mutant's row update trails its fire (a write-behind flush interval).
+const ScheduleRowWriteBehindDelay = 50 * time.Millisecond
+
+// CommitScheduleFired is the commit point between a scheduled fire's
+// dispatch (the task's message written) and whatever follows it in the
+// process: a crash placed there is the first thing the next process's
+// scheduler has to survive.
+const CommitScheduleFired = "schedule.fired"
+
+// CommitScheduleToggled is the commit point after setEnabled wrote a
+// task's enabled flag (and its nextRunAt), with its answer to the user
+// still to go.
+const CommitScheduleToggled = "schedule.toggled"
+
+// ScheduleToggleWriteBehind is a wrong fix of the same kind for
+// setEnabled: the flag and nextRunAt are flushed 50 ms after the user
+// toggled them; a crash in between puts the old flag back, so a task the
+// user disabled fires after the restart.
+const ScheduleToggleWriteBehind model.Mutant = "schedule-toggle-write-behind"
+
 func init() {
+	model.DeclareCommitPoint(model.CommitPointInfo{Name: CommitScheduleFired, Group: catalog.Orchestrator, Fault: "server-restart",
+		Doc: "a scheduled task fired (its message written, its row marked run and advanced): the server crashes before anything else happens"})
+	model.DeclareCommitPoint(model.CommitPointInfo{Name: CommitScheduleToggled, Group: catalog.Orchestrator, Fault: "server-restart",
+		Doc: "a user's setEnabled wrote the task's enabled flag and nextRunAt, the answer not yet back: the server crashes"})
+	model.RegisterMutant(model.MutantInfo{Name: ScheduleToggleWriteBehind, Group: catalog.Orchestrator,
+		Doc:        "setEnabled's flag sits in a write-behind cache for 50 ms; a crash in between puts the old flag back, so a task the user disabled fires after the restart",
+		Scenario:   "request-retry",
+		Invariants: []string{"one-fire-per-slot"}, GateStrategy: "commit"})
+	model.RegisterMutant(model.MutantInfo{Name: ScheduleRowWriteBehind, Group: catalog.Orchestrator,
+		Doc:        "a fire's row update (lastRunAt, nextRunAt) sits in a write-behind cache for 50 ms after the dispatch; a crash in between loses it and the next process fires the same slot again",
+		Scenario:   "request-retry",
+		Invariants: []string{"one-fire-per-slot"}, GateStrategy: "commit"})
 	model.RegisterSwitch(model.SwitchInfo{Name: DurableScheduleFires, Group: catalog.Orchestrator,
 		Reports:    []catalog.Report{"anthropics/claude-code#74055"},
 		Source:     "ScheduledTaskService.ts at t3code@01636256 (runDueTasks, runTask, rescheduleMissedRun, setEnabled, the startup release of 'running' rows); Schedule.ts at @01a7974c (isMissedFixedTimeRun, 10 min grace)",
@@ -171,11 +215,50 @@ func (o *Orchestrator) runDue(s *store.Schedule) {
 		return
 	}
 	slot := s.NextRunAt
+	before := *s
 	s.LastRunAt, s.LastRunStatus = now, "running" // markRunning, before the dispatch
 	o.fire(s, slot, "scheduled", true)
 	s.LastRunStatus, s.RunCount = "succeeded", s.RunCount+1 // markCompleted
 	s.NextRunAt = nextSlot(s.TimeOfDay, now)
+	if o.env.Profile.Has(ScheduleRowWriteBehind) {
+		// The wrong fix: the row update is readable in the process at once
+		// and flushed a moment later; Kill puts the durable row back.
+		w := &unflushedRow{row: s, before: before}
+		o.unflushedRows = append(o.unflushedRows, w)
+		o.env.After(ScheduleRowWriteBehindDelay, func() {
+			if i := slices.Index(o.unflushedRows, w); i >= 0 {
+				o.unflushedRows = slices.Delete(o.unflushedRows, i, i+1)
+			}
+		})
+	}
+	if o.env.AtCommitPoint(CommitScheduleFired, sim.A("schedule", s.ID), sim.A("slot", sim.FormatT(slot))) {
+		o.env.CrashProcess()
+	}
 	o.arm(s)
+}
+
+// unflushedRow is a schedule row update the schedule-row-write-behind
+// mutant has not flushed: the row's durable run state before it.
+type unflushedRow struct {
+	row    *store.Schedule
+	before store.Schedule
+	// toggle marks a setEnabled update (the enabled flag and nextRunAt),
+	// else a fire's (the run state and nextRunAt).
+	toggle bool
+}
+
+// loseUnflushedRows puts back the durable state of the rows whose update a
+// dying process had not flushed.
+func (o *Orchestrator) loseUnflushedRows() {
+	for _, w := range o.unflushedRows {
+		if w.toggle {
+			w.row.Enabled, w.row.NextRunAt = w.before.Enabled, w.before.NextRunAt
+			continue
+		}
+		w.row.LastRunAt, w.row.LastRunStatus, w.row.RunCount, w.row.NextRunAt =
+			w.before.LastRunAt, w.before.LastRunStatus, w.before.RunCount, w.before.NextRunAt
+	}
+	o.unflushedRows = nil
 }
 
 // fire dispatches the task's prompt to its thread for slot; recorded says
@@ -201,6 +284,7 @@ func (o *Orchestrator) SetEnabled(id string, enabled bool) bool {
 		if s.ID != id || !s.Timed || s.Enabled == enabled {
 			continue
 		}
+		before := *s
 		s.Enabled, s.NextRunAt = enabled, -1
 		if enabled {
 			s.NextRunAt = nextSlot(s.TimeOfDay, o.env.Now())
@@ -210,6 +294,18 @@ func (o *Orchestrator) SetEnabled(id string, enabled bool) bool {
 			outcome = "enabled"
 		}
 		o.env.Emit("scheduler", "schedule.enabled", outcome, sim.A("schedule", s.ID))
+		if o.env.Profile.Has(ScheduleToggleWriteBehind) {
+			w := &unflushedRow{row: s, before: before, toggle: true}
+			o.unflushedRows = append(o.unflushedRows, w)
+			o.env.After(ScheduleRowWriteBehindDelay, func() {
+				if i := slices.Index(o.unflushedRows, w); i >= 0 {
+					o.unflushedRows = slices.Delete(o.unflushedRows, i, i+1)
+				}
+			})
+		}
+		if o.env.AtCommitPoint(CommitScheduleToggled, sim.A("schedule", s.ID), sim.A("enabled", fmt.Sprint(enabled))) {
+			o.env.CrashProcess()
+		}
 		o.arm(s)
 		return true
 	}

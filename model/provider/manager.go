@@ -127,7 +127,30 @@ const DenyPathRevokesThread model.Switch = "deny-path-revokes-thread"
 // to a shared session.
 const DenyPathRevokesOnRestartOnly model.Mutant = "deny-path-revokes-on-restart-only"
 
+// CommitReleasePersisted is the commit point between a session's release
+// (entry removed, stopped/error status written) and its credential
+// clean-up, which waits for the runtime's scope to close (20 ms to 3 s).
+const CommitReleasePersisted = "release.persisted"
+
+// CleanupByIssueTime is a wrong fix of the stale clean-up (the one
+// RevokeBySessionGeneration and the revoke-by-thread mutant are about): a
+// released session's clean-up revokes its recorded credential and, to
+// catch copies it may not have recorded, every credential of the thread
+// issued no later than the release, on the reasoning that a replacement
+// is always issued after it. Virtual time, like a millisecond clock, lets
+// a prompt at the instant of the release issue the replacement at the
+// same time, and the clean-up revokes it. It needs a coincidence: a
+// session opened at the very instant another one of the thread was
+// released.
+const CleanupByIssueTime model.Mutant = "cleanup-by-issue-time"
+
 func init() {
+	model.DeclareCommitPoint(model.CommitPointInfo{Name: CommitReleasePersisted, Group: catalog.MCPCredential, Fault: "prompt-now",
+		Doc: "a provider session's release is persisted (entry gone, status written), its credential clean-up not yet run: the thread's user sends a prompt at this instant, so a replacement is issued before the clean-up"})
+	model.RegisterMutant(model.MutantInfo{Name: CleanupByIssueTime, Group: catalog.MCPCredential,
+		Doc:        "a released session's clean-up also revokes every credential of the thread issued no later than the release, so a replacement issued at the same instant is revoked",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"stale-cleanup-spares-replacement"}, GateStrategy: "commit"})
 	model.RegisterSwitch(model.SwitchInfo{Name: DenyPathRevokesThread, Group: catalog.MCPCredential,
 		Reports:    []catalog.Report{"t3code#7083"},
 		Source:     "t3code PR #7083 review thread (ProviderService.ts:272, deny path skips credential revoke); issueActiveMcpCredential revokes the thread first (t3code#7870)",
@@ -246,8 +269,9 @@ type Entry struct {
 	pinnedSince time.Duration
 	background  time.Duration // pending background work until this time
 	released    bool
-	native      string // the native conversation a per-thread session is bound to
-	deferred    bool   // the idle release deferred it (a pin) since its last activity
+	releasedAt  time.Duration // when it was released (the cleanup-by-issue-time mutant's bound)
+	native      string        // the native conversation a per-thread session is bound to
+	deferred    bool          // the idle release deferred it (a pin) since its last activity
 	subs        []*Subscription
 }
 
@@ -362,6 +386,9 @@ type Manager struct {
 
 	closes int
 	reap   reaper
+	// unflushed are the writes a write-behind mutant has not flushed
+	// (holdWrite): undone if the process dies.
+	unflushed []*func()
 }
 
 const actor = "psm"
@@ -376,7 +403,13 @@ func NewManager(env *model.Env, reg *mcp.Registry, slots *mcp.Slots, process int
 
 // Kill marks the manager as belonging to a dead server process: callbacks it
 // had scheduled do nothing any more.
-func (m *Manager) Kill() { m.dead = true }
+func (m *Manager) Kill() {
+	m.dead = true
+	for _, lose := range m.unflushed {
+		(*lose)()
+	}
+	m.unflushed = nil
+}
 
 // Entries returns the live entries in open order.
 func (m *Manager) Entries() []*Entry { return m.entries }
@@ -906,6 +939,12 @@ func (m *Manager) releaseEntryDetail(e *Entry, reason, detail string) (persisted
 	if m.OnRelease != nil {
 		m.OnRelease(e, reason)
 	}
+	e.releasedAt = m.env.Now()
+	if len(e.attached) > 0 && m.env.AtCommitPoint(CommitReleasePersisted, sim.A("providerSessionId", e.ID), sim.A("thread", e.attached[0])) {
+		// The thread's user sends a prompt at this very instant: its
+		// session opens anew while this one's clean-up is still pending.
+		m.env.PromptNow(e.attached[0])
+	}
 	// The scope close usually takes moments; a hung provider hits the bound.
 	closing := m.rand.Duration("scope-close", 20*time.Millisecond, 3*time.Second)
 	if m.rand.Chance("scope-close-hang", sim.Per(1, 10)) {
@@ -963,6 +1002,9 @@ func (m *Manager) cleanupGeneration(e *Entry, inc string, creds []ThreadCred) {
 			continue
 		}
 		m.clearMcpSession(c.ThreadID, c.CredID, "cleanup:"+inc)
+		if m.env.Profile.Has(CleanupByIssueTime) && inc == e.Incarnation && e.released {
+			m.reg.RevokeThreadIssuedBy(c.ThreadID, e.releasedAt, "cleanup:"+inc)
+		}
 	}
 }
 

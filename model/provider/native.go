@@ -2,6 +2,8 @@ package provider
 
 import (
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
@@ -172,9 +174,57 @@ func (m *Manager) nativeTurnWritten(e *Entry, threadID string) {
 	t := m.Store.Thread(threadID)
 	if t != nil && t.ResumeCursor != n.ID && m.env.Profile.Fixed(CursorAfterFirstTurn) && !m.env.Profile.Has(CursorAtTurnStart) {
 		if a, _ := AdapterFor(e.Instance); a.Driver != "acp" {
+			cursor, inst, at := t.ResumeCursor, t.ResumeInstance, t.CursorAt
 			m.persistCursor(t, n.ID, e.Instance)
+			if m.env.Profile.Has(CursorWriteBehind) {
+				m.holdWrite(func() { t.ResumeCursor, t.ResumeInstance, t.CursorAt = cursor, inst, at })
+			}
 		}
 	}
+	if n.Turns == 1 && m.env.AtCommitPoint(CommitFirstTurnDurable, sim.A("thread", threadID), sim.A("native", n.ID)) {
+		m.env.CrashProcess()
+	}
+}
+
+// CommitFirstTurnDurable is the commit point after a native
+// conversation's first turn became durable (and, with
+// CursorAfterFirstTurn, the thread's resume cursor was written): a crash
+// there leaves the next process to resume a conversation the dead one
+// only just made resumable.
+const CommitFirstTurnDurable = "native.first-turn"
+
+// CursorWriteBehind is a wrong fix of t3code#2336: the cursor is written
+// after the first durable turn, as CursorAfterFirstTurn has it, but
+// through a write-behind cache flushed CursorWriteBehindDelay later; a
+// process that dies in between loses it, and the thread's next session
+// creates a new conversation beside the one that exists. It needs a
+// coincidence: a crash within 50 ms of a first turn.
+const CursorWriteBehind model.Mutant = "cursor-write-behind"
+
+// CursorWriteBehindDelay is how long the cursor-write-behind mutant's
+// cursor trails the first durable turn.
+const CursorWriteBehindDelay = 50 * time.Millisecond
+
+func init() {
+	model.DeclareCommitPoint(model.CommitPointInfo{Name: CommitFirstTurnDurable, Group: catalog.ProviderSession, Fault: "server-restart",
+		Doc: "a native conversation's first turn is durable and the thread's resume cursor written, the session not yet idle: the server crashes"})
+	model.RegisterMutant(model.MutantInfo{Name: CursorWriteBehind, Group: catalog.ProviderSession,
+		Doc:        "the resume cursor is written after the first durable turn but through a write-behind cache flushed 50 ms later; a crash in between loses it and the next session starts a new conversation beside the old one",
+		Scenario:   "tab-ownership",
+		Invariants: []string{"resume-binds-stored-native"}, GateStrategy: "commit"})
+}
+
+// holdWrite puts a durable write the manager just made into the
+// write-behind cache of a write-behind mutant: lose undoes it if the
+// process dies before the flush, CursorWriteBehindDelay later.
+func (m *Manager) holdWrite(lose func()) {
+	w := &lose
+	m.unflushed = append(m.unflushed, w)
+	m.env.After(CursorWriteBehindDelay, func() {
+		if i := slices.Index(m.unflushed, w); i >= 0 {
+			m.unflushed = slices.Delete(m.unflushed, i, i+1)
+		}
+	})
 }
 
 func (m *Manager) persistCursor(t *store.Thread, native, instance string) {

@@ -161,6 +161,7 @@ func (s *Server) finishTurn(threadID string, ref *turnRef) {
 	s.env.Emit(actor, "ingest.queued", "", sim.A("thread", threadID), sim.A("run", ref.runID),
 		sim.A("behind", s.ingestBacklog().String()))
 	s.ingest = append(s.ingest, it)
+	s.journaled(it)
 }
 
 // completeTurn projects the completion of runID: the run ends completed,

@@ -64,6 +64,9 @@ type Server struct {
 	// finalizer draws the session shutdown finalizer's timing (its own
 	// stream, so worlds without steering draw as before).
 	finalizer *sim.Rand
+	// unflushed are the writes a write-behind mutant has not flushed
+	// (writebehind.go): lost if the process dies.
+	unflushed []*writeBehind
 }
 
 type turnRef struct {
@@ -256,6 +259,7 @@ func (s *Server) Kill() {
 		return
 	}
 	s.dead = true
+	s.loseUnflushed()
 	s.loseIngestion()
 	s.PSM.Kill()
 	s.Browser.Kill()
@@ -361,6 +365,7 @@ func (s *Server) startRunFor(threadID, continuationOf, messageID string) {
 		attrs = append(attrs, sim.A("message", messageID))
 	}
 	s.env.Emit(actor, "run.start", "", attrs...)
+	s.runStarted(run)
 	s.turns = append(s.turns, turnRef{threadID: threadID, runID: run.ID})
 	latency := time.Second
 	if s.hooks.OpenLatency != nil {

@@ -35,16 +35,64 @@ type App struct {
 // (from or to, and the renderer an answer is for) reloaded meanwhile. Most
 // of a run's kernel events are deliveries, so hops are reused, each with its
 // fire bound once, instead of a wrapping closure per message.
+//
+// The commonest messages (a pane's attach, its answer, detach, resize and
+// write) are typed: op names the message and p, res, flag, retry, size and chunks
+// carry what a closure would have captured, so sending one allocates
+// nothing. f is the message otherwise (op hopFunc).
 type hop struct {
 	a      *App
 	f      func()
 	r1, r2 *Renderer
 	run    func()
+
+	op     hopOp
+	p      *Pane
+	res    AttachResult
+	flag   bool // hopAttach: terminal view
+	retry  bool // hopAttach, hopAttached: the attach is a retry
+	size   Size
+	chunks []Chunk
+}
+
+// hopOp names a typed IPC message (see hop).
+type hopOp uint8
+
+const (
+	hopFunc     hopOp = iota // run f
+	hopAttach                // main: Attach p, answer p's renderer with hopAttached
+	hopAttached              // renderer: p.onAttach(res, retry)
+	hopDetach                // main: Detach p
+	hopResize                // main: Resize p to size
+	hopWrite                 // main: Write chunks to p
+)
+
+// toMainMsg delivers a typed message to main after one IPC hop, in send
+// order with toMain's; void once the renderer reloaded, as toMain.
+func (a *App) toMainMsg(op hopOp, p *Pane, flag, retry bool, size Size, chunks []Chunk) {
+	h := a.hop0(a.Renderer, nil)
+	h.op, h.p, h.flag, h.retry, h.size, h.chunks = op, p, flag, retry, size, chunks
+	a.toMainAt = a.deliver(a.toMainAt, h.run)
+}
+
+// attached answers p's attach in renderer r (fromMain's delivery).
+func (a *App) attached(r *Renderer, p *Pane, res AttachResult, retry bool) {
+	h := a.hop0(a.Renderer, r)
+	h.op, h.p, h.res, h.retry = hopAttached, p, res, retry
+	a.toRendererAt = a.deliver(a.toRendererAt, h.run)
 }
 
 // hop returns a delivery of f that is void once r1 (or r2, when not nil)
 // is gone.
 func (a *App) hop(r1, r2 *Renderer, f func()) func() {
+	h := a.hop0(r1, r2)
+	h.f = f
+	return h.run
+}
+
+// hop0 returns a spent hop (or a new one) for a delivery void once r1 (or
+// r2, when not nil) is gone; the caller sets its message.
+func (a *App) hop0(r1, r2 *Renderer) *hop {
 	var h *hop
 	if n := len(a.hops); n > 0 {
 		h = a.hops[n-1]
@@ -53,18 +101,33 @@ func (a *App) hop(r1, r2 *Renderer, f func()) func() {
 		h = &hop{a: a}
 		h.run = h.fire
 	}
-	h.f, h.r1, h.r2 = f, r1, r2
-	return h.run
+	h.r1, h.r2 = r1, r2
+	return h
 }
 
 func (h *hop) fire() {
-	f, r1, r2 := h.f, h.r1, h.r2
-	h.f, h.r1, h.r2 = nil, nil, nil
-	h.a.hops = append(h.a.hops, h)
+	a, f, r1, r2 := h.a, h.f, h.r1, h.r2
+	op, p, res, flag, retry, size, chunks := h.op, h.p, h.res, h.flag, h.retry, h.size, h.chunks
+	*h = hop{a: h.a, run: h.run}
+	a.hops = append(a.hops, h)
 	if r1.gone || r2 != nil && r2.gone {
 		return
 	}
-	f()
+	switch op {
+	case hopFunc:
+		f()
+	case hopAttach:
+		res := a.Main.Attach(p.Session, p.ID, flag)
+		a.attached(p.r, p, res, retry)
+	case hopAttached:
+		p.onAttach(res, retry)
+	case hopDetach:
+		a.Main.Detach(p.Session, p.ID)
+	case hopResize:
+		a.Main.Resize(p.Session, p.ID, size)
+	case hopWrite:
+		a.Main.Write(p.Session, p.ID, chunks)
+	}
 }
 
 // NewApp returns an app with no sessions; add them with AddSession, then Boot.

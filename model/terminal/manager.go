@@ -1,9 +1,12 @@
 package terminal
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/sim"
 )
@@ -343,6 +346,16 @@ func (m *Manager) AdoptLiveOrSpawn(req RecoverRequest, reply func(RecoverResult)
 // on a reload), a leak outside this model; here main releases them, with
 // no restore resize, so the reloaded renderer's panes count afresh.
 func (m *Manager) rendererReloaded() {
+	if m.app.Profile().Has(ReloadDropsClaims) {
+		for _, id := range slices.Sorted(maps.Keys(m.claims)) {
+			c := m.claims[id]
+			delete(m.claims, id)
+			if m.entries[id] == c.backend {
+				delete(m.entries, id)
+			}
+			m.emit("claim.drop", "reload", sim.A("session", id), sim.A("backend", c.backend.ID))
+		}
+	}
 	for _, meta := range m.app.metas {
 		id := meta.ID
 		for _, pane := range m.refs[id] {
@@ -386,6 +399,23 @@ func (m *Manager) spawn(kind string, req RecoverRequest, attrs []sim.Attr, reply
 		sim.A("cols", m.env.Itoa(SpawnDefault.Cols)), sim.A("rows", m.env.Itoa(SpawnDefault.Rows)))
 	m.setInputReadiness(b, false, "starting")
 	m.env.After(b.rand.Duration("start", 300*time.Millisecond, 3*time.Second), func() { m.settle(c, fails) })
+	if m.env.AtCommitPoint(CommitSpawnClaimed, sim.A("session", id), sim.A("backend", b.ID)) {
+		// The window reloads before the backend is live: the new renderer
+		// meets a claim in flight (stablyai/orca#11006's transport drop
+		// during a spawn).
+		m.env.After(0, m.app.ReloadRenderer)
+	}
+}
+
+// CommitSpawnClaimed is the commit point between a spawn's claim (the
+// claim published, the registry entry inserted) and its backend going
+// live: a renderer reload placed there is the fast mount/cleanup/mount
+// that races a spawn.
+const CommitSpawnClaimed = "spawn.claimed"
+
+func init() {
+	model.DeclareCommitPoint(model.CommitPointInfo{Name: CommitSpawnClaimed, Group: catalog.TerminalSession, Fault: "renderer.reload",
+		Doc: "a spawn's claim is published and its registry entry inserted, the backend not yet live: the renderer reloads (its panes gone without clean-up) and the new one recovers every leaf"})
 }
 
 // settle resolves a claim when start() settles.

@@ -84,10 +84,7 @@ func (p *Pane) requestAttach(retry bool) {
 	p.attachInFlight = true
 	a := p.r.app
 	terminalView := a.Meta(p.Session).Mode == Terminal
-	a.toMain(func() {
-		res := a.Main.Attach(p.Session, p.ID, terminalView)
-		p.r.fromMain(func() { p.onAttach(res, retry) })
-	})
+	a.toMainMsg(hopAttach, p, terminalView, retry, Size{}, nil)
 }
 
 // inline reports whether the pane is the debug inline terminal
@@ -152,8 +149,7 @@ func (p *Pane) onAttach(res AttachResult, retry bool) {
 	}
 	if !p.Mounted {
 		p.emit("pane.attach", "released")
-		a := p.r.app
-		a.toMain(func() { a.Main.Detach(p.Session, p.ID) })
+		p.r.app.toMainMsg(hopDetach, p, false, false, Size{}, nil)
 		return
 	}
 	p.landed(res)
@@ -177,13 +173,12 @@ func (p *Pane) landed(res AttachResult) {
 	a := p.r.app
 	if p.resizePending {
 		p.resizePending = false
-		size := p.Size
-		a.toMain(func() { a.Main.Resize(p.Session, p.ID, size) })
+		a.toMainMsg(hopResize, p, false, false, p.Size, nil)
 	}
 	if len(p.pending) > 0 {
 		chunks := p.pending
 		p.pending = nil
-		a.toMain(func() { a.Main.Write(p.Session, p.ID, chunks) })
+		a.toMainMsg(hopWrite, p, false, false, Size{}, chunks)
 	}
 }
 
@@ -206,8 +201,7 @@ func (p *Pane) unmount() {
 		return
 	}
 	if !p.r.guarded() || p.Attached || p.inline() {
-		a := p.r.app
-		a.toMain(func() { a.Main.Detach(p.Session, p.ID) })
+		p.r.app.toMainMsg(hopDetach, p, false, false, Size{}, nil)
 	}
 	p.Attached = false
 }
@@ -225,7 +219,7 @@ func (p *Pane) typeChunks(key Key, n int) {
 	if p.Attached || p.inline() {
 		// The inline terminal queues nothing: its onData writes at once.
 		p.r.env.Emit("user", "type", "sent", attrs...)
-		a.toMain(func() { a.Main.Write(p.Session, p.ID, chunks) })
+		a.toMainMsg(hopWrite, p, false, false, Size{}, chunks)
 		return
 	}
 	p.r.env.Emit("user", "type", "queued", attrs...)

@@ -148,6 +148,15 @@ const EnterBeforeAbsorbed model.Mutant = "enter-before-absorbed"
 // during a start forks a second backend.
 const AdoptSettledOnly model.Mutant = "adopt-settled-only"
 
+// ReloadDropsClaims is a wrong fix in main for the same reload (a main
+// that cleans up after a renderer that went away): a reload makes main
+// forget the spawns still in flight, their claims and registry entries,
+// as requests of a renderer that no longer exists, without stopping the
+// backends starting under them; the new renderer's recover then finds
+// nothing and spawns a second backend beside the first. It needs a reload
+// while a spawn is in flight.
+const ReloadDropsClaims model.Mutant = "reload-drops-claims"
+
 // NeverKillOnTimeout is the mutant of report 003: a readiness timeout never
 // kills, not even a backend the wake spawned (and the spawn deadline, when
 // on, never fires), so a spawned backend that never becomes ready is never
@@ -265,8 +274,14 @@ func init() {
 		Scenario:   "terminal-remount",
 		Invariants: []string{"one-agent-process-per-session"},
 		// A reload is the user's habit, a swarm dimension, and the kill needs
-		// it while a visible spawn is in flight (first at seed 92).
-		GateSeeds: 200, GateStrategy: "swarm"})
+		// it while a visible spawn is in flight (first at seed 92 under
+		// swarm); the commit strategy reloads at the claim (spawn.claimed),
+		// and kills it within 1-2 seeds.
+		GateStrategy: "commit"})
+	model.RegisterMutant(model.MutantInfo{Name: ReloadDropsClaims, Group: catalog.TerminalSession,
+		Doc:        "a renderer reload makes main forget the spawns in flight (claims and registry entries) without stopping their backends, so the new renderer's recover spawns a second one",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"one-agent-process-per-session"}, GateStrategy: "commit"})
 	// Both need worlds where feed Sends run the delivery protocol: the
 	// prompt-protocol swarm dimension.
 	model.RegisterMutant(model.MutantInfo{Name: DeliverWithoutReadiness, Group: catalog.TerminalSession,
