@@ -83,6 +83,10 @@ var (
 		Doc: "a pane of a Claude session remounted while the user's draft was in its composer"})
 	probeRecoverJoinedSpawn = declareProbe(ProbeInfo{Name: "recover-joined-spawn", Group: catalog.TerminalSession,
 		Doc: "a second recover for a session reached main while its first spawn was still starting, and joined it"})
+	probeCloseDuringStart = declareProbe(ProbeInfo{Name: "pane-closed-during-start", Group: catalog.TerminalSession,
+		Doc: "a pane close killed its session's backend while start() was still in flight (the claim cancelled)"})
+	probePostStartStopWhileBlocked = declareProbe(ProbeInfo{Name: "post-start-stop-while-first-blocked", Group: catalog.TerminalSession,
+		Doc: "a backend killed while starting settled its start while the kill's first stop was still blocked, and got its post-start stop"})
 	probeReloadOverLiveBackend = declareProbe(ProbeInfo{Name: "renderer-reload-over-backend", Group: catalog.TerminalSession,
 		Doc: "the desktop app's renderer reloaded while main held a running agent backend"})
 	probeRestartFoundRunningRun = declareProbe(ProbeInfo{Name: "restart-found-running-run", Group: catalog.RestartContinuation,
@@ -148,10 +152,12 @@ type ProbeCounter struct {
 	schedules  scheduleRestarts         // scheduled fires and restarts (schedule.go)
 	replaced   map[string]bool          // incarnations released by an in-place restart
 	running    map[string]bool          // terminal backends spawned and not yet stopped
+	starting   map[string]bool          // terminal backends spawned whose start() has not settled
 	backends   int                      // len(running)
 	preview    map[string]bool          // thread -> its last issued credential carried preview
 	delivering map[string]string        // terminal session -> backend a prompt delivery holds reserved
 	page       pageLife                 // pending dialogs and withdrawn pages (pagelife.go)
+	profiles   profileLife              // profile catalogues across restarts (profiles.go)
 
 	// liveSessions counts provider sessions opened and not yet released.
 	liveSessions int
@@ -161,7 +167,7 @@ type ProbeCounter struct {
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, first: map[string]uint64{}, tabCred: map[string]string{},
 		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
-		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}, delivering: map[string]string{}}
+		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, starting: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}, delivering: map[string]string{}}
 }
 
 // Name implements sim.Checker.
@@ -208,6 +214,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.schedules.observe(ev, hit)
 	toolCallRedelivered(ev, hit)
 	p.page.observe(ev, hit)
+	p.profiles.observe(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		p.liveSessions = 0 // sessions die with their process
@@ -435,6 +442,7 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		p.claude[session] = ev.Get("kind") == "claude"
 		if b := ev.Get("backend"); !p.running[b] {
 			p.running[b] = true
+			p.starting[b] = true
 			p.backends++
 		}
 	case ev.Actor == "user" && ev.Kind == "type" && session != "":
@@ -447,11 +455,21 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		hit(probeDetachWithoutReference)
 	case ev.Actor == "main" && ev.Kind == "recover" && ev.Outcome == "joined":
 		hit(probeRecoverJoinedSpawn)
+	case ev.Actor == "main" && ev.Kind == "stop" && ev.Outcome == "post-start":
+		hit(probePostStartStopWhileBlocked)
+	case ev.Actor == "main" && ev.Kind == "start" && ev.Outcome == "live":
+		delete(p.starting, ev.Get("backend"))
 	case ev.Actor == "main" && ev.Kind == "delivery" && ev.Outcome == "reserved":
 		p.delivering[session] = ev.Get("backend")
 	case ev.Actor == "main" && ev.Kind == "delivery" && (ev.Outcome == "delivered" || ev.Outcome == "failed"):
 		delete(p.delivering, session)
 	case ev.Actor == "main" && (ev.Kind == "start" && ev.Outcome != "live" || ev.Kind == "kill" && ev.Outcome == "killed" || ev.Kind == "exit"):
+		if ev.Kind == "kill" && ev.Get("cause") == "close" && p.starting[ev.Get("backend")] {
+			hit(probeCloseDuringStart)
+		}
+		if ev.Kind != "kill" {
+			delete(p.starting, ev.Get("backend"))
+		}
 		if b := p.delivering[session]; b != "" && b == ev.Get("backend") {
 			hit(probeDeliveryCrossedLifecycle)
 		}

@@ -89,10 +89,11 @@ type T3World struct {
 
 	// hosts are the client preview hosts (previewhosts.go), hrand their
 	// stream.
-	hosts []*browser.DesktopHost
-	hrand *sim.Rand
-	lrand *sim.Rand // the users' moves away from a thread (thread-leave)
-	prand *sim.Rand // the server tabs' page lifecycle (pagelife.go), nil when off
+	hosts    []*browser.DesktopHost
+	hrand    *sim.Rand
+	lrand    *sim.Rand // the users' moves away from a thread (thread-leave)
+	prand    *sim.Rand // the server tabs' page lifecycle (pagelife.go), nil when off
+	profRand *sim.Rand // the server tabs' browser profiles (profiles.go), nil when off
 	// PageLifecycle lets the page-lifecycle dimension be drawn
 	// (pagelife.go): page dialogs, failed navigations, desktop
 	// withdrawals. Off keeps the worlds of the scenarios that predate it
@@ -340,6 +341,7 @@ func (w *T3World) Start() {
 			sim.A("browser-access", fmt.Sprint(w.Store.Project(t.ProjectID).BrowserAccess)))
 	}
 	w.startPageLifecycle()
+	w.startProfiles()
 	w.boot()
 	w.startHosts()
 	for _, u := range w.Users {
@@ -479,6 +481,7 @@ func (w *T3World) boot() {
 		},
 	})
 	w.wirePage(w.srv.Browser)
+	w.wireProfiles(w.srv.Browser)
 	w.srv.Orch.Nested = w.NestedDelegation
 	for _, h := range w.hosts {
 		h.Attach(w.srv.Broker)

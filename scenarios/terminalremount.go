@@ -58,6 +58,15 @@ type TerminalOptions struct {
 	// looks stuck (terminal.User.ReloadChance); swarm turns it on in a
 	// third of its worlds, from its own stream.
 	ReloadChance sim.Ratio
+	// CloseWeight, when set, is the weight of the user's pane close
+	// (terminal.ActClose, 0 by default): closeSession's owned kill of a
+	// session, which cancels a start in flight. Swarm turns it on in half
+	// of its worlds, from its own stream.
+	CloseWeight uint64
+	// CloseEarly is the user's habit of closing a just-opened or retried
+	// pane within 3 s (terminal.User.CloseEarly), on with CloseWeight in
+	// swarm worlds.
+	CloseEarly sim.Ratio
 	// Sessions, when > 0, is the number of sessions (panes) instead of
 	// the draw of 2-5, over (Sessions+1)/2 tabs instead of 1-3 (a scaled
 	// chaos world, model.Env.Threads).
@@ -132,6 +141,10 @@ func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
 		u.GapMax = opts.UserGapMax
 	}
 	u.ReloadChance = opts.ReloadChance
+	if opts.CloseWeight > 0 {
+		u.Weights[terminal.ActClose] = opts.CloseWeight
+	}
+	u.CloseEarly = opts.CloseEarly
 	if opts.DebugWeight > 0 {
 		u.Weights[terminal.ActDebug] = opts.DebugWeight
 	}
@@ -209,6 +222,18 @@ func swarmTerminal(env *model.Env, opts TerminalOptions) TerminalOptions {
 	if d := env.Rand("swarm-terminal-reload"); opts.ReloadChance.Numerator == 0 && d.Chance("enable-reload", sim.Per(1, 3)) {
 		opts.ReloadChance = sim.Per(1+d.Below("reload", 4), 8)
 		attrs = append(attrs, sim.A("reload", show(opts.ReloadChance)))
+	}
+	// The teardown dimensions (sessionManager.ts@428aed2d): the user closes
+	// panes, and a kill's first stop may block, holding the generation's
+	// teardown (and the fence of a start it cancelled) until it settles.
+	if d := env.Rand("swarm-terminal-close"); opts.CloseWeight == 0 && d.Chance("enable-close", sim.Per(1, 2)) {
+		opts.CloseWeight = 1 + d.Below("close-weight", 4)
+		opts.CloseEarly = sim.Per(1+d.Below("close-early", 3), 6)
+		attrs = append(attrs, sim.A("close-weight", fmt.Sprint(opts.CloseWeight)), sim.A("close-early", show(opts.CloseEarly)))
+	}
+	if d := env.Rand("swarm-terminal-stop"); f.SlowStopChance.Numerator == 0 && d.Chance("enable-slow-stop", sim.Per(1, 2)) {
+		f.SlowStopChance = sim.Per(1+d.Below("slow-stop", 3), 4)
+		attrs = append(attrs, sim.A("slow-stop", show(f.SlowStopChance)))
 	}
 	// The prompt-protocol dimension: feed Sends run agent-code's prompt
 	// delivery (main's reservation, readiness, composer absorption, JSONL

@@ -307,6 +307,11 @@ type ServerBrowser struct {
 	// ViewerReconnect: viewers told to reconnect attach again after
 	// ViewerReconnectDelay (the web client's behaviour).
 	ViewerReconnect bool
+	// ProfileFor, in the worlds, is the profile (an id or a name) an
+	// agent's open names when the request names none (nil: none). With it
+	// set, opens trace the context a new headless page asks for
+	// (tab.context) and refused profiles (tab.profile-unknown).
+	ProfileFor func(threadID string) string
 	// OnRender, in the worlds, hears that the desktop app now renders t.
 	OnRender func(t *Tab)
 	// ContextsLaunched, PagesClosed, DesktopConnections and
@@ -749,8 +754,15 @@ func (b *ServerBrowser) requireTab(req Request, ignoreOwner bool) (*Tab, string)
 }
 
 func (b *ServerBrowser) open(req Request, finish func(Result)) {
-	profile, msg, known := b.resolveOpenProfile(req.ProfileID)
+	requested := req.ProfileID
+	if requested == "" && b.ProfileFor != nil {
+		requested = b.ProfileFor(req.ThreadID)
+	}
+	profile, msg, known := b.resolveOpenProfile(requested)
 	if !known {
+		if b.ProfileFor != nil {
+			b.env.Emit(actor, "tab.profile-unknown", requested, sim.A("thread", req.ThreadID))
+		}
 		// The upstream test observes PreviewAutomationUnknownProfileError
 		// through the broker as an execution error whose reason is the
 		// message (ServerBrowser.test.ts, index:70867653086); no tab opens.
@@ -818,6 +830,10 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 		// A headless page's context is keyed by the chosen profile
 		// (createTab); a page the desktop renders asks for none.
 		t.Context = contextFor(t)
+		if b.ProfileFor != nil {
+			b.env.Emit(actor, "tab.context", t.Context.ProfileID, sim.A("thread", t.ThreadID), sim.A("tab", t.TabID),
+				sim.A("isolated", fmt.Sprint(t.Context.Isolated)), sim.A("reported", fmt.Sprint(b.reported != nil)))
+		}
 	}
 	res := Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
 	b.profileStatus(&res)

@@ -1,7 +1,10 @@
 package browser
 
 import (
+	"fmt"
 	"strings"
+
+	"github.com/orchsim/orchsim/sim"
 )
 
 // Browser profiles (packages/contracts/src/browserProfile.ts, stored as
@@ -71,6 +74,7 @@ func (b *ServerBrowser) ReportProfiles(profiles []BrowserProfile, defaultID stri
 		defaultID = DefaultProfileID
 	}
 	b.reported = &reportedProfiles{profiles: resolved, defaultID: defaultID}
+	b.env.Emit(actor, "browser.profiles", defaultID, sim.A("profiles", fmt.Sprint(len(resolved))))
 }
 
 type reportedProfiles struct {

@@ -1,6 +1,7 @@
 package terminal
 
 import (
+	"slices"
 	"time"
 
 	"github.com/orchsim/orchsim/model"
@@ -24,7 +25,10 @@ type App struct {
 	Main     *Manager
 	Renderer *Renderer
 	metas    []*Meta
-	ipc      *sim.Rand
+	// added counts the sessions ever added, so a new session's id stays
+	// fresh after a close.
+	added int
+	ipc   *sim.Rand
 	// Delivery times of the last message each way: Electron IPC is FIFO.
 	toMainAt, toRendererAt time.Duration
 	// hops are spent deliveries, for reuse (see hop).
@@ -158,6 +162,7 @@ func (a *App) Meta(id string) *Meta {
 func (a *App) AddSession(m Meta) *Meta {
 	meta := m
 	a.metas = append(a.metas, &meta)
+	a.added++
 	if meta.Tab >= a.Renderer.View.Tabs {
 		a.Renderer.View.Tabs = meta.Tab + 1
 	}
@@ -237,6 +242,40 @@ func (a *App) ReloadRenderer() {
 		r.rehydrate(m)
 	}
 	r.render()
+}
+
+// ClosePane is the user closing session's pane (closeSession,
+// src/renderer/src/workspace/hook/actions/pane.ts@428aed2d): the renderer
+// asks main to kill the backend with the pane's owner tuple
+// (killOwnedSession: a start in flight is cancelled, an unrelated backend
+// is refused), drops the session from the workspace (keystrokes its panes
+// held are reported dropped, cause=close) and unmounts its leaves. The
+// workspace model's Close (workspace.go) adds detached children and Undo
+// Close; the worlds have neither.
+func (a *App) ClosePane(session string) {
+	m := a.Meta(session)
+	if m == nil {
+		return
+	}
+	a.user("pane.close", sim.A("session", session), sim.A("kind", string(m.Kind)))
+	kind, cwd := m.Kind, m.Cwd
+	a.toMain(func() { a.Main.KillOwned(session, kind, cwd, "close", "") })
+	r := a.Renderer
+	for _, p := range r.Panes {
+		if p.Session == session && len(p.pending) > 0 {
+			p.emit("input.drop", "dropped", sim.A("seq", seqRange(a.env, p.pending)), sim.A("cause", "close"))
+			p.pending = nil
+		}
+	}
+	a.metas = slices.DeleteFunc(a.metas, func(x *Meta) bool { return x.ID == session })
+	if r.View.Surface == SurfaceSpotlight && r.View.Spotlight == session {
+		r.View.Surface, r.View.Spotlight = SurfaceEditor, ""
+	}
+	if r.View.Debug == session {
+		r.View.Debug = ""
+	}
+	r.render()
+	delete(r.runtimes, session)
 }
 
 // NewSession creates a session in the active tab at run time (the user

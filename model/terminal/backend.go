@@ -75,6 +75,20 @@ type Backend struct {
 	jobSeq   int
 	bg       *sim.Rand
 	stepFn   func() // step, bound once
+	// Teardown (lifecycle.go): created once its provider was constructed;
+	// stops counts stop() calls, stopRequested the first (requestEntryStop),
+	// stopBeforeSettle a stop requested while starting, postStop the
+	// post-start stop; stopGate/stopHeld/onStopped block a stop for a test.
+	created, stopRequested, stopBeforeSettle, postStop bool
+	stops                                              int
+	stopGate, stopHeld                                 bool
+	onStopped                                          []func()
+	// tmux is a terminal session's tmux session name and whether this
+	// generation created it.
+	tmux        string
+	tmuxCreated bool
+	// startAt is when the provider was constructed (provider.start.*).
+	startAt time.Duration
 	// cs and cx are the provider session's prompt gate (Claude) and
 	// readiness poll (Codex); surface, when set, replaces the surface they
 	// give the delivery protocols (tests install upstream's stubs there).
@@ -176,6 +190,11 @@ func (b *Backend) started() {
 	default:
 		b.m.setInputReadiness(b, false, "provider-not-ready")
 	}
+	if b.Kind == Claude {
+		if g, ok := b.promptGate(); ok {
+			b.m.noteGate(b, g)
+		}
+	}
 	if b.m.app.Profile().Has(HoldUntilStarted) {
 		b.m.flushHeld(b)
 	}
@@ -256,6 +275,11 @@ func (b *Backend) stop() {
 // it; Codex and OpenCode emit ready:true once, when the latch is set.
 func (b *Backend) publish() {
 	ready, reason := b.gate()
+	if b.Kind == Claude {
+		if g, ok := b.promptGate(); ok {
+			b.m.noteGate(b, g)
+		}
+	}
 	if b.cs != nil && b.state == live {
 		// The gate's transition reaches every awaitReadyForPrompt waiter.
 		b.cs.Refresh()

@@ -300,7 +300,9 @@ func TestACN02_TypedConflictsForKindOrCwd(t *testing.T) {
 	}{{Codex, "/tmp/project"}, {Claude, "/tmp/other"}} {
 		got := f.recover(c.kind, c.cwd)
 		require.NotNil(t, got, "a conflict answers at once")
-		assert.Equal(t, RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership}, *got, "%s %s", c.kind, c.cwd)
+		assert.Equal(t, RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership,
+			Actual: &Owner{Kind: Claude, Cwd: "/tmp/project", Lifecycle: Live}}, *got, "%s %s", c.kind, c.cwd)
+		assert.False(t, got.Retryable)
 	}
 	assert.Equal(t, Live, f.m.Snapshot("stable-session").Lifecycle, "the live backend is untouched")
 }

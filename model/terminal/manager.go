@@ -2,6 +2,7 @@ package terminal
 
 import (
 	"maps"
+	"path"
 	"slices"
 	"strconv"
 	"time"
@@ -34,6 +35,12 @@ type Config struct {
 	// BackgroundChance is the probability that a turn step backgrounds a
 	// tool call that runs on for 1-20 min after the turn.
 	BackgroundChance sim.Ratio
+	// SlowStopChance is the probability that a kill's first stop() of a
+	// backend blocks for SlowStopMin-SlowStopMax (a wrapper waiting on its
+	// child; sessionManager.recover.test.ts's blocked stop gate), drawn
+	// from its own stream. The generation's teardown, and the fence of a
+	// start it cancelled, last until it settles (lifecycle.go).
+	SlowStopChance sim.Ratio
 	// PromptProtocol runs a feed-mode Send through agent-code's prompt
 	// delivery (delivery.go): main's reservation, the provider's readiness
 	// wait, Claude's composer absorption before a separate Enter and its
@@ -56,6 +63,12 @@ type RecoverRequest struct {
 	Resume  bool
 	// Caller names the renderer call for the trace: a wake id or rehydrate.
 	Caller string
+	// Domains is builtInMcpDomains: the built-in MCP domains a cold spawn
+	// registers with main's MCP host (nil or empty: none).
+	Domains []string
+	// TmuxName is recoverTmuxName: the tmux session a terminal session
+	// reattaches to if it still exists.
+	TmuxName string
 }
 
 // Snapshot is a backend snapshot as recover returns it.
@@ -68,6 +81,9 @@ type Snapshot struct {
 	Ready     bool
 	Reason    string
 	Rev       int
+	// Domains is builtInMcpDomains: the launch-time domains main's MCP
+	// host holds for the session (nil: none).
+	Domains []string
 }
 
 // RecoverResult is SessionRecoverResult.
@@ -78,6 +94,16 @@ type RecoverResult struct {
 	Code        string
 	Retryable   bool
 	Message     string
+	// Actual is an ownership conflict's owner (recoveryConflict's
+	// actual): the claim's or live entry's kind and cwd and its lifecycle.
+	Actual *Owner
+}
+
+// Owner is the kind, cwd and lifecycle of what owns a session id.
+type Owner struct {
+	Kind      Kind
+	Cwd       string
+	Lifecycle string
 }
 
 // AttachResult is what attachAgentPty returns: the replay buffer (its size
@@ -110,6 +136,9 @@ type claim struct {
 	cancelled bool
 	backend   *Backend
 	waiters   []func(RecoverResult)
+	// via is the trace kind of the call that claimed: recover, spawn.cold
+	// or spawn.fresh.
+	via string
 }
 
 // replayBuffer is a session's raw PTY replay buffer, kept as runs of output
@@ -192,6 +221,23 @@ type Manager struct {
 	refs map[string][]string
 	// reapGen is the generation of each session's pending reaper check.
 	reapGen map[string]int
+	// lifecycle.go: the journal and its gate notes and sampler, the MCP
+	// host, the tmux registry, the fresh-spawn counter, the pre-agent
+	// hook, the provider construction count and every id main has owned
+	// (everKnownSessionIds).
+	journal     *Journal
+	gateNotes   map[string]*gateNote
+	sampling    bool
+	mcp         *MCPHost
+	tmux        *TmuxRegistry
+	spawnSeq    int
+	beforeStart func(done func(error))
+	creates     int
+	known       map[string]bool
+	stopRand    *sim.Rand
+	// constructFail marks sessions whose next provider construction
+	// throws (FailNextConstruction).
+	constructFail map[string]bool
 	// reserved holds the sessions a prompt delivery has reserved
 	// (promptDeliveriesInFlight); deliverySeq numbers deliveries.
 	reserved    map[string]bool
@@ -205,7 +251,8 @@ func newManager(app *App) *Manager {
 		gens: map[string]int{}, readiness: map[string]readiness{}, counts: map[string]int{},
 		restores: map[string]ownedSize{}, sizes: map[string]ownedSize{}, buffers: map[string]*replayBuffer{},
 		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}, refs: map[string][]string{},
-		reapGen: map[string]int{}, reserved: map[string]bool{}}
+		reapGen: map[string]int{}, gateNotes: map[string]*gateNote{}, mcp: NewMCPHost(), known: map[string]bool{},
+		reserved: map[string]bool{}, constructFail: map[string]bool{}}
 }
 
 func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
@@ -254,10 +301,16 @@ func (m *Manager) Snapshot(session string) Snapshot {
 	if r, ok := m.readiness[session]; ok {
 		s.Ready, s.Reason, s.Rev = r.ready, r.reason, r.rev
 	}
+	if m.mcp != nil {
+		s.Domains = m.mcp.SessionDomains(session)
+	}
 	return s
 }
 
 func validKind(k Kind) bool {
+	if k == Shell {
+		return true
+	}
 	for _, x := range Kinds {
 		if x == k {
 			return true
@@ -269,6 +322,9 @@ func validKind(k Kind) bool {
 // Recover is recover() (IPC recoverSession, MODEL.md C4). reply is called
 // once, at once for an adoption or a refusal, or when the spawn settles.
 func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
+	// recover compares and claims path.resolve(cwd): /tmp/project/. is
+	// /tmp/project (the model's cwds are absolute, so Clean is resolve).
+	req.Cwd = path.Clean(req.Cwd)
 	id := req.Session
 	attrs := []sim.Attr{sim.A("session", id), sim.A("kind", string(req.Kind)), sim.A("caller", req.Caller)}
 	if !validKind(req.Kind) {
@@ -280,21 +336,28 @@ func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
 		if c.kind == req.Kind && c.cwd == req.Cwd {
 			c.waiters = append(c.waiters, reply)
 			m.emit("recover", Joined, append(attrs, sim.A("backend", c.backend.ID))...)
+			m.record("recover.join", id, sim.A("kind", string(req.Kind)), sim.A("lifecycle", Spawning))
 			return
 		}
 		m.emit("recover", CodeOwnershipConflict, append(attrs, sim.A("reason", "claim-mismatch"))...)
-		reply(RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership})
+		m.record("recover.conflict", id, sim.A("kind", string(req.Kind)), sim.A("code", CodeOwnershipConflict),
+			sim.A("lifecycle", Spawning), sim.A("reason", "claim-in-flight"))
+		reply(RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership, Actual: &Owner{c.kind, c.cwd, Spawning}})
 		return
 	}
 	if b := m.entries[id]; b != nil {
 		if b.Kind != req.Kind || b.Cwd != req.Cwd {
 			m.emit("recover", CodeOwnershipConflict, append(attrs, sim.A("reason", "live-entry-mismatch"))...)
-			reply(RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership})
+			m.record("recover.conflict", id, sim.A("kind", string(req.Kind)), sim.A("code", CodeOwnershipConflict),
+				sim.A("lifecycle", Live), sim.A("reason", "live-entry-mismatch"))
+			reply(RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership, Actual: &Owner{b.Kind, b.Cwd, m.Snapshot(id).Lifecycle}})
 			return
 		}
 		snap := m.Snapshot(id)
 		m.emit("recover", Adopted, append(attrs, sim.A("backend", b.ID), sim.A("ready", b2s(snap.Ready)),
 			sim.A("reason", snap.Reason))...)
+		m.record("recover.adopted", id, sim.A("kind", string(req.Kind)), sim.A("disposition", Adopted),
+			sim.A("lifecycle", snap.Lifecycle), sim.A("ready", b2s(snap.Ready)), sim.A("reason", snap.Reason), sim.A("durationMs", "0"))
 		reply(RecoverResult{OK: true, Disposition: Adopted, Snapshot: snap})
 		return
 	}
@@ -381,30 +444,98 @@ func (m *Manager) rendererReloaded() {
 
 // spawn is spawnWithId under recover's claim: it publishes the claim,
 // inserts the registry entry before start() resolves and settles later.
+// Before the provider is constructed it registers the session's built-in
+// MCP domains (failing the start without a host), prepares a terminal
+// session's tmux session and awaits the pre-agent hook (lifecycle.go).
 func (m *Manager) spawn(kind string, req RecoverRequest, attrs []sim.Attr, reply func(RecoverResult)) {
 	id := req.Session
 	meta := m.app.Meta(id)
 	m.gens[id]++
-	b := newBackend(m, &Meta{ID: id, Kind: req.Kind, Cwd: req.Cwd, Resume: req.Resume || meta != nil && meta.Resume}, m.gens[id])
+	resume := req.Resume || meta != nil && meta.Resume
+	b := newBackend(m, &Meta{ID: id, Kind: req.Kind, Cwd: req.Cwd, Resume: resume}, m.gens[id])
 	b.wedged = b.rand.Chance("wedge", m.cfg.WedgeChance) || m.wedgeNext[id]
 	delete(m.wedgeNext, id)
 	fails := b.rand.Chance("start-fail", m.cfg.StartFailChance)
-	c := &claim{kind: req.Kind, cwd: req.Cwd, backend: b, waiters: []func(RecoverResult){reply}}
+	c := &claim{kind: req.Kind, cwd: req.Cwd, backend: b, waiters: []func(RecoverResult){reply}, via: kind}
 	m.claims[id] = c
 	m.emit(kind, "claimed", append(attrs, sim.A("backend", b.ID))...)
+	if kind == "recover" {
+		m.record("recover.claim", id, sim.A("kind", string(req.Kind)), sim.A("hasResumeId", b2s(resume)))
+		m.record("spawn.begin", id, sim.A("kind", string(req.Kind)))
+	}
+	m.known[id] = true
 	// spawnWithId inserts the registry entry before awaiting start().
 	m.entries[id] = b
 	m.sizes[id] = ownedSize{SpawnDefault, ownerSpawn}
-	m.emit("spawn", "starting", sim.A("session", id), sim.A("backend", b.ID), sim.A("kind", string(b.Kind)),
-		sim.A("cols", m.env.Itoa(SpawnDefault.Cols)), sim.A("rows", m.env.Itoa(SpawnDefault.Rows)))
-	m.setInputReadiness(b, false, "starting")
-	m.env.After(b.rand.Duration("start", 300*time.Millisecond, 3*time.Second), func() { m.settle(c, fails) })
-	if m.env.AtCommitPoint(CommitSpawnClaimed, sim.A("session", id), sim.A("backend", b.ID)) {
-		// The window reloads before the backend is live: the new renderer
-		// meets a claim in flight (stablyai/orca#11006's transport drop
-		// during a spawn).
-		m.env.After(0, m.app.ReloadRenderer)
+	create := func() {
+		b.created = true
+		b.startAt = m.env.Now()
+		m.creates++
+		m.emit("spawn", "starting", sim.A("session", id), sim.A("backend", b.ID), sim.A("kind", string(b.Kind)),
+			sim.A("cols", m.env.Itoa(SpawnDefault.Cols)), sim.A("rows", m.env.Itoa(SpawnDefault.Rows)))
 	}
+	start := func() {
+		m.record("provider.start.begin", id, sim.A("kind", string(b.Kind)))
+		m.env.After(b.rand.Duration("start", 300*time.Millisecond, 3*time.Second), func() { m.settle(c, fails) })
+		if m.env.AtCommitPoint(CommitSpawnClaimed, sim.A("session", id), sim.A("backend", b.ID)) {
+			// The window reloads before the backend is live: the new renderer
+			// meets a claim in flight (stablyai/orca#11006's transport drop
+			// during a spawn).
+			m.env.After(0, m.app.ReloadRenderer)
+		}
+	}
+	if req.Kind == Shell {
+		if m.tmux != nil && m.tmux.Available {
+			b.tmux, b.tmuxCreated = m.tmux.prepare(req.TmuxName)
+		}
+	} else if len(req.Domains) > 0 {
+		if m.mcp == nil {
+			// "Built-in MCP host is not available": thrown before the
+			// provider exists, so nothing is created or stopped.
+			m.setInputReadiness(b, false, "starting")
+			m.env.After(0, func() { m.settle(c, true) })
+			return
+		}
+		m.mcp.register(MCPRegistration{Session: id, Cwd: req.Cwd, Kind: req.Kind, Domains: slices.Clone(req.Domains)})
+	}
+	// construct is createSession: it may throw (FailNextConstruction), and
+	// then the spawn fails before any provider exists.
+	construct := func() bool {
+		if m.constructFail[id] {
+			delete(m.constructFail, id)
+			m.creates++
+			return false
+		}
+		create()
+		return true
+	}
+	fail := func() { m.env.After(0, func() { m.settle(c, true) }) }
+	if m.beforeStart == nil || req.Kind == Shell {
+		ok := construct()
+		m.setInputReadiness(b, false, "starting")
+		if ok {
+			start()
+		} else {
+			fail()
+		}
+		return
+	}
+	m.setInputReadiness(b, false, "starting")
+	m.beforeStart(func(err error) {
+		if err != nil {
+			// Best effort: journalled, never a reason to strand the launch.
+			m.record("conventions.pre_spawn_reconcile.error", id, sim.A("error", err.Error()))
+		}
+		if c.cancelled {
+			m.settle(c, false)
+			return
+		}
+		if construct() {
+			start()
+		} else {
+			fail()
+		}
+	})
 }
 
 // CommitSpawnClaimed is the commit point between a spawn's claim (the
@@ -418,37 +549,78 @@ func init() {
 		Doc: "a spawn's claim is published and its registry entry inserted, the backend not yet live: the renderer reloads (its panes gone without clean-up) and the new one recovers every leaf"})
 }
 
-// settle resolves a claim when start() settles.
+// settle resolves a claim when start() settles, once the generation's
+// teardown stops (if a kill asked for them) have settled too.
 func (m *Manager) settle(c *claim, fails bool) {
+	b := c.backend
+	m.settleStart(b, func() { m.settled(c, fails) })
+}
+
+func (m *Manager) settled(c *claim, fails bool) {
 	b := c.backend
 	id := b.Session
 	if m.claims[id] == c {
 		delete(m.claims, id)
 	}
+	took := sim.A("durationMs", ms(m.env.Now()-b.startAt))
 	var res RecoverResult
 	switch {
 	case c.cancelled || m.entries[id] != b:
 		if m.entries[id] == b {
 			delete(m.entries, id)
+			m.revokeMCP(b)
 		}
 		b.stop()
 		m.emit("start", CodeCancelled, sim.A("session", id), sim.A("backend", b.ID))
+		m.rollbackTmux(b)
 		m.rejectHeld(b, "cancelled")
+		if b.created {
+			m.record("provider.start.end", id, sim.A("kind", string(b.Kind)), sim.A("ok", "false"), took)
+		}
+		if c.via == "recover" {
+			m.record("recover.cancelled", id, sim.A("kind", string(b.Kind)), sim.A("code", CodeCancelled), sim.A("lifecycle", Spawning))
+		}
 		res = RecoverResult{Code: CodeCancelled, Retryable: true, Message: MsgCancelled}
 	case fails:
+		// The rollback stops the wrapper it constructed, cleans up (revoking
+		// MCP) and destroys only a tmux session this spawn created.
+		m.requestStop(b)
 		delete(m.entries, id)
+		m.revokeMCP(b)
 		b.stop()
 		m.emit("start", CodeStartFailed, sim.A("session", id), sim.A("backend", b.ID))
+		m.rollbackTmux(b)
 		m.rejectHeld(b, "start-failed")
+		if b.created {
+			m.record("provider.start.end", id, sim.A("kind", string(b.Kind)), sim.A("ok", "false"), took)
+		}
+		if c.via == "recover" {
+			m.record("recover.failed", id, sim.A("kind", string(b.Kind)), sim.A("code", CodeStartFailed), sim.A("lifecycle", Spawning))
+		}
 		res = RecoverResult{Code: CodeStartFailed, Retryable: true, Message: MsgStartFailed}
 	default:
+		m.record("provider.start.end", id, sim.A("kind", string(b.Kind)), sim.A("ok", "true"), took)
 		m.emit("start", Live, sim.A("session", id), sim.A("backend", b.ID))
 		b.started()
 		m.armSpawnDeadline(b)
 		res = RecoverResult{OK: true, Disposition: Spawned, Snapshot: m.Snapshot(id)}
+		if c.via == "recover" {
+			m.record("recover.spawned", id, sim.A("kind", string(b.Kind)), sim.A("disposition", Spawned),
+				sim.A("lifecycle", res.Snapshot.Lifecycle), sim.A("ready", b2s(res.Snapshot.Ready)),
+				sim.A("reason", res.Snapshot.Reason), took)
+		}
 	}
 	for _, w := range c.waiters {
 		w(res)
+	}
+}
+
+// rollbackTmux destroys the tmux session b's spawn created; a recovered
+// one is durable user state and survives.
+func (m *Manager) rollbackTmux(b *Backend) {
+	if b.tmuxCreated && m.tmux != nil {
+		b.tmuxCreated = false
+		m.tmux.kill(b.tmux)
 	}
 }
 
@@ -475,6 +647,7 @@ func (m *Manager) armSpawnDeadline(b *Backend) {
 // entry's kind+cwd or an in-flight claim's must match; then kill. wake names
 // the renderer wake that asked, for the trace.
 func (m *Manager) KillOwned(session string, kind Kind, cwd, cause, wake string) bool {
+	cwd = path.Clean(cwd)
 	if b := m.entries[session]; b != nil && b.Kind == kind && b.Cwd == cwd {
 		m.kill(session, cause, wake)
 		return true
@@ -498,13 +671,24 @@ func (m *Manager) kill(session, cause, wake string) {
 		c.cancelled = true
 		b = c.backend
 	}
-	if e := m.entries[session]; e != nil {
+	e := m.entries[session]
+	cause0 := "no-owner"
+	switch {
+	case e != nil:
+		cause0 = "live-entry"
+	case b != nil:
+		cause0 = "recovery-claim"
+	}
+	m.record("kill.request", session, sim.A("cause", cause0))
+	if e != nil {
 		b = e
 		delete(m.entries, session)
+		m.revokeMCP(e)
 	}
 	if b == nil {
 		return
 	}
+	m.requestStop(b)
 	attrs := []sim.Attr{sim.A("session", session), sim.A("backend", b.ID), sim.A("cause", cause)}
 	if wake != "" {
 		attrs = append(attrs, sim.A("wake", wake))
@@ -523,6 +707,7 @@ func (m *Manager) kill(session, cause, wake string) {
 func (m *Manager) exited(b *Backend, code int, cause string) {
 	if m.entries[b.Session] == b {
 		delete(m.entries, b.Session)
+		m.revokeMCP(b)
 	}
 	b.stop()
 	b.killJobs()
@@ -553,6 +738,7 @@ func (m *Manager) setInputReadiness(b *Backend, ready bool, reason string) {
 	m.readiness[id] = readiness{ready, reason, rev}
 	m.emit("input-readiness", "", sim.A("session", id), sim.A("backend", b.ID), sim.A("ready", b2s(ready)),
 		sim.A("reason", reason), sim.A("rev", m.env.Itoa(rev)))
+	m.record("readiness.publish", id, sim.A("ready", b2s(ready)), sim.A("reason", reason), sim.A("revision", strconv.Itoa(rev)))
 	r := m.app.Renderer
 	m.app.toRenderer(func() { r.onInputReadiness(id, ready, rev) })
 }
@@ -753,6 +939,14 @@ func (m *Manager) rejectHeld(b *Backend, why string) {
 // DeliverPrompt is deliverPromptToAgent for a feed-mode Send.
 func (m *Manager) DeliverPrompt(session string) bool {
 	b := m.entries[session]
+	if b == nil {
+		why := "never-owned"
+		if m.known[session] {
+			why = "entry-lost-after-owned"
+		}
+		m.record("delivery.reject", session, sim.A("code", "not-ready"), sim.A("stage", "before-write"),
+			sim.A("registryHit", "false"), sim.A("reason", why))
+	}
 	if b == nil || !b.Live() {
 		m.emit("send", "not-ready", sim.A("session", session), sim.A("stage", "before-write"), sim.A("reason", "no-entry"))
 		return false

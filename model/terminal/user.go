@@ -41,6 +41,13 @@ type User struct {
 	// draws come from their own stream, "user/eager".
 	Eager sim.Ratio
 	eager *sim.Rand
+	// CloseEarly is the chance that, right after opening a new agent or
+	// pressing Retry, the user changes their mind and closes the pane
+	// 0.1-3 s later, usually while its start is still in flight (the close
+	// that cancels a blocked startup, sessionRecovery.integration.test.ts);
+	// drawn from its own stream, "user/close". Zero: never.
+	CloseEarly sim.Ratio
+	closer     *sim.Rand
 	// MoveAfterSend is the chance that, right after a feed Send, the user
 	// moves on at once (0-1 s later) in a way that remounts the session's
 	// pane (a StrictMode remount of its leaf, or Spotlight on it), so the
@@ -71,6 +78,10 @@ const (
 	ActDebug
 	ActRetry
 	ActNewAgent
+	// ActClose closes the focused session's pane (App.ClosePane). Its
+	// default weight is 0: a world turns it on (the close swarm dimension),
+	// so worlds that do not keep their draws.
+	ActClose
 	numActs
 )
 
@@ -238,18 +249,41 @@ func (u *User) act() {
 		if p != nil && (p.Failed != "" || !r.BelievedLive(s) && r.Runtime(s).Status != StatusSpawning) {
 			a.Retry(s)
 			u.typeEagerly(s)
+			u.closeEarly(s)
 		}
 	case ActNewAgent:
 		if len(a.metas) < u.MaxSessions {
 			u.newSeq++
-			id := fmt.Sprintf("s%d", len(a.metas)+1)
+			id := fmt.Sprintf("s%d", a.added+1)
 			kind := u.Kinds[u.rand.Pick("new-kind", u.KindWeights...)]
 			mode := []ViewMode{Feed, Terminal}[u.rand.Pick("new-mode", 1, 3)]
 			a.NewSession(Meta{ID: id, Kind: kind, Cwd: fmt.Sprintf("/work/proj-%d", u.newSeq%2), Mode: mode})
 			u.focus = id
 			u.typeEagerly(id)
+			u.closeEarly(id)
+		}
+	case ActClose:
+		if s != "" {
+			a.ClosePane(s)
+			u.focus = ""
 		}
 	}
+}
+
+// closeEarly closes session's pane shortly after it opened, with chance
+// CloseEarly.
+func (u *User) closeEarly(session string) {
+	if u.CloseEarly.Numerator == 0 {
+		return
+	}
+	if u.closer == nil {
+		u.closer = u.app.env.Rand("user/close")
+	}
+	if !u.closer.Chance("close-early", u.CloseEarly) {
+		return
+	}
+	d := u.closer.Duration("close-after", 100*time.Millisecond, 3*time.Second)
+	u.app.env.After(d, func() { u.app.ClosePane(session) })
 }
 
 // stuck reports whether a mounted pane looks stuck: its session's runtime
