@@ -132,6 +132,9 @@ func writeRecord(b *strings.Builder, c Catalog, exp map[string]Medians) {
 				script = "`" + s.Script + "`"
 			}
 			cost := r.Cost
+			if c, ok := r.SwitchCost[name]; ok {
+				cost = c
+			}
 			if cost == "" {
 				cost = "-"
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/orchsim/orchsim/model"
 	"io"
 	"reflect"
 	"slices"
@@ -72,7 +73,38 @@ func ParseSummary(b []byte) (*Merged, error) {
 	for _, f := range s.CampaignFields() {
 		s.has[f.Name] = fields[f.Name]
 	}
+	if err := checkLater(&s); err != nil {
+		return nil, fmt.Errorf("not a fuzz --json summary: %w", err)
+	}
 	return &s, nil
+}
+
+// checkLater refuses later_violations a fuzz run cannot have written: a
+// keep-going summary whose list is null or missing (a keep-going campaign
+// always writes one, [] when empty), an entry with no scenario, invariant
+// or signature, a count below 1, or a switch this orchsim does not know.
+func checkLater(s *Merged) error {
+	if s.KeepGoing && s.Later == nil {
+		return errors.New("keep_going is true but later_violations is null or missing (a keep-going campaign writes a list, [] when empty)")
+	}
+	known := map[string]bool{}
+	for _, sw := range model.Switches() {
+		known[string(sw.Name)] = true
+	}
+	for i, l := range s.Later {
+		if l.Scenario == "" || l.Invariant == "" || l.Signature == "" {
+			return fmt.Errorf("later_violations[%d] needs a scenario, an invariant and a signature", i)
+		}
+		if l.Count < 1 {
+			return fmt.Errorf("later_violations[%d] (%s / %s): count %d is not a positive number of violations", i, l.Scenario, l.Invariant, l.Count)
+		}
+		for _, sw := range l.Switches {
+			if !known[sw] {
+				return fmt.Errorf("later_violations[%d] (%s / %s): unknown switch %q (orchsim list names them)", i, l.Scenario, l.Invariant, sw)
+			}
+		}
+	}
+	return nil
 }
 
 // CampaignField is one field of a report that names its campaign.

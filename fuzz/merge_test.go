@@ -46,7 +46,7 @@ func shard(t *testing.T, json string) *Merged {
 }
 
 const shardFields = `"scenarios":["chaos"],"horizon_ms":[1000],"profile":"fixed","strategy":"swarm","start":1,"seeds":10,` +
-	`"budget_ms":0,"shrink_runs":300,"shrink_budget_ms":30000,"keep_going":true`
+	`"budget_ms":0,"shrink_runs":300,"shrink_budget_ms":30000,"keep_going":true,"later_violations":[]`
 
 func TestMerge_Rules(t *testing.T) {
 	a := shard(t, `{`+shardFields+`,"shard":"0/3","seeds_run":4,"failures":1,"elapsed_ms":10,"interrupted":true,`+
@@ -96,6 +96,16 @@ func TestParseSummary_IsStrict(t *testing.T) {
 		"wrong case": {`{` + shardFields + `,"shard":"0/1","Failures":1}`, `key "Failures" must be spelled "failures"`},
 		"two values": {`{` + shardFields + `,"shard":"0/1"} {}`, "more data after the JSON object"},
 		"no shard":   {`{` + shardFields + `}`, "no scenarios, shard or profile"},
+		"later null": {strings.Replace(`{`+shardFields+`,"shard":"0/1"}`, `"later_violations":[]`, `"later_violations":null`, 1),
+			"keep_going is true but later_violations is null or missing"},
+		"later missing": {strings.Replace(`{`+shardFields+`,"shard":"0/1"}`, `,"later_violations":[]`, ``, 1),
+			"keep_going is true but later_violations is null or missing"},
+		"later unknown switch": {strings.Replace(`{`+shardFields+`,"shard":"0/1"}`, `"later_violations":[]`,
+			`"later_violations":[{"scenario":"chaos","invariant":"x","signature":"s","seed":1,"count":1,"switches":["no-such-fix"]}]`, 1),
+			`later_violations[0] (chaos / x): unknown switch "no-such-fix"`},
+		"later negative count": {strings.Replace(`{`+shardFields+`,"shard":"0/1"}`, `"later_violations":[]`,
+			`"later_violations":[{"scenario":"chaos","invariant":"x","signature":"s","seed":1,"count":-2,"switches":[]}]`, 1),
+			"later_violations[0] (chaos / x): count -2 is not a positive number of violations"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := ParseSummary([]byte(tc.json))

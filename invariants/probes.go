@@ -73,6 +73,8 @@ var (
 		Doc: "a provider session idled out while its thread had an open agent tab"})
 	probeDetachWithoutReference = declareProbe(ProbeInfo{Name: "detach-without-reference", Group: catalog.TerminalSession,
 		Doc: "main got an agent PTY detach from a client that held no attach reference (ignored, or unmatched at zero)"})
+	probeLateExitOverReplacement = declareProbe(ProbeInfo{Name: "late-exit-over-replacement", Group: catalog.TerminalSession,
+		Doc: "the late exit of a start main gave up on arrived while a newer backend held the session's entry (ignored, or applied to it)"})
 	probeReapWithBackgroundJob = declareProbe(ProbeInfo{Name: "reap-with-background-job", Group: catalog.TerminalSession,
 		Doc: "the detached-idle reaper found a session with a background job running (spared it, or killed it with the job)"})
 	probeDeliveryCrossedLifecycle = declareProbe(ProbeInfo{Name: "delivery-crossed-remount-or-exit", Group: catalog.TerminalSession,
@@ -89,6 +91,8 @@ var (
 		Doc: "a backend killed while starting settled its start while the kill's first stop was still blocked, and got its post-start stop"})
 	probeReloadOverLiveBackend = declareProbe(ProbeInfo{Name: "renderer-reload-over-backend", Group: catalog.TerminalSession,
 		Doc: "the desktop app's renderer reloaded while main held a running agent backend"})
+	probeExtraInstanceOverRunningRun = declareProbe(ProbeInfo{Name: "extra-instance-over-running-run", Group: catalog.RestartContinuation,
+		Doc: "a second app instance launched against the home while the live backend was running a run (refused, or its startup reconcile ran; t3code#12926)"})
 	probeRestartFoundRunningRun = declareProbe(ProbeInfo{Name: "restart-found-running-run", Group: catalog.RestartContinuation,
 		Doc: "a server started over a run its dead predecessor left running (the startup reconcile settled it)"})
 	probeRestartLostIngestion = declareProbe(ProbeInfo{Name: "restart-behind-ingestion-backlog", Group: catalog.RestartContinuation,
@@ -156,6 +160,7 @@ type ProbeCounter struct {
 	schedules  scheduleRestarts         // scheduled fires and restarts (schedule.go)
 	replaced   map[string]bool          // incarnations released by an in-place restart
 	running    map[string]bool          // terminal backends spawned and not yet stopped
+	runs       map[string]bool          // server runs started and not yet settled
 	starting   map[string]bool          // terminal backends spawned whose start() has not settled
 	backends   int                      // len(running)
 	preview    map[string]bool          // thread -> its last issued credential carried preview
@@ -171,7 +176,7 @@ type ProbeCounter struct {
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, first: map[string]uint64{}, tabCred: map[string]string{},
 		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
-		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, starting: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}, delivering: map[string]string{}}
+		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, starting: map[string]bool{}, runs: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}, delivering: map[string]string{}}
 }
 
 // Name implements sim.Checker.
@@ -285,8 +290,19 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 		p.stopping = slices.DeleteFunc(p.stopping, func(t string) bool { return t == ev.Get("thread") })
 	case ev.Actor == "server" && ev.Kind == "message.duplicate":
 		hit(probeMessageDeliveredTwice)
-	case ev.Actor == "server" && ev.Kind == "reconcile" && ev.Get("trigger") == "startup":
-		hit(probeRestartFoundRunningRun)
+	case ev.Actor == "server" && ev.Kind == "run.start":
+		p.runs[ev.Get("run")] = true
+	case ev.Actor == "server" && (ev.Kind == "run.end" || ev.Kind == "ingest.replay"):
+		delete(p.runs, ev.Get("run"))
+	case ev.Actor == "server" && ev.Kind == "instance.extra" && ev.Outcome != "":
+		if len(p.runs) > 0 {
+			hit(probeExtraInstanceOverRunningRun)
+		}
+	case ev.Actor == "server" && ev.Kind == "reconcile":
+		delete(p.runs, ev.Get("run"))
+		if ev.Get("trigger") == "startup" {
+			hit(probeRestartFoundRunningRun)
+		}
 	case ev.Kind == "restart-continuation":
 		hit(probeRestartContinuation)
 	case ev.Kind == "host.suspend":
@@ -461,6 +477,8 @@ func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
 		hit(probeReapWithBackgroundJob)
 	case ev.Actor == "main" && ev.Kind == "pty.detach" && (ev.Outcome == "ignored" || ev.Outcome == "unmatched"):
 		hit(probeDetachWithoutReference)
+	case ev.Actor == "main" && ev.Kind == "exit.late" && ev.Get("entry") != "-" && ev.Get("entry") != ev.Get("backend"):
+		hit(probeLateExitOverReplacement)
 	case ev.Actor == "main" && ev.Kind == "recover" && ev.Outcome == "joined":
 		hit(probeRecoverJoinedSpawn)
 	case ev.Actor == "main" && ev.Kind == "stop" && ev.Outcome == "post-start":

@@ -264,3 +264,72 @@ func (s *stoppedSettles) Observe(ev *sim.Event) *sim.Violation {
 	}
 	return nil
 }
+
+// ReconcileSparesLiveRuns is written from the startup reconcile's own
+// contract (ProviderRuntimeRecoveryService.ts@0928e05e reconcile(startup):
+// it settles what a dead process left running; the thread's message
+// "Provider session did not survive a server restart") and from issue 14's
+// stored state agrees with provider reality: a startup reconcile settles a
+// run only once the server process that started it has died (its restart
+// or the app's quit); a run whose process is alive is never settled as
+// lost. It reads server.start, the fault server-restart and user app.quit
+// events (the incarnation that ends), run.start, run.end and reconcile
+// (instance= names a backend other than the live one).
+const ReconcileSparesLiveRuns = "reconcile-spares-live-runs"
+
+func init() {
+	register(Info{Name: ReconcileSparesLiveRuns, Group: catalog.RestartContinuation,
+		Property: "a startup reconcile cancels a run only after the server process that started it has died: a live process's runs are never settled as not having survived a restart",
+		Source:   "ProviderRuntimeRecoveryService.ts@0928e05e reconcile(startup) (what a dead process left running); t3code#12926 expected behaviour; issue 14's stored state agrees with provider reality",
+		Reports:  []catalog.Report{"t3code#12926"},
+		New:      func() sim.Checker { return &sparesLive{} }})
+}
+
+type sparesLive struct {
+	open        []openRun
+	incarnation string
+	dead        []string // incarnations whose process ended (bounded by restarts)
+}
+
+func (*sparesLive) Name() string { return ReconcileSparesLiveRuns }
+
+func (x *sparesLive) alive(inc string) bool {
+	for _, d := range x.dead {
+		if d == inc {
+			return false
+		}
+	}
+	return true
+}
+
+func (x *sparesLive) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case ev.Actor == "server" && ev.Kind == "server.start":
+		x.incarnation = ev.Get("incarnation")
+	case ev.Actor == "fault" && ev.Kind == "server-restart", ev.Actor == "user" && ev.Kind == "app.quit":
+		if len(x.dead) == 64 {
+			x.dead = x.dead[1:]
+		}
+		x.dead = append(x.dead, ev.Get("incarnation"))
+	case ev.Actor == "server" && ev.Kind == "run.start":
+		x.open = append(x.open, openRun{run: ev.Get("run"), thread: ev.Get("thread"), started: ev.At, incarnation: x.incarnation})
+	case ev.Actor == "server" && (ev.Kind == "run.end" || ev.Kind == "reconcile" || ev.Kind == "ingest.replay"):
+		for i, o := range x.open {
+			if o.run != ev.Get("run") {
+				continue
+			}
+			x.open = append(x.open[:i], x.open[i+1:]...)
+			if ev.Kind == "reconcile" && ev.Get("trigger") == "startup" && x.alive(o.incarnation) {
+				by := ev.Get("instance")
+				if by == "" {
+					by = "incarnation " + x.incarnation
+				}
+				return violation(ReconcileSparesLiveRuns,
+					"run %s of thread %s, started at %s under server incarnation %s, was %s at %s by the startup reconcile of %s while incarnation %s is alive: the thread says its provider session did not survive a restart while its agent works on",
+					o.run, o.thread, at(o.started), o.incarnation, ev.Outcome, at(ev.At), by, o.incarnation)
+			}
+			return nil
+		}
+	}
+	return nil
+}

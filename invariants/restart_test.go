@@ -157,3 +157,39 @@ func TestStoppedSessionSettles_NearMisses(t *testing.T) {
 		assert.Nil(t, check(t, StoppedSessionSettles, append(h, prompt)), name)
 	}
 }
+
+// t3code#12926's story: an extra app instance's backend opens the home
+// while incarnation 1 runs run:1, and its startup reconcile cancels it.
+func TestReconcileSparesLiveRuns(t *testing.T) {
+	live := []sim.Event{
+		ev(0, "server", "server.start", "", "incarnation=1"),
+		ev(1, "server", "run.start", "", "thread=thread-a", "run=run:1"),
+		ev(5, "fault", "extra-instance", "agent-device", "live=1"),
+	}
+	v := check(t, ReconcileSparesLiveRuns, append(append([]sim.Event(nil), live...),
+		ev(5, "server", "instance.extra", "started", "instance=extra-1", "port=3774", "live=1"),
+		ev(5, "server", "reconcile", "cancelled", "trigger=startup", "thread=thread-a", "run=run:1", "instance=extra-1")))
+	require.NotNil(t, v)
+	for _, want := range []string{"run run:1 of thread thread-a", "started at T+00:01:00.000 under server incarnation 1",
+		"cancelled at T+00:05:00.000 by the startup reconcile of extra-1 while incarnation 1 is alive"} {
+		assert.Contains(t, v.Message, want)
+	}
+	// The fix: the extra instance refuses to start.
+	assert.Nil(t, check(t, ReconcileSparesLiveRuns, append(append([]sim.Event(nil), live...),
+		ev(5, "server", "instance.extra", "refused", "instance=extra-1", "port=3773", "live=1"))))
+	// Near misses: a restart (crash or quit) whose successor's startup
+	// reconcile cancels the dead process's run; a run that ended first; the
+	// dying process's own shutdown reconcile.
+	for name, h := range map[string][]sim.Event{
+		"restart": {live[0], live[1], ev(4, "fault", "server-restart", "crash", "incarnation=1"),
+			ev(5, "server", "server.start", "", "incarnation=2"),
+			ev(5, "server", "reconcile", "cancelled", "trigger=startup", "thread=thread-a", "run=run:1")},
+		"quit": {live[0], live[1], ev(4, "user", "app.quit", "sluggish", "incarnation=1"),
+			ev(4, "server", "reconcile", "cancelled", "trigger=shutdown", "thread=thread-a", "run=run:1"),
+			ev(5, "server", "server.start", "", "incarnation=2")},
+		"ended": {live[0], live[1], ev(3, "server", "run.end", "completed", "thread=thread-a", "run=run:1"),
+			ev(5, "server", "reconcile", "cancelled", "trigger=startup", "thread=thread-a", "run=run:1", "instance=extra-1")},
+	} {
+		assert.Nil(t, check(t, ReconcileSparesLiveRuns, h), name)
+	}
+}

@@ -26,6 +26,7 @@ const (
 	PTYDetachOwnReference    = "pty-detach-releases-own-reference"
 	NoReapOfLiveWork         = "no-reap-of-live-work"
 	OneAgentPerSession       = "one-agent-process-per-session"
+	ExitEndsOwnGeneration    = "exit-ends-own-generation"
 	PromptDeliveryLands      = "prompt-delivery-lands-in-composer"
 )
 
@@ -108,6 +109,11 @@ func init() {
 		Source:   "agent-code src/main/sessionManager.ts@428aed2d recover() (\"renderer state disappears on reload... The persisted local SessionId is the only ownership key\") and spawnWithId (\"reserve before any provider/tmux await\"); docs/superpowers/plans/2026-07-16-session-recovery-reconciliation.md core invariants 1-4",
 		Reports:  []catalog.Report{"im-ian/acorn#37", "stablyai/orca#11006"},
 		New:      func() sim.Checker { return &oneAgent{} }})
+	register(Info{Name: ExitEndsOwnGeneration, Group: catalog.TerminalSession,
+		Property: "a process exit ends only its own backend: main never applies one backend's exit to another backend's registry entry, and the renderer is told a backend exited only once main has seen that backend stop (kill, exit, or a start that failed or was cancelled)",
+		Source:   "agent-code src/main/sessionManager.ts@428aed2d cleanupSessionState (\"cleanup is generation-owned... every entry-backed teardown proves it still owns the exact object installed under this id\") and the ownsEntry() guard of every backend listener; issue 14's effects bound to the generation they were admitted for",
+		Reports:  []catalog.Report{"crynta/terax-ai#132", "RunMaestro/Maestro#1302"},
+		New:      func() sim.Checker { return &exitOwnGen{} }})
 }
 
 // The liveness checkers also judge the end of a run.
@@ -815,6 +821,53 @@ func (o *oneAgent) Observe(ev *sim.Event) *sim.Violation {
 		o.callers = append(o.callers, agentProc{backend: ev.Get("backend"), caller: ev.Get("caller")})
 	case ev.Kind == "start" && ev.Outcome != "live", ev.Kind == "kill" && ev.Outcome == "killed", ev.Kind == "exit":
 		o.end(ev.Get("backend"))
+	}
+	return nil
+}
+
+// --- exit-ends-own-generation ---
+
+// exitOwnGen tracks the backends main has spawned and not yet seen stop.
+type exitOwnGen struct {
+	running []agentProc // bounded by the backends alive at once
+}
+
+func (*exitOwnGen) Name() string { return ExitEndsOwnGeneration }
+
+func (x *exitOwnGen) find(backend string) int {
+	for i, r := range x.running {
+		if r.backend == backend {
+			return i
+		}
+	}
+	return -1
+}
+
+func (x *exitOwnGen) Observe(ev *sim.Event) *sim.Violation {
+	switch {
+	case ev.Actor == "main" && ev.Kind == "spawn" && ev.Outcome == "starting":
+		x.running = append(x.running, agentProc{session: ev.Get("session"), backend: ev.Get("backend"), at: ev.At})
+	case ev.Actor == "main" && (ev.Kind == "start" && ev.Outcome != "live" || ev.Kind == "kill" && ev.Outcome == "killed" || ev.Kind == "exit"):
+		if i := x.find(ev.Get("backend")); i >= 0 {
+			x.running = append(x.running[:i], x.running[i+1:]...)
+		}
+	case ev.Actor == "main" && ev.Kind == "exit.late" && ev.Outcome == "applied":
+		if entry, b := ev.Get("entry"), ev.Get("backend"); entry != b {
+			since := "?"
+			if i := x.find(entry); i >= 0 {
+				since = at(x.running[i].at)
+			}
+			return violation(ExitEndsOwnGeneration,
+				"the exit of backend %s of session %s, given up before it went live, arrived at %s and was applied to the session's current entry, backend %s (spawned at %s): the newer generation left the registry while its process runs on",
+				b, ev.Get("session"), at(ev.At), entry, since)
+		}
+	case ev.Actor == "renderer" && ev.Kind == "session.exit":
+		if i := x.find(ev.Get("backend")); i >= 0 {
+			r := x.running[i]
+			return violation(ExitEndsOwnGeneration,
+				"the renderer marked backend %s of session %s exited at %s (cause %s), but main never saw it stop: it was spawned at %s and is still running",
+				r.backend, r.session, at(ev.At), ev.Get("cause"), at(r.at))
+		}
 	}
 	return nil
 }

@@ -442,6 +442,44 @@ func TestWedgedSpawnReplaced_HostSleepStopsTheClock(t *testing.T) {
 	requireMessage(t, check(t, WedgedSpawnReplaced, other), WedgedSpawnReplaced, "s1#1")
 }
 
+// crynta/terax-ai#132 and RunMaestro/Maestro#1302 in agent-code terms: a
+// failed start's late exit lands on the retry that reused its id.
+func TestExitEndsOwnGeneration(t *testing.T) {
+	story := func(late ...sim.Event) []sim.Event {
+		return append([]sim.Event{
+			tev(1, "main", "spawn", "starting", "session=s3", "backend=s3#1", "kind=opencode"),
+			tev(3, "main", "start", "start-failed", "session=s3", "backend=s3#1"),
+			tev(11, "main", "spawn", "starting", "session=s3", "backend=s3#2", "kind=opencode"),
+			tev(12, "main", "start", "live", "session=s3", "backend=s3#2"),
+		}, late...)
+	}
+	// The report: main applies s3#1's exit to s3#2's entry.
+	v := checkEnd(t, ExitEndsOwnGeneration, story(
+		tev(40, "main", "exit.late", "applied", "session=s3", "backend=s3#1", "entry=s3#2", "code=1")), time.Minute)
+	requireMessage(t, v, ExitEndsOwnGeneration, "the exit of backend s3#1 of session s3", "arrived at T+00:00:40.000",
+		"backend s3#2 (spawned at T+00:00:11.000)")
+	// Its UI half: the renderer marks the running s3#2 exited.
+	v = checkEnd(t, ExitEndsOwnGeneration, story(
+		tev(40, "renderer", "session.exit", "1", "session=s3", "backend=s3#2", "cause=late-exit")), time.Minute)
+	requireMessage(t, v, ExitEndsOwnGeneration, "marked backend s3#2 of session s3 exited at T+00:00:40.000 (cause late-exit)",
+		"spawned at T+00:00:11.000 and is still running")
+
+	// The fix: the late exit is ignored.
+	assert.Nil(t, checkEnd(t, ExitEndsOwnGeneration, story(
+		tev(40, "main", "exit.late", "ignored", "session=s3", "backend=s3#1", "entry=s3#2", "code=1")), time.Minute))
+	// Near misses: a late exit that finds no entry; the renderer told of
+	// a backend main killed, or that exited, first.
+	assert.Nil(t, checkEnd(t, ExitEndsOwnGeneration, story(
+		tev(40, "main", "exit.late", "no-entry", "session=s3", "backend=s3#1", "entry=-", "code=1")), time.Minute))
+	for _, end := range []sim.Event{
+		tev(40, "main", "kill", "killed", "session=s3", "backend=s3#2", "cause=reaper"),
+		tev(40, "main", "exit", "1", "session=s3", "backend=s3#2", "cause=crash"),
+	} {
+		assert.Nil(t, checkEnd(t, ExitEndsOwnGeneration, story(end,
+			tev(40.01, "renderer", "session.exit", "1", "session=s3", "backend=s3#2", "cause=crash")), time.Minute), "after %s", end.Kind)
+	}
+}
+
 // agent-code's prompt delivery: bytes written before readiness (or into a
 // prompt) are lost, and an Enter inside the paste accumulator is swallowed;
 // pane keystrokes (seq, no data) are input-lands-in-composer's to judge.

@@ -48,6 +48,7 @@ func init() {
 			w.MaxRestarts = 3
 			w.Habits.Steer = sim.Per(1, 10)   // swarm redraws it (t3code#4561)
 			w.Storms, w.Steering = true, true // t3code#6560, t3code#4561
+			w.ExtraInstances = true           // t3code#12926: agent-device launches a second app
 			w.FirstTurnCrash = sim.Per(1, 10) // t3code#2336: a CLI killed before its first turn
 			w.HostSuspends = true             // t3code#11805: the host sleeps
 			w.HostSuspendsUntil = 20 * time.Hour

@@ -44,6 +44,7 @@ func init() {
 			w.Habits.Steer = sim.Per(1, 10) // swarm redraws it (t3code#4561)
 			w.MaxRestarts = 3
 			w.Storms, w.Steering = true, true // t3code#6560, t3code#4561
+			w.ExtraInstances = true           // t3code#12926: agent-device launches a second app
 			env.Emit("world", "settings", "", sim.A("continueThreadsAfterServerUpdate",
 				boolString(w.Store.Settings.ContinueThreadsAfterServerUpdate)), sim.A("response-loss", ratioString(w.ResponseLoss)))
 			w.Start()

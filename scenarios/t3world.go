@@ -137,6 +137,14 @@ type T3World struct {
 	// the heal phase starts on time); 0 means no bound.
 	HostSuspendsUntil time.Duration
 	power             *sim.Rand
+	// ExtraInstances: now and then an agent runs T3's generated
+	// agent-device helper, which launches a second desktop app instance
+	// against the same home (t3code#12926; server.ExtraInstance), every
+	// 1-24 h. Drawn from its own stream, extra-instance (on in a third of
+	// the seeds), so the other draws keep their places.
+	ExtraInstances bool
+	extra          *sim.Rand
+	extraN         int
 }
 
 type tabSeen struct{ tab, thread string }
@@ -205,6 +213,7 @@ const (
 	FaultFirstTurnCrash   = "first-turn-crash"
 	FaultHostSuspend      = "host-suspend"
 	FaultRuntimeRestart   = "runtime-restart"
+	FaultExtraInstance    = "extra-instance"
 )
 
 // swarm redraws the fault mix and the users' habits from the seed: each
@@ -376,6 +385,12 @@ func (w *T3World) Start() {
 		w.power = w.env.Rand("host-power")
 		if !w.env.Swarm || w.power.Chance("enable", sim.Per(1, 2)) {
 			w.env.After(w.power.Duration("gap", 2*time.Hour, 10*time.Hour), w.hostSuspend)
+		}
+	}
+	if w.ExtraInstances && w.env.Enabled("fault:"+FaultExtraInstance) {
+		w.extra = w.env.Rand(FaultExtraInstance)
+		if w.extra.Chance("enable", sim.Per(1, 3)) {
+			w.env.After(w.extra.Duration("gap", time.Hour, 24*time.Hour), w.extraInstance)
 		}
 	}
 	if w.RuntimeRestarts && w.Faults.GapMax > 0 && w.env.Enabled("fault:"+FaultRuntimeRestart) {
@@ -698,6 +713,20 @@ func (w *T3World) fault() {
 	case 4:
 		w.switchProvider()
 	}
+}
+
+// extraInstance launches a second desktop app instance (an agent ran the
+// agent-device helper) and schedules the next.
+func (w *T3World) extraInstance() {
+	if w.env.Healing {
+		return
+	}
+	if s := w.srv; s != nil {
+		w.extraN++
+		w.env.Emit("fault", FaultExtraInstance, "agent-device", sim.A("live", fmt.Sprint(s.Incarnation)))
+		s.ExtraInstance(w.extraN, "agent-device")
+	}
+	w.env.After(w.extra.Duration("gap", time.Hour, 24*time.Hour), w.extraInstance)
 }
 
 // hostSuspend sleeps the host (every process frozen, the wall clock

@@ -71,6 +71,22 @@ type TerminalOptions struct {
 	// the draw of 2-5, over (Sessions+1)/2 tabs instead of 1-3 (a scaled
 	// chaos world, model.Env.Threads).
 	Sessions int
+	// LateExitChance is the chance, drawn from its own stream
+	// ("world-late-exit", "swarm-terminal-late-exit" under swarm), that
+	// the world's provider wrappers outlive a start main gave up on and
+	// emit their exit late (terminal.Config.LateExitMax, 1 min), with
+	// starts that fail at least one time in eight: the failed start whose
+	// id a retry reuses, the case agent-code's generation-owned clean-up
+	// names (terminal.ExitOwnedByGeneration).
+	LateExitChance sim.Ratio
+}
+
+// lateExits turns on a world's late exits (LateExitChance).
+func lateExits(f *terminal.Config) {
+	f.LateExitMax = time.Minute
+	if min := sim.Per(1, 8); f.StartFailChance.Numerator*min.Denominator < min.Numerator*f.StartFailChance.Denominator {
+		f.StartFailChance = min
+	}
 }
 
 // DefaultTerminalOptions is the mix the registered scenario runs.
@@ -81,6 +97,7 @@ func DefaultTerminalOptions() TerminalOptions {
 			CrashChance: sim.Per(1, 10), AskChance: sim.Per(1, 4)},
 		EagerTyping:      sim.Per(1, 2),
 		IdleReaperChance: sim.Per(1, 3),
+		LateExitChance:   sim.Per(1, 3),
 	}
 }
 
@@ -109,6 +126,11 @@ func BuildTerminalWorld(env *model.Env, opts TerminalOptions) *terminal.App {
 		if d := env.Rand("world-idle"); d.Chance("reaper", opts.IdleReaperChance) {
 			opts.Faults.DetachedIdleTimeout = terminal.DetachedIdleTimeout
 			opts.Faults.BackgroundChance = sim.Per(1+d.Below("background", 4), 8)
+		}
+	}
+	if !env.Swarm && opts.LateExitChance.Numerator > 0 && opts.Faults.LateExitMax == 0 {
+		if d := env.Rand("world-late-exit"); d.Chance("late-exit", opts.LateExitChance) {
+			lateExits(&opts.Faults)
 		}
 	}
 	world := env.Rand("world")
@@ -222,6 +244,10 @@ func swarmTerminal(env *model.Env, opts TerminalOptions) TerminalOptions {
 	if d := env.Rand("swarm-terminal-reload"); opts.ReloadChance.Numerator == 0 && d.Chance("enable-reload", sim.Per(1, 3)) {
 		opts.ReloadChance = sim.Per(1+d.Below("reload", 4), 8)
 		attrs = append(attrs, sim.A("reload", show(opts.ReloadChance)))
+	}
+	if d := env.Rand("swarm-terminal-late-exit"); opts.LateExitChance.Numerator > 0 && f.LateExitMax == 0 && d.Chance("enable-late-exit", opts.LateExitChance) {
+		lateExits(f)
+		attrs = append(attrs, sim.A("late-exit", f.LateExitMax.String()), sim.A("start-fail", show(f.StartFailChance)))
 	}
 	// The teardown dimensions (sessionManager.ts@428aed2d): the user closes
 	// panes, and a kill's first stop may block, holding the generation's

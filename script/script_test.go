@@ -124,6 +124,14 @@ func TestRun_BadCommandsNameTheLine(t *testing.T) {
 		{"# language: t3\nnew threads=(a:codex)\n----\n\nprompt thread=a\n----\n\ncall thread=a tool=delegate_task client-timeout=default\n----\n",
 			"f:8: client-timeout=default: instance codex has no client-side call timeout"},
 		{"# language: t3\nnew threads=(a:codex)\n----\n\nregistry liveness=soon\n----\n", `f:5: registry: liveness="soon": time: invalid duration "soon"`},
+		{"# language: t3\nnew threads=(a:codex) nested=2/1\n----\n", `f:2: nested="2/1": want a chance N/D with 0 <= N <= D, D > 0`},
+		{"# language: t3\nnew threads=(a:codex) nested=half\n----\n", `f:2: nested="half": want a chance N/D with 0 <= N <= D, D > 0`},
+		{"# language: t3\nnew threads=(a:codex) scheduling=yes\n----\n", `f:2: new: scheduling="yes": want true or false`},
+		{"# language: t3\nnew threads=(a:codex)\n----\n\nschedule which=#1 on=false\n----\n", "f:5: schedule which=#1: want #N, one of the 0 schedule rows so far"},
+		{"# language: t3\nnew threads=(a:codex)\n----\n\nschedule which=1\n----\n", "f:5: schedule which=1: want #N, one of the 0 schedule rows so far"},
+		{"# language: t3\nnew threads=(a:codex)\n----\n\nstorm thread=a events=0\n----\n", "f:5: storm events=0: want a positive number of events"},
+		{"# language: t3\nnew threads=(a:codex)\n----\n\nprompt thread=a\n----\n\ncall thread=a tool=delegate_task call-id=toolu_1 redelivered\n----\n",
+			"f:8: call redelivered needs the call-id= of an earlier call"},
 	} {
 		_, err := Run("f", []byte(tc.src))
 		require.EqualError(t, err, tc.want, tc.src)

@@ -134,6 +134,39 @@ var t3Groups = []catalog.Group{catalog.ProviderSession, catalog.MCPCredential, c
 //	  Reads T's page on a client host through the broker (preview_wait_for's
 //	  timeoutMs D, default 15 s).
 //
+// Inputs added for the reports' own steps (issue 14: entries 16 and 17):
+//
+//	new ... [scheduling=true] [nested=N/D]
+//	  scheduling turns the schedule_task scheduler on (daily fixed-time
+//	  slots, orchestrator.Orchestrator.Scheduling) in every server process
+//	  the script boots; nested is the chance N/D that a delegated child
+//	  delegates a task of its own (orchestrator.Orchestrator.Nested, up to
+//	  MaxNestedDepth deep; 1/1: always).
+//	schedule which=#N on=true|false
+//	  ScheduledTaskService.setEnabled of the N-th schedule_task row the
+//	  script created: disabling clears its next run, enabling aims it at
+//	  the next slot. Prints "=> enabled|disabled|unchanged #N".
+//	store what=schedules
+//	  prints the schedule rows (enabled, next run, last run, run count)
+//
+// Inputs added for the reports' own steps (issue 14: entries 19 and 20):
+//
+//	steer thread=T
+//	  The user sends a message while T's turn runs (server.Steer): a
+//	  durable pending turn start the turn's completion adopts. Prints
+//	  "=> queued <message id>", or "=> not queued" (no running turn, or a
+//	  message already waits).
+//	call ... call-id=ID [redelivered]
+//	  The call's MCP tools/call id (the agent's tool_use id); with
+//	  redelivered the call is the transport's second delivery of the
+//	  earlier call with that id (hermes-agent#57767,
+//	  dedupe-keyless-by-call-id), traced as fault tool-call-redelivered
+//	  with what the first delivery answered.
+//	storm thread=T events=N
+//	  N tool-call updates of T's provider flood the server's ingestion
+//	  queue (server.IngestStorm, server.IngestEventCost each); events
+//	  ingested later, a turn's completion among them, wait behind them.
+//
 // exec runs one command of the T3 language.
 func (w *t3Script) exec(c *Command, a *cmdArgs) string {
 	if c.Cmd == "new" {
@@ -183,6 +216,15 @@ type t3Script struct {
 	created []string
 	// hosts are the client preview hosts the host command made, in order.
 	hosts []*browser.DesktopHost
+	// scheduling and nested are new's scheduling= and nested=, applied to
+	// every server process the script boots.
+	scheduling bool
+	nested     sim.Ratio
+	// steers counts the messages steer sent.
+	steers int
+	// callOutcome is the answer of the last call with each call-id=
+	// (looked up by a redelivered call, never ranged over).
+	callOutcome map[string]string
 }
 
 func (w *t3Script) applyRegistry() {
@@ -273,6 +315,17 @@ func (w *t3Script) start(a *cmdArgs) {
 		a.fail("new needs threads=(id:instance, ...)")
 	}
 	w.desktop = a.vals("desktop")
+	w.callOutcome = map[string]string{}
+	w.scheduling = a.boolean("scheduling", false)
+	if v := a.str("nested", ""); v != "" {
+		n, d, ok := strings.Cut(v, "/")
+		num, err1 := strconv.ParseUint(n, 10, 64)
+		den, err2 := strconv.ParseUint(d, 10, 64)
+		if !ok || err1 != nil || err2 != nil || den == 0 || num > den {
+			a.fail("nested=%q: want a chance N/D with 0 <= N <= D, D > 0", v)
+		}
+		w.nested = sim.Per(num, den)
+	}
 	w.childDuration = a.duration("child-duration", 0)
 	if v := a.str("child-fails", ""); v != "" {
 		fails, err := strconv.ParseBool(v)
@@ -314,6 +367,7 @@ func (w *t3Script) boot() {
 		h.Attach(w.srv.Broker)
 	}
 	o := w.srv.Orch
+	o.Scheduling, o.Nested = w.scheduling, w.nested
 	if w.childDuration > 0 {
 		o.ChildDuration = func() time.Duration { return w.childDuration }
 	}
@@ -441,6 +495,19 @@ func (w *t3Script) run(d *Command, a *cmdArgs) string {
 			ClientRequestID: a.str("key", ""), Mode: a.str("mode", ""), Timeout: a.duration("timeout", 0),
 			Target: w.threadRef(a, a.str("target", "")), Action: a.str("action", ""), TaskID: w.taskArg(a)}
 		call.Retry = a.has("retry")
+		call.CallID = a.str("call-id", "")
+		if a.has("redelivered") {
+			// The transport's second delivery of the call (as the worlds'
+			// call-redelivery does): traced first, with what the first
+			// delivery answered.
+			first, ok := w.callOutcome[call.CallID]
+			if call.CallID == "" || !ok {
+				a.fail("call redelivered needs the call-id= of an earlier call")
+			}
+			call.Redelivered = true
+			w.env.Emit("fault", "tool-call-redelivered", "", sim.A("thread", th.id), sim.A("tool", call.Tool),
+				sim.A("tool-call", call.CallID), sim.A("first", first))
+		}
 		giveUp := w.clientTimeout(a, th)
 		extra := orchestrator.Extra{Instance: a.str("instance", ""), Task: a.text("text", ""), IncludeSubagents: a.has("subagents")}
 		for _, e := range a.vals("entries") {
@@ -509,6 +576,9 @@ func (w *t3Script) run(d *Command, a *cmdArgs) string {
 		}
 		if call.Tool == model.ToolPreviewOpen && got.Outcome == browser.OK && w.tabName(got.TabID) == got.TabID {
 			w.tabs = append(w.tabs, got.TabID)
+		}
+		if call.CallID != "" {
+			w.callOutcome[call.CallID] = got.Outcome
 		}
 		result = "=> " + got.Outcome
 		if got.TabID != "" {
@@ -662,6 +732,37 @@ func (w *t3Script) run(d *Command, a *cmdArgs) string {
 		w.boot()
 		// Let startup finish (restart continuations start their turns).
 		w.runUntil(5*time.Second, func() bool { return false })
+	case "schedule":
+		which := a.need("which")
+		n, err := strconv.Atoi(strings.TrimPrefix(which, "#"))
+		if !strings.HasPrefix(which, "#") || err != nil || n < 1 || n > len(w.st.Schedules) {
+			a.fail("schedule which=%s: want #N, one of the %d schedule rows so far", which, len(w.st.Schedules))
+		}
+		on := a.boolean("on", true)
+		outcome := "disabled"
+		if on {
+			outcome = "enabled"
+		}
+		if !w.srv.Orch.SetEnabled(w.st.Schedules[n-1].ID, on) {
+			outcome = "unchanged"
+		}
+		result = "=> " + outcome + " " + which
+	case "steer":
+		th := w.mustThread(a)
+		msg := fmt.Sprintf("message:%s:steer-%d", th.id, w.steers+1)
+		if w.srv.Steer(th.id, msg) {
+			w.steers++
+			result = "=> queued " + msg
+		} else {
+			result = "=> not queued"
+		}
+	case "storm":
+		th := w.mustThread(a)
+		n := a.integer("events", 0)
+		if n < 1 {
+			a.fail("storm events=%d: want a positive number of events", n)
+		}
+		w.srv.IngestStorm(th.id, n)
 	case "interrupt":
 		th := w.mustThread(a)
 		if !w.srv.Interrupt(th.id) {
@@ -773,6 +874,20 @@ func (w *t3Script) storeRows(what, thread string) string {
 				fmt.Fprintf(&b, "message %s thread=%s sender=%q text=%q run=%q command=%s\n", m.ID, m.ThreadID, m.Sender, m.Text,
 					m.RunID, m.CommandID)
 			}
+		}
+	case "schedules":
+		fmtT := func(d time.Duration) string {
+			if d < 0 {
+				return "-"
+			}
+			return sim.FormatT(d)
+		}
+		for i, sc := range w.st.Schedules {
+			if !match(sc.ThreadID) {
+				continue
+			}
+			fmt.Fprintf(&b, "schedule #%d thread=%s timed=%t slot=%s enabled=%t next=%s last=%s status=%s runs=%d\n", i+1, sc.ThreadID,
+				sc.Timed, sc.TimeOfDay, sc.Enabled, fmtT(sc.NextRunAt), fmtT(sc.LastRunAt), sc.LastRunStatus, sc.RunCount)
 		}
 	case "receipts":
 		for _, r := range w.st.Receipts {

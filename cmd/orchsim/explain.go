@@ -34,8 +34,8 @@ exit 3 (its fingerprint does not match, its tape was not followed, its
 violation was edited or removed) is refused the same way.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if tries < 1 {
-				return usageErr("--tries must be at least 1")
+			if tries < 1 || tries > maxTries {
+				return usageErr("--tries must be 1 to %d (got %d): each try replays the run once per prefix", maxTries, tries)
 			}
 			l, err := loadReplay(args[0], unfix)
 			if err != nil {
@@ -120,6 +120,11 @@ violation was edited or removed) is refused the same way.`,
 		},
 	}
 	cmd.Flags().StringSliceVar(&unfix, "unfix", nil, "fixes to turn off on top of the file's profile before explaining")
-	cmd.Flags().IntVar(&tries, "tries", 20, "reseeded continuations per prefix when looking for the point of no return (at least 1)")
+	cmd.Flags().IntVar(&tries, "tries", 20, "reseeded continuations per prefix when looking for the point of no return (1 to 1000)")
 	return cmd
 }
+
+// maxTries bounds explain --tries: a search runs tries replays per prefix
+// of the file, so 1000 (50 times the default) is already hours for a long
+// story; more is a typo, refused before anything runs.
+const maxTries = 1000

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/orchsim/orchsim/model"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -177,6 +179,21 @@ const noReturnUsage = "on a failure, find its point of no return (the earliest e
 func noReturnFormat(noReturn bool, format, html string) error {
 	if noReturn && format == "json" && html == "" {
 		return usageErr("--no-return marks the text timeline, the mermaid story or the --html report; --format json has no place for it")
+	}
+	return nil
+}
+
+// unfixOff refuses an --unfix that turns nothing off: a switch the profile
+// it applies to (before is the profile without the --unfix) already has
+// off, such as any switch under --profile reported or one upstream never
+// merged under --profile upstream. Silently accepted, it would read as
+// "this bug alone" while the run has it and every other one.
+func unfixOff(before model.Profile, unfix []string) error {
+	for _, u := range unfix {
+		u = strings.TrimSpace(u)
+		if u != "" && !before.Fixed(model.Switch(u)) {
+			return usageErr("--unfix %s: the switch is already off under profile %s (--unfix turns off a fix the preset or --fix turned on)", u, before)
+		}
 	}
 	return nil
 }

@@ -170,6 +170,11 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	if before, err := (model.Spec{Preset: f.profile, Fix: f.fixes}).Profile(); err == nil {
+		if err := unfixOff(before, f.unfix); err != nil {
+			return err
+		}
+	}
 	strategy, err := scenarios.ParseStrategy(f.strategy)
 	if err != nil {
 		return usageErr("%v", err)

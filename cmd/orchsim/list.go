@@ -125,7 +125,8 @@ func printCatalog(out io.Writer, c catalog.Catalog) error {
 	}
 	fmt.Fprintln(w, "\nMUTANTS (deliberately wrong fixes; --mutant NAME)")
 	for _, m := range c.Mutants {
-		fmt.Fprintf(w, "  %s: %s\t%s (killed in %s by %s)\n", m.Group, m.Name, m.Doc, m.Scenario, strings.Join(m.Invariants, ", "))
+		fmt.Fprintf(w, "  %s: %s\t%s (killed in %s by %s; gate: %d seeds, %s)\n", m.Group, m.Name, m.Doc, m.Scenario,
+			strings.Join(m.Invariants, ", "), m.GateSeeds, m.GateStrategy)
 	}
 	fmt.Fprintln(w, "\nPROFILES")
 	for _, p := range c.Profiles {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,24 @@ func TestList_TextFollowsListOrder(t *testing.T) {
 	}
 	for _, n := range names[len(c.Switches):] {
 		assert.Contains(t, out, n)
+	}
+}
+
+// The text shows each mutant's gate: its seeds and strategy, as the
+// mutation gate runs it (a mutant with its own gate, and one with the
+// default).
+func TestList_TextShowsEachMutantsGate(t *testing.T) {
+	code, out, _ := cli(t, "list")
+	require.Equal(t, exitOK, code)
+	for _, m := range scenarios.Catalog().Mutants {
+		line := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, ": "+m.Name+" ") {
+				line = l
+			}
+		}
+		require.NotEmpty(t, line, m.Name)
+		assert.Contains(t, line, fmt.Sprintf("; gate: %d seeds, %s)", m.GateSeeds, m.GateStrategy), m.Name)
 	}
 }
 

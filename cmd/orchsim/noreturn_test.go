@@ -41,7 +41,7 @@ func TestRun_NoReturnMarksTheTimeline(t *testing.T) {
 
 // explain names the point of no return of the file it explains (the #16184
 // story: the lost response), says so when a dense failure has no clear
-// one, and --tries below 1 is bad usage.
+// one, and --tries outside 1 to 1000 is bad usage.
 func TestExplain_NamesThePointOfNoReturn(t *testing.T) {
 	dense, _ := failingReplayFile(t)
 	code, out, errOut := cli(t, "explain", dense)
@@ -52,9 +52,12 @@ func TestExplain_NamesThePointOfNoReturn(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Regexp(t, `(?m)^point of no return: event \d+ at T\+\d\d:\d\d:\d\d\.\d{3} \(\d+/\d+ reseeded continuations fail; \d+/\d+ after event \d+\)$`, out)
 	assert.Contains(t, out, "\n  after this event the failure was certain\n")
-	code, _, errOut = cli(t, "explain", file, "--tries", "0")
-	assert.Equal(t, exitUsage, code)
-	assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	for _, n := range []string{"0", "1001", "100000000"} {
+		code, _, errOut = cli(t, "explain", file, "--tries", n)
+		assert.Equal(t, exitUsage, code, n)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+		assert.Contains(t, errOut, "--tries must be 1 to 1000 (got "+n+")")
+	}
 }
 
 // --no-return with nothing to mark (a JSON timeline, no --html) is bad

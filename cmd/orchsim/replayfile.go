@@ -54,6 +54,9 @@ func loadReplay(path string, unfix []string) (loaded, error) {
 		if prof, err = spec.Profile(); err != nil {
 			return loaded{}, usageErr("--unfix: %v", err)
 		}
+		if err := unfixOff(recorded, unfix); err != nil {
+			return loaded{}, err
+		}
 	}
 	if _, err := scenarios.Lookup(f.Scenario); err != nil {
 		return loaded{}, usageErr("%s: %v", path, err)

@@ -94,6 +94,11 @@ for writing, such as /dev/stdin, is bad usage).`,
 			if err != nil {
 				return usageErr("%v", err)
 			}
+			if before, err := (model.Spec{Preset: f.profile, Fix: f.fixes}).Profile(); err == nil {
+				if err := unfixOff(before, f.unfix); err != nil {
+					return err
+				}
+			}
 			if _, err := scenarios.Lookup(f.scenario); err != nil {
 				return usageErr("%v", err)
 			}

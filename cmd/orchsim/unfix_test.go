@@ -48,6 +48,28 @@ func TestUnfix_BadNamesAreBadUsage(t *testing.T) {
 	}
 }
 
+// An --unfix that turns nothing off is bad usage, not a silent no-op: any
+// switch under reported, one upstream never merged under upstream, and one
+// a replay file already has off.
+func TestUnfix_AlreadyOffIsBadUsage(t *testing.T) {
+	file := "../../testdata/corpus/reported/002-request-retry-one-effect-per-request.min.json"
+	for name, args := range map[string][]string{
+		"run reported":  {"run", "--scenario", "tab-ownership", "--seed", "1", "--unfix", "stable-tab-owner"},
+		"fuzz upstream": {"fuzz", "--scenario", "request-retry", "--profile", "upstream", "--seeds", "1", "--unfix", "single-backend-per-home"},
+		"replay":        {"replay", file, "--unfix", "stable-request-namespace"},
+		"explain":       {"explain", file, "--unfix", "stable-request-namespace"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := cli(t, args...)
+			assertUsage(t, code, out, errOut)
+			assert.Contains(t, errOut, "the switch is already off under profile")
+		})
+	}
+	// The same switch on under the profile is turned off as asked.
+	code, _, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "1", "--profile", "fixed", "--unfix", "stable-tab-owner")
+	assert.NotEqual(t, exitUsage, code, errOut)
+}
+
 // A replay file records --unfix (in the settings its settings_hash
 // covers) and replays as recorded; replay --unfix on a file recorded under
 // fixed is a settings edit, judged by outcome.

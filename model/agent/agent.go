@@ -256,7 +256,7 @@ func (a *Agent) send(turn int, call model.ToolCall) {
 	a.callSeq++
 	seq := a.callSeq
 	call.CallID = a.env.Str().Join("toolu_"+a.Thread+"_", seq)
-	c := call
+	c := call // the closure below reads c, not call, so call stays on the stack
 	a.inflight = &c
 	if d := CallTimeout(a.Instance); d > 0 && model.IsOrchestratorTool(call.Tool) {
 		if a.timeout == nil {
@@ -273,7 +273,7 @@ func (a *Agent) send(turn int, call model.ToolCall) {
 		if a.timeout != nil {
 			a.timeout.Stop()
 		}
-		a.rememberOrchestrator(call, r)
+		a.rememberOrchestrator(c, r)
 		if a.turn == turn && a.active {
 			a.next(turn)
 		}

@@ -72,7 +72,21 @@ const (
 	// §2); the worlds' agents do not send them.
 	OpStatus   = "status"
 	OpEvaluate = "evaluate"
+	// OpType and OpPress are the agent's keyboard input (preview_type,
+	// preview_press).
+	OpType  = "type"
+	OpPress = "press"
 )
+
+// SharedKeyboardMessage is the execution error an agent's type or press on
+// a shared desktop page (Tab.Shared) answers. Upstream's exact text is in
+// no stored ServerBrowser.ts (the stored one, 164d7dbe, predates shared
+// native pages); the newest stored test file (index:70867653086, "shared
+// native pages reject agent keyboard input while allowing a controlling
+// viewer") requires it to name preview_open({reuseExistingTab:false}) and
+// the returned tabId, which this text does.
+const SharedKeyboardMessage = "This tab is shared with a person's desktop panel, so agent keyboard input is refused. " +
+	"Open your own tab with preview_open({reuseExistingTab:false}) and pass its returned tabId."
 
 // IsRead reports whether op only reads (status, snapshot, waitFor, ping).
 func IsRead(op string) bool { return op == OpSnapshot || op == OpStatus }
@@ -132,6 +146,10 @@ type Tab struct {
 	// page; DesktopPageClosed: the desktop closed that page.
 	DesktopEndpoint   bool
 	DesktopPageClosed bool
+	// Shared: a desktop page shown in a person's panel that the preview
+	// manager opened with an automation owner (OpenShared; backingPage
+	// "desktop"): its agent may read and navigate it but not type into it.
+	Shared bool
 
 	// Loading: a main-frame navigation is in progress.
 	Loading bool
@@ -487,6 +505,22 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		finish(Result{Outcome: refusal})
 		return
 	}
+	if req.Op == OpClose && tab.Desktop && tab.page == pageNone {
+		// An offline desktop root (its desktop withdrew the page) is
+		// retired by its owner's close without reconnecting it first, and
+		// stops counting against the tab limit; another session's close is
+		// refused and retires nothing (the newest stored test file,
+		// index:70867653086, "explicit %s close retires an offline root
+		// without reopening it or consuming tab capacity"; at 164d7dbe
+		// findTab reopened it first).
+		res := Result{TabID: tab.TabID, TabThread: tab.ThreadID, Owner: tab.Control.AgentID, Outcome: refusal}
+		if refusal == "" {
+			b.remove(tab)
+			res.Outcome = OK
+		}
+		finish(res)
+		return
+	}
 	if tab.pageless() {
 		// findTab: an explicit tab whose page is gone is opened again
 		// (ensureTab) before the request runs; a failed open is no tab.
@@ -540,6 +574,12 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		res.Outcome = OK
 		finish(res)
 		return
+	case tab.Shared && (req.Op == OpType || req.Op == OpPress):
+		// Refused before the page is touched (no locator, no keyboard, no
+		// paint lease), and the session stays (index:70867653086).
+		res.Outcome, res.Message = ExecutionError, SharedKeyboardMessage
+		finish(res)
+		return
 	case req.Op == OpStatus:
 		res.Outcome = OK
 		res.Tabs = b.status(req.ThreadID, req.AgentSessionID, ignore)
@@ -570,6 +610,8 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		case OpSnapshot:
 			res.Ref = b.ref(tab)
 			res.LoadError = b.LoadErrorOf(tab)
+		case OpType, OpPress:
+			tab.log("agent " + req.Op)
 		}
 		return OK, b.rand.Duration("action-time", 5*time.Millisecond, 1500*time.Millisecond)
 	}
@@ -1166,6 +1208,18 @@ func (b *ServerBrowser) OpenUnowned(threadID, url string, desktop bool) *Tab {
 		b.DesktopConnections++
 		t.DesktopEndpoint = true
 	}
+	return t
+}
+
+// OpenShared is the preview manager opening a desktop page for a person
+// with an automation owner (manager.open with desktopHostId and
+// automationOwner, index:70867653086): the desktop renders it, it is
+// revealed, and owner's agent may act on it, except for keyboard input
+// (SharedKeyboardMessage).
+func (b *ServerBrowser) OpenShared(threadID, url, owner string) *Tab {
+	t := b.OpenUnowned(threadID, url, true)
+	t.Control = NewControl(owner, b.env.After)
+	t.Shared = true
 	return t
 }
 

@@ -162,3 +162,96 @@ func TestSBN88_HeadlessPageStaysHeadless(t *testing.T) {
 	assert.False(t, tab.Desktop)
 	assert.Equal(t, 0, w.b.DesktopConnections)
 }
+
+// TestSBN75_SharedNativePageRefusesAgentKeyboard is SB-N75, upstream
+// "shared native pages reject agent keyboard input while allowing a
+// controlling viewer" (index:70867653086): the manager opens a desktop
+// page for a person with agent-a as its automation owner; agent-a's type
+// and press fail with an execution error that points it to its own tab,
+// touch nothing on the page and leave the session listed; a viewer that
+// takes control types and presses Enter on the page.
+func TestSBN75_SharedNativePageRefusesAgentKeyboard(t *testing.T) {
+	w := newSB(t, reported)
+	shared := w.b.OpenShared(sbThread, "", OwnerKey(w.env.Profile, sbEnv, "agent-a", sbThread))
+	w.b.AttachViewer(shared, "viewer", true)
+	require.True(t, shared.Desktop, "backingPage desktop")
+	require.Equal(t, 1, w.b.DesktopConnections)
+	for _, op := range []string{OpType, OpPress} {
+		r := w.as("agent-a", op, onTab(shared, nil))
+		w.run(2 * time.Second)
+		require.True(t, r.done, op)
+		assert.Equal(t, ExecutionError, r.Outcome, op)
+		assert.Contains(t, r.Message, "preview_open({reuseExistingTab:false})", op)
+		assert.Contains(t, r.Message, "returned tabId", op)
+	}
+	assert.Empty(t, shared.Page, "no locator or keyboard call reached the page")
+	assert.Equal(t, []*Tab{shared}, w.b.Tabs(), "the session stays")
+	take := w.input(shared, "viewer", ViewerInput{Kind: InputTakeControl})
+	w.run(time.Second)
+	require.Equal(t, OK, take.outcome)
+	text := w.input(shared, "viewer", ViewerInput{Kind: InputText, Text: "viewer text"})
+	key := w.input(shared, "viewer", ViewerInput{Kind: InputKey, Key: "Enter"})
+	w.run(time.Second)
+	assert.Equal(t, OK, text.outcome)
+	assert.Equal(t, OK, key.outcome)
+	assert.Equal(t, []string{"human typed viewer text", "human key Enter"}, shared.Page)
+}
+
+// TestSBN75_OwnTabTakesAgentKeyboard is the contrast SB-N75's message
+// points to: on the agent's own tab (preview_open reuseExistingTab false)
+// type and press reach the page.
+func TestSBN75_OwnTabTakesAgentKeyboard(t *testing.T) {
+	w := newSB(t, reported)
+	tab := w.ready()
+	for _, op := range []string{OpType, OpPress} {
+		r := w.as("agent-a", op, onTab(tab, nil))
+		w.run(2 * time.Second)
+		require.True(t, r.done, op)
+		assert.Equal(t, OK, r.Outcome, op)
+	}
+	assert.Equal(t, []string{"agent type", "agent press"}, tab.Page)
+}
+
+// TestSBN49_OfflineRootCloseRetiresWithoutReopening is SB-N49, upstream
+// "explicit %s close retires an offline root without reopening it or
+// consuming tab capacity" (agent and client): agent-a opens a
+// desktop-rendered tab, the desktop withdraws it, and seven more follow; another session's
+// close is refused and retires nothing; the owner's close (the agent's, or
+// the manager's for the client) does not reconnect the page, the session
+// goes, and a replacement open fits in the freed capacity.
+func TestSBN49_OfflineRootCloseRetiresWithoutReopening(t *testing.T) {
+	for _, entry := range []string{"agent", "client"} {
+		t.Run(entry, func(t *testing.T) {
+			w := newSB(t, reported)
+			w.b.DesktopFor = func(string) (bool, time.Duration) { return true, 0 }
+			root := w.ready()
+			w.run(time.Millisecond)
+			require.True(t, root.Desktop)
+			w.b.DesktopWithdraw(root)
+			for range AgentTabLimit - 1 {
+				w.ready()
+			}
+			w.run(time.Millisecond)
+			require.Len(t, w.b.Tabs(), AgentTabLimit, "eight sessions, one offline")
+			mismatch := w.as("other-agent", OpClose, onTab(root, nil))
+			require.True(t, mismatch.done)
+			assert.Equal(t, ReasonAgentMismatch, mismatch.Outcome)
+			assert.Same(t, root, w.b.Tab(sbThread, root.TabID), "nothing retired")
+			before := w.b.DesktopConnections
+			if entry == "agent" {
+				r := w.as("agent-a", OpClose, onTab(root, nil))
+				require.True(t, r.done)
+				assert.Equal(t, OK, r.Outcome)
+			} else {
+				w.b.ManagerClose(root)
+			}
+			assert.Equal(t, before, w.b.DesktopConnections, "not reopened")
+			assert.Nil(t, w.b.Tab(sbThread, root.TabID))
+			assert.Len(t, w.b.Tabs(), AgentTabLimit-1)
+			replacement := w.as("agent-a", OpOpen, newTab)
+			require.Equal(t, OK, replacement.Outcome)
+			assert.NotEqual(t, root.TabID, replacement.TabID)
+			assert.Len(t, w.b.Tabs(), AgentTabLimit)
+		})
+	}
+}

@@ -50,6 +50,7 @@ func init() {
 		Reported:   "task_cancel interrupts the child's run only; the tasks the child delegated keep running, and a settled task's cancel stops nothing",
 		Fixed:      "task_cancel stops the child and every task delegated under it, also when the cancelled task already settled",
 		Upstream:   "t3code@04058804",
+		Script:     "scenarios/testdata/request_retry/cancel_nested",
 		Mechanism:  "model/orchestrator: task_cancel over the delegation tree (nested delegated tasks)"})
 	model.RegisterMutant(model.MutantInfo{Name: CascadeSkipsSettledTask, Group: catalog.Orchestrator,
 		Doc:        "a cancel of a running task stops its whole tree, but a cancel of a settled task still returns early and stops nothing under it",

@@ -36,6 +36,7 @@ func init() {
 		Reported:   "a call without clientRequestId gets a random request key, so a second delivery of the same tool call runs again (a second child)",
 		Fixed:      "a call without clientRequestId is keyed by its tool-call id: a second delivery replays the first one's receipt",
 		Upstream:   "",
+		Script:     "scenarios/testdata/request_retry/keyless_redelivery",
 		Mechanism:  "model/orchestrator: the request key of a call without clientRequestId"})
 	model.RegisterMutant(model.MutantInfo{Name: DebounceKeylessByTool, Group: catalog.Orchestrator,
 		Doc:        "keyless calls are deduplicated by tool within a 30 min window, so a new keyless call of that tool replays an old receipt",

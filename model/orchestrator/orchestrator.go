@@ -185,6 +185,36 @@ func RequestNamespace(p model.Profile, scope mcp.Scope) string {
 	return scope.RequestNamespace
 }
 
+// encNamespace is Enc(RequestNamespace(o.env.Profile, scope)), a stable
+// thread namespace built by the run's strings (Enc works byte by byte, so
+// the encoding of the joined parts is the parts' encodings joined).
+func (o *Orchestrator) encNamespace(scope mcp.Scope) string {
+	p := o.env.Profile
+	if p.Has(GlobalRequestNamespace) || !p.Fixed(StableRequestNamespace) || scope.Thread == nil {
+		return Enc(RequestNamespace(p, scope))
+	}
+	var b [128]byte
+	x := appendEnc(b[:0], "thread:")
+	x = appendEnc(x, scope.EnvironmentID)
+	x = appendEnc(x, ":")
+	x = appendEnc(x, scope.Thread.ThreadID)
+	return o.env.Str().Bytes(x)
+}
+
+// appendEnc appends Enc(s) to dst.
+func appendEnc(dst []byte, s string) []byte {
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.!~*'()", c) >= 0 {
+			dst = append(dst, c)
+			continue
+		}
+		dst = append(dst, '%', hex[c>>4], hex[c&15])
+	}
+	return dst
+}
+
 // Enc is JavaScript's encodeURIComponent, which the derived ids use.
 func Enc(s string) string {
 	const hex = "0123456789ABCDEF"
@@ -476,7 +506,7 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 		done(a, model.ToolResult{Outcome: a.Outcome, Result: a.Result})
 		return
 	}
-	ns := Enc(RequestNamespace(o.env.Profile, c.Scope))
+	ns := o.encNamespace(c.Scope)
 	caller := c.Scope.Thread.ThreadID
 	key := c.ClientRequestID
 	if key == "" {
@@ -485,30 +515,27 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 	}
 	k := Enc(key)
 	// cmd is "command:mcp:NS:OP:REST..." (or "command:REST..." keyed by
-	// clientRequestId), built in one allocation.
+	// clientRequestId), built by the run's strings (no allocation of its
+	// own).
 	cmd := func(op string, rest ...string) string {
-		var b strings.Builder
+		var buf [192]byte
+		b := buf[:0]
 		keyed := o.env.Profile.Has(ReceiptKeyedByClientRequestID) && c.ClientRequestID != ""
-		n := len("command:mcp::") + len(ns) + len(op) + len(rest)
-		for _, r := range rest {
-			n += len(r)
-		}
-		b.Grow(n)
 		if keyed {
-			b.WriteString("command:")
+			b = append(b, "command:"...)
 		} else {
-			b.WriteString("command:mcp:")
-			b.WriteString(ns)
-			b.WriteByte(':')
-			b.WriteString(op)
+			b = append(b, "command:mcp:"...)
+			b = append(b, ns...)
+			b = append(b, ':')
+			b = append(b, op...)
 		}
 		for i, r := range rest {
 			if i > 0 || !keyed {
-				b.WriteByte(':')
+				b = append(b, ':')
 			}
-			b.WriteString(r)
+			b = append(b, r...)
 		}
-		return b.String()
+		return o.env.Str().Bytes(b)
 	}
 	reply := func(a Answer) {
 		dispatched(a)
@@ -985,7 +1012,7 @@ const ReceiptWriteBehindDelay = 50 * time.Millisecond
 // rejected one, else execute and store the receipt (no effect = dispatch
 // error).
 func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec func() (store.Result, bool)) Answer {
-	aggregate := aggregateOf(c, caller)
+	aggregate := aggregateOf(o.env.Str(), c, caller)
 	if r := o.st.Receipt(commandID); r != nil {
 		if r.Status == store.ReceiptRejected {
 			return Answer{Outcome: ErrPreviouslyRejected, CommandID: commandID}
@@ -1023,14 +1050,15 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 
 // aggregateOf is what c's command addresses: the target thread of a send,
 // interrupt or update, the task of a cancel, else the caller's thread.
-func aggregateOf(c Call, caller string) string {
+// The string is built by str (the run's strings).
+func aggregateOf(str *sim.Strings, c Call, caller string) string {
 	switch c.Tool {
 	case model.ToolThreadSend, model.ToolThreadInterrupt, model.ToolThreadUpdate, ToolThreadRollback:
-		return "thread:" + c.Target
+		return str.Concat("thread:", c.Target)
 	case model.ToolTaskCancel:
-		return "task:" + c.TaskID
+		return str.Concat("task:", c.TaskID)
 	}
-	return "thread:" + caller
+	return str.Concat("thread:", caller)
 }
 
 func (o *Orchestrator) projectOf(threadID string) string {

@@ -1,8 +1,7 @@
 package orchestrator
 
 import (
-	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
@@ -51,11 +50,12 @@ func init() {
 // batchPayload is the normalized payload of a create_threads call: the
 // number of entries and each entry's title, prompt and instance.
 func batchPayload(n int, specs []ThreadSpec) string {
-	parts := []string{fmt.Sprintf("entries=%d", n)}
+	var buf [512]byte
+	b := strconv.AppendInt(append(buf[:0], "entries="...), int64(n), 10)
 	for i := 0; i < n; i++ {
-		parts = append(parts, entryPayload(specAt(specs, i)))
+		b = appendEntryPayload(append(b, ';'), specAt(specs, i))
 	}
-	return strings.Join(parts, ";")
+	return string(b)
 }
 
 func specAt(specs []ThreadSpec, i int) ThreadSpec {
@@ -65,8 +65,18 @@ func specAt(specs []ThreadSpec, i int) ThreadSpec {
 	return ThreadSpec{Title: "created"}
 }
 
+// entryPayload is one entry's normalized payload,
+// fmt.Sprintf("title=%q prompt=%q instance=%q", ...) (fmt's %q of a string is
+// strconv.Quote).
 func entryPayload(s ThreadSpec) string {
-	return fmt.Sprintf("title=%q prompt=%q instance=%q", s.Title, s.Prompt, s.Instance)
+	var buf [256]byte
+	return string(appendEntryPayload(buf[:0], s))
+}
+
+func appendEntryPayload(b []byte, s ThreadSpec) []byte {
+	b = strconv.AppendQuote(append(b, "title="...), s.Title)
+	b = strconv.AppendQuote(append(b, " prompt="...), s.Prompt)
+	return strconv.AppendQuote(append(b, " instance="...), s.Instance)
 }
 
 // batchConflict reports whether a create_threads whose first entry's

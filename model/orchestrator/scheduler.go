@@ -107,6 +107,7 @@ func init() {
 		Reported:   "after a restart a catch-up fires every task whose last slot passed (already fired today, long missed or disabled) and records no lastRunAt",
 		Fixed:      "every fire goes through runTask: the row is re-read (enabled, nextRunAt), lastRunAt is written before the dispatch, nextRunAt advanced after it, and a slot missed by more than 10 min is skipped",
 		Upstream:   "t3code@01636256",
+		Script:     "scenarios/testdata/request_retry/schedule_catch_up",
 		Mechanism:  "model/orchestrator: the schedule_task scheduler (slot timers, durable fire record, catch-up, disabled flag)"})
 	model.RegisterMutant(model.MutantInfo{Name: CatchUpChecksEnabledOnly, Group: catalog.Orchestrator,
 		Doc:        "the startup catch-up skips disabled tasks but still fires every enabled task whose last slot passed",

@@ -348,7 +348,7 @@ type Manager struct {
 	slots   *mcp.Slots
 	entries []*Entry
 	opens   []*opening
-	reserve map[string]int // threadId NUL credId -> count (mcpCredentialReservations)
+	reserve map[reservation]int // (threadId, credId) -> count (mcpCredentialReservations)
 	opened  int
 	dead    bool
 	// process is the server process incarnation, part of session
@@ -396,7 +396,7 @@ const actor = "psm"
 // NewManager returns an empty manager over the registry and slots of
 // server process incarnation process.
 func NewManager(env *model.Env, reg *mcp.Registry, slots *mcp.Slots, process int) *Manager {
-	return &Manager{env: env, rand: env.Rand(actor), reg: reg, slots: slots, reserve: map[string]int{}, process: process,
+	return &Manager{env: env, rand: env.Rand(actor), reg: reg, slots: slots, reserve: map[reservation]int{}, process: process,
 		IdleTimeout: DefaultIdleTimeout, MaxIdlePin: DefaultMaxIdlePin, reap: reaper{origin: env.Awake()},
 		CapsFor: func(string, string) mcp.Caps { return mcp.CapOrchestration }}
 }
@@ -434,7 +434,11 @@ func (m *Manager) EntryForThread(threadID string) *Entry {
 	return nil
 }
 
-func reservationKey(threadID, credID string) string { return threadID + "\x00" + credID }
+// reservation keys mcpCredentialReservations: upstream's key is
+// threadId NUL credId; a pair is the same key without building a string.
+type reservation struct{ thread, cred string }
+
+func reservationKey(threadID, credID string) reservation { return reservation{threadID, credID} }
 
 // Errors of the manager (MODEL.md §10).
 var (

@@ -62,6 +62,7 @@ func init() {
 		Reported:   "runtime events wait for the ingestion worker in process memory; a restart behind a backlog loses a completed turn's events",
 		Fixed:      "runtime lifecycle events are journaled on arrival and startup ingests the journal before it reconciles",
 		Upstream:   "",
+		Script:     "scenarios/testdata/restart/storm_quit",
 		Mechanism:  "model/server: the provider runtime ingestion worker's queue"})
 	model.RegisterMutant(model.MutantInfo{Name: JournalOnDequeue, Group: catalog.RestartContinuation,
 		Doc:        "runtime events are journaled when the ingestion worker takes them, so those still queued die with the process",

@@ -648,7 +648,7 @@ func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, 
 		reply(model.ToolResult{Outcome: "invalid_request"})
 		return
 	}
-	t.attrs = append(t.attrs, sim.A("key", browser.ShowKey(key)))
+	t.attrs = append(t.attrs, sim.A("key", showKey(s.env.Str(), key)))
 	t.authorized = s.env.Now()
 	s.Browser.Handle(t.req, func(r browser.Result) { t.handled(r) })
 }
@@ -693,7 +693,7 @@ func (t *toolCall) handled(r browser.Result) {
 			extra = append(extra, sim.A("tab-thread", r.TabThread))
 		}
 		if r.Owner != "" && r.Owner != key {
-			extra = append(extra, sim.A("owner", browser.ShowKey(r.Owner)))
+			extra = append(extra, sim.A("owner", showKey(s.env.Str(), r.Owner)))
 		}
 		t.trace(r.Outcome, extra...)
 		if r.TabThread == threadID && r.Owner != "" {
@@ -862,4 +862,28 @@ func appendResult(buf []byte, r store.Result) []byte {
 	add("schedule", r.ScheduleID)
 	add("run", r.RunID)
 	return buf
+}
+
+// showKey is browser.ShowKey(k) built by str (no allocation of its own).
+func showKey(str *sim.Strings, k string) string {
+	if !containsNUL(k) {
+		return k
+	}
+	var buf [128]byte
+	b := append(buf[:0], k...)
+	for i, c := range b {
+		if c == 0 {
+			b[i] = '/'
+		}
+	}
+	return str.Bytes(b)
+}
+
+func containsNUL(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if k[i] == 0 {
+			return true
+		}
+	}
+	return false
 }

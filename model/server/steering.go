@@ -51,6 +51,7 @@ func init() {
 		Reported:   "a quit between the shutdown finalizer's runtime write and the stopped session-set leaves the projection starting and the queued turn pending for good",
 		Fixed:      "startup projects every thread whose runtime binding is stopped as stopped, abandoning its queued turns",
 		Upstream:   "",
+		Script:     "scenarios/testdata/restart/steer_stop_quit",
 		Mechanism:  "model/server: the steering queue and the session shutdown finalizer"})
 	model.RegisterMutant(model.MutantInfo{Name: ReconcileKeepsQueuedTurn, Group: catalog.RestartContinuation,
 		Doc:        "the startup pass projects a stopped session stopped but leaves its queued turn pending",

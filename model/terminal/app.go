@@ -57,18 +57,24 @@ type hop struct {
 	retry  bool // hopAttach, hopAttached: the attach is a retry
 	size   Size
 	chunks []Chunk
+	// hopPTYData, hopReadiness: the session, and the chunk count or the
+	// readiness revision.
+	session string
+	n       int
 }
 
 // hopOp names a typed IPC message (see hop).
 type hopOp uint8
 
 const (
-	hopFunc     hopOp = iota // run f
-	hopAttach                // main: Attach p, answer p's renderer with hopAttached
-	hopAttached              // renderer: p.onAttach(res, retry)
-	hopDetach                // main: Detach p
-	hopResize                // main: Resize p to size
-	hopWrite                 // main: Write chunks to p
+	hopFunc      hopOp = iota // run f
+	hopAttach                 // main: Attach p, answer p's renderer with hopAttached
+	hopAttached               // renderer: p.onAttach(res, retry)
+	hopDetach                 // main: Detach p
+	hopResize                 // main: Resize p to size
+	hopWrite                  // main: Write chunks to p
+	hopPTYData                // renderer: onPTYData(session, n)
+	hopReadiness              // renderer: onInputReadiness(session, flag, n)
 )
 
 // toMainMsg delivers a typed message to main after one IPC hop, in send
@@ -77,6 +83,15 @@ func (a *App) toMainMsg(op hopOp, p *Pane, flag, retry bool, size Size, chunks [
 	h := a.hop0(a.Renderer, nil)
 	h.op, h.p, h.flag, h.retry, h.size, h.chunks = op, p, flag, retry, size, chunks
 	a.toMainAt = a.deliver(a.toMainAt, h.run)
+}
+
+// toRendererMsg delivers a typed message (hopPTYData, hopReadiness) to the
+// current renderer after one IPC hop, in send order with toRenderer's; void
+// once that renderer reloaded, as toRenderer.
+func (a *App) toRendererMsg(op hopOp, session string, flag bool, n int) {
+	h := a.hop0(a.Renderer, nil)
+	h.op, h.session, h.flag, h.n = op, session, flag, n
+	a.toRendererAt = a.deliver(a.toRendererAt, h.run)
 }
 
 // attached answers p's attach in renderer r (fromMain's delivery).
@@ -112,6 +127,7 @@ func (a *App) hop0(r1, r2 *Renderer) *hop {
 func (h *hop) fire() {
 	a, f, r1, r2 := h.a, h.f, h.r1, h.r2
 	op, p, res, flag, retry, size, chunks := h.op, h.p, h.res, h.flag, h.retry, h.size, h.chunks
+	session, n := h.session, h.n
 	*h = hop{a: h.a, run: h.run}
 	a.hops = append(a.hops, h)
 	if r1.gone || r2 != nil && r2.gone {
@@ -131,6 +147,10 @@ func (h *hop) fire() {
 		a.Main.Resize(p.Session, p.ID, size)
 	case hopWrite:
 		a.Main.Write(p.Session, p.ID, chunks)
+	case hopPTYData:
+		r1.onPTYData(session, n)
+	case hopReadiness:
+		r1.onInputReadiness(session, flag, n)
 	}
 }
 

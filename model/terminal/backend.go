@@ -103,6 +103,11 @@ type Backend struct {
 	pastes  int
 	images  int
 	pending int
+	// absorbDue is when the last written text is absorbed: the PTY hands
+	// Claude its input in order, so a later write is never shown before an
+	// earlier one (hunt 2, docs/findings.md: a retry's paste drawn faster
+	// than a slow first one overtook it).
+	absorbDue time.Duration
 	// jsonl draws when a submitted prompt's transcript entry is ingested.
 	jsonl *sim.Rand
 

@@ -106,7 +106,8 @@ func (b *Backend) promptSurface() *PromptSurface {
 }
 
 // ptyWrite applies bytes a delivery wrote: text and pastes reach the
-// composer after the TUI absorbs them (1 ms to Config.AbsorbMax); an Enter
+// composer after the TUI absorbs them (1 ms to Config.AbsorbMax, and never
+// before text written earlier: the PTY is a byte stream); an Enter
 // arriving while a paste is still being absorbed is swallowed into it (the
 // ~100 ms paste accumulator); an Enter on a composer holding text submits
 // it, and Claude's transcript records the submission (a user entry, or a
@@ -137,7 +138,13 @@ func (b *Backend) ptyWrite(data string) error {
 			maxAbsorb = 30 * time.Millisecond
 		}
 		gen := b.ID
-		b.m.env.After(b.rand.Duration("absorb", time.Millisecond, maxAbsorb), func() {
+		now := b.m.env.Now()
+		due := now + b.rand.Duration("absorb", time.Millisecond, maxAbsorb)
+		if due < b.absorbDue {
+			due = b.absorbDue // in order: after the text written before it
+		}
+		b.absorbDue = due
+		b.m.env.After(due-now, func() {
 			if b.state != live || b.ID != gen {
 				return
 			}

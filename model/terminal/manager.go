@@ -35,6 +35,12 @@ type Config struct {
 	// BackgroundChance is the probability that a turn step backgrounds a
 	// tool call that runs on for 1-20 min after the turn.
 	BackgroundChance sim.Ratio
+	// LateExitMax, when set, makes the wrapper of a start that failed or
+	// was cancelled emit its process exit 500 ms to LateExitMax after main
+	// gave it up (a provider wrapper or tmux session outliving the start's
+	// rejection; sessionManager.ts@428aed2d cleanupSessionState: "the old
+	// wrapper may still emit a late exit"). Zero: the exit is never seen.
+	LateExitMax time.Duration
 	// SlowStopChance is the probability that a kill's first stop() of a
 	// backend blocks for SlowStopMin-SlowStopMax (a wrapper waiting on its
 	// child; sessionManager.recover.test.ts's blocked stop gate), drawn
@@ -574,6 +580,7 @@ func (m *Manager) settled(c *claim, fails bool) {
 		m.emit("start", CodeCancelled, sim.A("session", id), sim.A("backend", b.ID))
 		m.rollbackTmux(b)
 		m.rejectHeld(b, "cancelled")
+		m.armLateExit(b, 143)
 		if b.created {
 			m.record("provider.start.end", id, sim.A("kind", string(b.Kind)), sim.A("ok", "false"), took)
 		}
@@ -591,6 +598,7 @@ func (m *Manager) settled(c *claim, fails bool) {
 		m.emit("start", CodeStartFailed, sim.A("session", id), sim.A("backend", b.ID))
 		m.rollbackTmux(b)
 		m.rejectHeld(b, "start-failed")
+		m.armLateExit(b, 1)
 		if b.created {
 			m.record("provider.start.end", id, sim.A("kind", string(b.Kind)), sim.A("ok", "false"), took)
 		}
@@ -613,6 +621,53 @@ func (m *Manager) settled(c *claim, fails bool) {
 	for _, w := range c.waiters {
 		w(res)
 	}
+}
+
+// armLateExit schedules the late exit of a start main gave up on (failed
+// or cancelled), when the world has late exits (Config.LateExitMax).
+func (m *Manager) armLateExit(b *Backend, code int) {
+	if m.cfg.LateExitMax <= 0 {
+		return
+	}
+	m.env.After(b.rand.Duration("late-exit", 500*time.Millisecond, m.cfg.LateExitMax), func() { m.lateExit(b, code) })
+}
+
+// lateExit is the exit listener of a superseded backend's wrapper firing
+// after main gave the backend up. With ExitOwnedByGeneration it checks
+// ownsEntry() and changes nothing; without, it is the id-only listener of
+// sessionManager.ts@99f52138^: input readiness false, removed, exit
+// {sessionId, exitCode} to the renderer (no backend id) and
+// cleanupSessionState(sessionId), which deletes whatever entry the id
+// holds. The trace's entry= names the entry the exit found ("-" none).
+func (m *Manager) lateExit(b *Backend, code int) {
+	id := b.Session
+	cur := m.entries[id]
+	entry := "-"
+	if cur != nil {
+		entry = cur.ID
+	}
+	attrs := []sim.Attr{sim.A("session", id), sim.A("backend", b.ID), sim.A("entry", entry), sim.A("code", strconv.Itoa(code))}
+	p := m.app.Profile()
+	guarded := p.Fixed(ExitOwnedByGeneration)
+	if guarded && p.Has(LateExitIgnoredWhileStarting) {
+		guarded = m.claims[id] != nil
+	}
+	if cur != b && guarded {
+		m.emit("exit.late", "ignored", attrs...)
+		return
+	}
+	if cur == nil {
+		m.emit("exit.late", "no-entry", attrs...)
+		r := m.app.Renderer
+		m.app.toRenderer(func() { r.onExit(id, "", code, "late-exit") })
+		return
+	}
+	m.emit("exit.late", "applied", attrs...)
+	m.setInputReadiness(cur, false, "provider-not-ready")
+	delete(m.entries, id)
+	m.rejectHeld(cur, "exited")
+	r := m.app.Renderer
+	m.app.toRenderer(func() { r.onExit(id, "", code, "late-exit") })
 }
 
 // rollbackTmux destroys the tmux session b's spawn created; a recovered
@@ -739,8 +794,7 @@ func (m *Manager) setInputReadiness(b *Backend, ready bool, reason string) {
 	m.emit("input-readiness", "", sim.A("session", id), sim.A("backend", b.ID), sim.A("ready", b2s(ready)),
 		sim.A("reason", reason), sim.A("rev", m.env.Itoa(rev)))
 	m.record("readiness.publish", id, sim.A("ready", b2s(ready)), sim.A("reason", reason), sim.A("revision", strconv.Itoa(rev)))
-	r := m.app.Renderer
-	m.app.toRenderer(func() { r.onInputReadiness(id, ready, rev) })
+	m.app.toRendererMsg(hopReadiness, id, ready, rev)
 }
 
 // Attach is attachAgentPty: with a registry entry it takes a reference,
@@ -985,9 +1039,7 @@ func (m *Manager) appendOutput(b *Backend, n int) {
 	}
 	buf.append(m.sizes[id].Cols, n)
 	if m.counts[id] > 0 {
-		r := m.app.Renderer
-		chunks := (n + 4095) / 4096
-		m.app.toRenderer(func() { r.onPTYData(id, chunks) })
+		m.app.toRendererMsg(hopPTYData, id, false, (n+4095)/4096)
 	}
 }
 

@@ -346,6 +346,12 @@ func (r *Renderer) onInputReadiness(session string, ready bool, rev int) {
 // onExit applies a session-exit event of the backend the runtime follows.
 func (r *Renderer) onExit(session, backend string, code int, cause string) {
 	rt := r.Runtime(session)
+	if backend == "" {
+		// An exit without a backend id (the payload {sessionId, exitCode}
+		// of main's id-only exit listener before agent-code PR #548) is
+		// the exit of whatever backend the runtime follows.
+		backend = rt.Backend
+	}
 	if rt.Backend != "" && rt.Backend != backend {
 		return
 	}

@@ -127,7 +127,33 @@ const (
 	// reaper itself is nebula's: agent-code's main has none, so the model
 	// runs it only in worlds that ask (Config.DetachedIdleTimeout).
 	IdleSparesBackgroundWork model.Switch = "idle-spares-background-work"
+	// ExitOwnedByGeneration is agent-code PR #548 (f0a7792b; its commit
+	// 99f52138 "harden session recovery reconciliation"): every listener
+	// of a backend checks ownsEntry() (sessions.get(id) === this entry)
+	// and cleanupSessionState takes the expected entry, because "stable
+	// local ids are deliberately reused after a failed provider start. The
+	// old wrapper may still emit a late exit/readiness event after its
+	// replacement is registered. An id-only delete would let generation A
+	// ... erase B from the registry" (sessionManager.ts@428aed2d). Off is
+	// sessionManager.ts@99f52138^: the exit listener sets input readiness,
+	// emits removed and exit {sessionId, exitCode} (no backend) and
+	// deletes whatever entry the id holds, so the late exit of a failed or
+	// cancelled start lands on the retry that replaced it: the replacement
+	// leaves the registry while its process runs on, and the renderer
+	// shows it exited. The same family as crynta/terax-ai#132 (a respawn
+	// keeps the old shell's pending exit, so onExit fires on the new one)
+	// and RunMaestro/Maestro#1302 (a killed process's exit is attributed
+	// to its same-id replacement); Maestro#1339's exit that never arrives
+	// is not modelled.
+	ExitOwnedByGeneration model.Switch = "exit-owned-by-generation"
 )
+
+// LateExitIgnoredWhileStarting is a plausible wrong fix of
+// ExitOwnedByGeneration: main drops a late exit only while a spawn of the
+// id is still starting (a claim in flight), "the replacement's start owns
+// the id", so an exit arriving after the replacement settled live still
+// removes it.
+const LateExitIgnoredWhileStarting model.Mutant = "late-exit-ignored-while-starting"
 
 // DeliverWithoutReadiness is a plausible wrong prompt delivery: the
 // Claude and Codex protocols write the prompt without awaiting the
@@ -247,6 +273,19 @@ func init() {
 		Fixed:      "the reaper spares a session while a background job runs and restarts its idle clock when the last one ends",
 		Script:     "scenarios/testdata/terminal/reap_background_job.txt",
 		Mechanism:  "model/terminal: main's detached-idle reaper and its idle clock"})
+	model.RegisterSwitch(model.SwitchInfo{Name: ExitOwnedByGeneration, Group: catalog.TerminalSession,
+		Reports:    []catalog.Report{"crynta/terax-ai#132", "RunMaestro/Maestro#1302"},
+		Source:     "agent-code src/main/sessionManager.ts@99f52138^ (id-only exit listener and cleanupSessionState) against @428aed2d (ownsEntry, generation-owned cleanup); terax-ai PR #132; Maestro PR #1302",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"exit-ends-own-generation"},
+		Reported:   "the exit listener of a backend acts on the session id: a failed or cancelled start's late exit removes the retry that replaced it from the registry and tells the renderer the session exited, while the replacement's process runs on",
+		Fixed:      "every listener checks that its entry still owns the id (ownsEntry) and clean-up deletes only the expected entry: a superseded backend's late exit changes nothing",
+		Upstream:   "agent-code PR #548 (f0a7792b; 99f52138)",
+		Mechanism:  "model/terminal: late exits of a failed or cancelled start's wrapper (Config.LateExitMax)"})
+	model.RegisterMutant(model.MutantInfo{Name: LateExitIgnoredWhileStarting, Group: catalog.TerminalSession,
+		Doc:        "main drops a late exit only while a spawn of the same id is still starting; one arriving after the replacement went live still removes it",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"exit-ends-own-generation"}})
 	model.RegisterMutant(model.MutantInfo{Name: SparesOnlyWhileRunning, Group: catalog.TerminalSession,
 		Doc:        "the reaper spares a running background job but does not restart the idle clock when it ends",
 		Scenario:   "terminal-remount",
