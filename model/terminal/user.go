@@ -118,12 +118,14 @@ func (u *User) focused() string {
 	if r.View.Surface == SurfaceSpotlight {
 		return r.View.Spotlight
 	}
-	if u.focus != "" && r.VisiblePane(u.focus) != nil {
+	// A closed session (App.ClosePane) is no longer the workspace's: the
+	// user has no control that names it, whatever pane still unmounts.
+	if u.focus != "" && r.VisiblePane(u.focus) != nil && u.app.Meta(u.focus) != nil {
 		return u.focus
 	}
 	u.focus = ""
 	for _, p := range r.Panes {
-		if p.Surface == "editor" && !r.View.Fullscreen {
+		if p.Surface == "editor" && !r.View.Fullscreen && u.app.Meta(p.Session) != nil {
 			u.focus = p.Session
 			break
 		}
@@ -335,8 +337,8 @@ func (u *User) moveAfterSend(session string) {
 	spotlight := u.move.Chance("spotlight", sim.Per(1, 2))
 	u.app.env.After(u.move.Duration("move-after", 0, time.Second), func() {
 		r := u.app.Renderer
-		if r.View.Surface != SurfaceEditor || r.View.Fullscreen {
-			return
+		if r.View.Surface != SurfaceEditor || r.View.Fullscreen || u.app.Meta(session) == nil {
+			return // a session closed in the meantime has no leaf to move
 		}
 		if spotlight {
 			u.app.EnterSpotlight(session)
