@@ -213,6 +213,36 @@ type DeliveryResult struct {
 // deliveryDone receives a protocol's result, or the error it threw.
 type deliveryDone func(DeliveryResult, error)
 
+// failWith returns the settle-with-failure step of a delivery that ends in
+// done: upstream's failure({stage, code, retrySafe, disposition,
+// promptWritten, enterWritten, message}).
+func failWith(done deliveryDone) func(stage, code string, retrySafe bool, disposition string, prompt, enter bool, msg string) {
+	return func(stage, code string, retrySafe bool, disposition string, prompt, enter bool, msg string) {
+		done(DeliveryResult{Stage: stage, Code: code, RetrySafe: retrySafe, Disposition: disposition,
+			PromptWritten: prompt, EnterWritten: enter, Message: msg}, nil)
+	}
+}
+
+// submitEnter writes the separate Enter once the prompt is absorbed and
+// waits for Claude's acceptance; a refused write fails the delivery after
+// its prompt was written ("Could not submit <what> to session ..."), not
+// retry-safe. Shared by the text and image paths (promptDelivery.ts@428aed2d).
+func (m *Manager) submitEnter(io *PromptIO, acceptance *AcceptanceWaiter, what string, done deliveryDone) {
+	ok, err := io.Write("\r")
+	if err != nil {
+		done(DeliveryResult{}, err)
+		return
+	}
+	if !ok {
+		acceptance.Cancel()
+		failWith(done)(StageAfterEnter, CodeWriteFailed, false, DoNotRetry, true, false,
+			fmt.Sprintf("Could not submit %s to session %s", what, io.SessionID))
+		return
+	}
+	io.record("enter-written")
+	m.awaitAcceptance(io, acceptance, done)
+}
+
 // later continues f in a zero-delay event: an await of a settled promise.
 func (m *Manager) later(f func()) { m.env.After(0, f) }
 
@@ -253,10 +283,7 @@ func describeReadiness(r Readiness) string {
 // Claude accepted Enter, not for the screen.
 func (m *Manager) deliverClaudePrompt(io *PromptIO, done deliveryDone) {
 	deadline := m.env.Now() + DeliveryTimeout
-	fail := func(stage, code string, retrySafe bool, disposition string, prompt, enter bool, msg string) {
-		done(DeliveryResult{Stage: stage, Code: code, RetrySafe: retrySafe, Disposition: disposition,
-			PromptWritten: prompt, EnterWritten: enter, Message: msg}, nil)
-	}
+	fail := failWith(done)
 	s := io.Session
 	if s.ArmPromptAcceptance == nil {
 		fail(StageBeforeWrite, CodeMissingCapability, true, SessionUnusable, false, false,
@@ -298,10 +325,7 @@ func (m *Manager) deliverClaudePrompt(io *PromptIO, done deliveryDone) {
 
 func (m *Manager) deliverClaudeText(io *PromptIO, deadline time.Duration, done deliveryDone) {
 	s := io.Session
-	fail := func(stage, code string, retrySafe bool, disposition string, prompt, enter bool, msg string) {
-		done(DeliveryResult{Stage: stage, Code: code, RetrySafe: retrySafe, Disposition: disposition,
-			PromptWritten: prompt, EnterWritten: enter, Message: msg}, nil)
-	}
+	fail := failWith(done)
 	if s.SnapshotScreen == nil {
 		fail(StageBeforeWrite, CodeMissingCapability, true, SessionUnusable, false, false,
 			fmt.Sprintf("Claude session %s has no direct screen snapshot", io.SessionID))
@@ -361,29 +385,14 @@ func (m *Manager) deliverClaudeText(io *PromptIO, deadline time.Duration, done d
 				return
 			}
 			io.record(map[bool]string{true: "paste-absorbed", false: "prompt-absorbed"}[paste] + " via=" + a.Via)
-			ok, err := io.Write("\r")
-			if err != nil {
-				done(DeliveryResult{}, err)
-				return
-			}
-			if !ok {
-				acceptance.Cancel()
-				fail(StageAfterEnter, CodeWriteFailed, false, DoNotRetry, true, false,
-					fmt.Sprintf("Could not submit prompt to session %s", io.SessionID))
-				return
-			}
-			io.record("enter-written")
-			m.awaitAcceptance(io, acceptance, done)
+			m.submitEnter(io, acceptance, "prompt", done)
 		})
 	})
 }
 
 func (m *Manager) deliverClaudeImagePrompt(io *PromptIO, deadline time.Duration, done deliveryDone) {
 	s := io.Session
-	fail := func(stage, code string, retrySafe bool, disposition string, prompt, enter bool, msg string) {
-		done(DeliveryResult{Stage: stage, Code: code, RetrySafe: retrySafe, Disposition: disposition,
-			PromptWritten: prompt, EnterWritten: enter, Message: msg}, nil)
-	}
+	fail := failWith(done)
 	if s.SnapshotScreen == nil {
 		fail(StageBeforeWrite, CodeMissingCapability, true, SessionUnusable, false, false,
 			fmt.Sprintf("Claude session %s has no direct screen snapshot", io.SessionID))
@@ -436,19 +445,7 @@ func (m *Manager) deliverClaudeImagePrompt(io *PromptIO, deadline time.Duration,
 					return
 				}
 				io.record("acceptance-armed")
-				ok, err := io.Write("\r")
-				if err != nil {
-					done(DeliveryResult{}, err)
-					return
-				}
-				if !ok {
-					acceptance.Cancel()
-					fail(StageAfterEnter, CodeWriteFailed, false, DoNotRetry, true, false,
-						fmt.Sprintf("Could not submit image prompt to session %s", io.SessionID))
-					return
-				}
-				io.record("enter-written")
-				m.awaitAcceptance(io, acceptance, done)
+				m.submitEnter(io, acceptance, "image prompt", done)
 			})
 		})
 	}
