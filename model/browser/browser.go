@@ -150,6 +150,10 @@ type Tab struct {
 	// manager opened with an automation owner (OpenShared; backingPage
 	// "desktop"): its agent may read and navigate it but not type into it.
 	Shared bool
+	// Native is the native desktop page behind the session (native.go),
+	// or nil.
+	Native          *NativePage
+	nativePresented bool
 
 	// Loading: a main-frame navigation is in progress.
 	Loading bool
@@ -256,6 +260,9 @@ type Request struct {
 	// ProfileID is open's profileId: a reported profile's id or name (any
 	// case); "" picks the reported default.
 	ProfileID string
+	// Timeout is the broker's execution deadline (timeoutMs; 0: none),
+	// used by native root opens (native_root.go).
+	Timeout time.Duration
 }
 
 // Result is the host's answer.
@@ -287,6 +294,12 @@ type Result struct {
 	// client reports profiles.
 	Profiles         []BrowserProfile
 	DefaultProfileID string
+	// NativePresented, Visible and StreamViewers are status's presentation
+	// of a native page's tab (native.go): the host shows it in a native
+	// slot; it is presented or streamed; how many viewers stream it.
+	NativePresented bool
+	Visible         bool
+	StreamViewers   int
 }
 
 // TabStatus is one tab in a status result.
@@ -295,6 +308,11 @@ type TabStatus struct {
 	OpenerTabID string
 	URL         string
 	ProfileID   string
+	// Owner (agent, human, unclaimed), OwnedByCaller and Visible are set
+	// by the native status of a thread with no live tab (native_close.go).
+	Owner         string
+	OwnedByCaller bool
+	Visible       bool
 }
 
 // ServerBrowser is the in-process browser host (preferred host).
@@ -345,6 +363,12 @@ type ServerBrowser struct {
 	// reported is the latest profile catalogue a client reported (nil:
 	// none; ReportProfiles).
 	reported *reportedProfiles
+	// NativeRootFor is the desktop an agent's new tab of thread opens on
+	// as a native root (the desktop channel's profile catalogue for the
+	// caller, supporting native roots) and its profile; a nil host opens
+	// as before (native_root.go).
+	NativeRootFor func(threadID string) (host *NativeHost, profileID string)
+	native        nativeRegistry
 }
 
 const actor = "server-browser"
@@ -500,9 +524,16 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		b.open(req, finish)
 		return
 	}
+	if req.Op == OpStatus && req.TabID == "" && b.nativeStatusWithoutTab(req, finish) {
+		return
+	}
 	tab, refusal := b.requireTab(req, ignore)
 	if tab == nil {
 		finish(Result{Outcome: refusal})
+		return
+	}
+	if req.Op == OpClose && tab.Native != nil {
+		b.agentCloseNative(tab, req, refusal, finish)
 		return
 	}
 	if req.Op == OpClose && tab.Desktop && tab.page == pageNone {
@@ -584,6 +615,7 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		res.Outcome = OK
 		res.Tabs = b.status(req.ThreadID, req.AgentSessionID, ignore)
 		b.fillStatus(tab, &res)
+		b.nativeStatus(tab, &res)
 		b.profileStatus(&res)
 		finish(res)
 		return
@@ -842,6 +874,12 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 		}
 	}
 	b.sweepIdle()
+	if b.NativeRootFor != nil {
+		if h, native := b.NativeRootFor(req.ThreadID); h != nil {
+			b.openNativeRoot(req, h, native, finish)
+			return
+		}
+	}
 	if len(b.owned(req.ThreadID, req.AgentSessionID)) >= AgentTabLimit || b.live() >= ServerTabLimit {
 		finish(Result{Outcome: ReasonTabLimit})
 		return
@@ -1227,6 +1265,10 @@ func (b *ServerBrowser) OpenShared(threadID, url, owner string) *Tab {
 // goes and a desktop stream endpoint is released; the desktop's own page
 // is the desktop's to close.
 func (b *ServerBrowser) ManagerClose(t *Tab) {
+	if t.Native != nil {
+		b.ManagerCloseNative(t, nil)
+		return
+	}
 	t.DesktopEndpoint = false
 	b.remove(t)
 }
