@@ -156,6 +156,10 @@ type Tab struct {
 	// navigations sent the page (page.goto), in order.
 	DesktopHostID string
 	GotoURLs      []string
+	// Native is the native desktop page behind the session (native.go),
+	// or nil.
+	Native          *NativePage
+	nativePresented bool
 
 	// Loading: a main-frame navigation is in progress.
 	Loading bool
@@ -264,6 +268,9 @@ type Request struct {
 	ProfileID string
 	// ProfileName is openWithProfile's profileName (an exact name).
 	ProfileName string
+	// Timeout is the broker's execution deadline (timeoutMs; 0: none),
+	// used by native root opens (native_root.go).
+	Timeout time.Duration
 }
 
 // Result is the host's answer.
@@ -305,6 +312,12 @@ type Result struct {
 	ProfileName string
 	Detail      string
 	Control     *ControlStatus
+	// NativePresented, Visible and StreamViewers are status's presentation
+	// of a native page's tab (native.go): the host shows it in a native
+	// slot; it is presented or streamed; how many viewers stream it.
+	NativePresented bool
+	Visible         bool
+	StreamViewers   int
 }
 
 // TabStatus is one tab in a status result.
@@ -314,7 +327,9 @@ type TabStatus struct {
 	URL         string
 	ProfileID   string
 	// Owner (human, agent or unclaimed), OwnedByCaller and Visible (a
-	// streamed viewer attached) are set under VersionIndex70905931248.
+	// streamed viewer attached) are set under VersionIndex70905931248
+	// (threadtabs.go) and by the native status of a thread with no live
+	// tab (native_close.go).
 	Owner         string
 	OwnedByCaller bool
 	Visible       bool
@@ -378,6 +393,12 @@ type ServerBrowser struct {
 	Desktops *DesktopChannel
 	Events   *SessionEvents
 	nav      map[*Tab]*navTrack
+	// NativeRootFor is the desktop an agent's new tab of thread opens on
+	// as a native root (the desktop channel's profile catalogue for the
+	// caller, supporting native roots) and its profile; a nil host opens
+	// as before (native_root.go).
+	NativeRootFor func(threadID string) (host *NativeHost, profileID string)
+	native        nativeRegistry
 }
 
 const actor = "server-browser"
@@ -537,9 +558,16 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		b.open(req, finish)
 		return
 	}
+	if req.Op == OpStatus && req.TabID == "" && b.nativeStatusWithoutTab(req, finish) {
+		return
+	}
 	tab, refusal := b.requireTab(req, ignore)
 	if tab == nil {
 		finish(Result{Outcome: refusal})
+		return
+	}
+	if req.Op == OpClose && tab.Native != nil {
+		b.agentCloseNative(tab, req, refusal, finish)
 		return
 	}
 	if req.Op == OpClose && tab.Desktop && tab.page == pageNone {
@@ -621,6 +649,7 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		res.Outcome = OK
 		res.Tabs = b.status(req.ThreadID, req.AgentSessionID, ignore)
 		b.fillStatus(tab, &res)
+		b.nativeStatus(tab, &res)
 		b.profileStatus(&res)
 		b.desktopStatus(tab, req.AgentSessionID, &res)
 		finish(res)
@@ -890,6 +919,12 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 		}
 	}
 	b.sweepIdle()
+	if b.NativeRootFor != nil {
+		if h, native := b.NativeRootFor(req.ThreadID); h != nil {
+			b.openNativeRoot(req, h, native, finish)
+			return
+		}
+	}
 	if len(b.owned(req.ThreadID, req.AgentSessionID)) >= AgentTabLimit || b.live() >= ServerTabLimit {
 		finish(Result{Outcome: ReasonTabLimit})
 		return
@@ -1275,6 +1310,10 @@ func (b *ServerBrowser) OpenShared(threadID, url, owner string) *Tab {
 // goes and a desktop stream endpoint is released; the desktop's own page
 // is the desktop's to close.
 func (b *ServerBrowser) ManagerClose(t *Tab) {
+	if t.Native != nil {
+		b.ManagerCloseNative(t, nil)
+		return
+	}
 	t.DesktopEndpoint = false
 	b.remove(t)
 }

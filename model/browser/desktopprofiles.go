@@ -339,7 +339,7 @@ func (b *ServerBrowser) desktopOpen(req Request, finish func(Result)) {
 			t.URL = url
 		}
 		res := Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
-		b.nativeStatus(t, key, b.Desktops.host(host), &res)
+		b.catalogueStatus(t, key, b.Desktops.host(host), &res)
 		finish(res)
 	}
 	if after <= 0 {
@@ -372,7 +372,7 @@ func (b *ServerBrowser) reuseNative(t *Tab, req Request, url string, cat *Deskto
 		if cat.HostID != t.DesktopHostID {
 			cat = nil
 		}
-		b.nativeStatus(t, req.AgentSessionID, cat, &res)
+		b.catalogueStatus(t, req.AgentSessionID, cat, &res)
 		finish(res)
 	})
 }
@@ -400,10 +400,10 @@ func (b *ServerBrowser) OpenNative(threadID, url, host, profile string) *Tab {
 	return b.openNative(threadID, url, host, profile, "")
 }
 
-// nativeStatus fills what statusWithTitle reports of t's profile and
+// catalogueStatus fills what statusWithTitle reports of t's profile and
 // control: its profile id, the profile's name in cat when cat is t's
 // host's catalogue, and who drives it.
-func (b *ServerBrowser) nativeStatus(t *Tab, key string, cat *DesktopCatalogue, res *Result) {
+func (b *ServerBrowser) catalogueStatus(t *Tab, key string, cat *DesktopCatalogue, res *Result) {
 	res.ProfileID = t.ProfileID
 	if cat != nil && cat.HostID == t.DesktopHostID {
 		if p := findProfile(cat.Profiles, t.ProfileID); p != nil {
@@ -425,7 +425,7 @@ func (b *ServerBrowser) desktopStatus(t *Tab, key string, res *Result) {
 	if b.Desktops != nil && t.DesktopHostID != "" {
 		cat = b.Desktops.Catalogue(t.DesktopHostID)
 	}
-	b.nativeStatus(t, key, cat, res)
+	b.catalogueStatus(t, key, cat, res)
 }
 
 // remoteNavigation resolves an agent navigation on a remote desktop's tab

@@ -700,6 +700,10 @@ func (b *ServerBrowser) ensurePage(t *Tab, by string, done func(outcome string))
 			f(outcome)
 		}
 	}
+	if t.Desktop && t.Native != nil {
+		b.connectNative(t, by, settle)
+		return
+	}
 	if t.Desktop {
 		b.DesktopConnections++
 		t.page = pageLive
