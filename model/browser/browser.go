@@ -921,6 +921,9 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 	b.sweepIdle()
 	if b.NativeRootFor != nil {
 		if h, native := b.NativeRootFor(req.ThreadID); h != nil {
+			if native == "" {
+				native = profile // the catalogue names no default: the resolved one
+			}
 			b.openNativeRoot(req, h, native, finish)
 			return
 		}
