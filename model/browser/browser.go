@@ -182,6 +182,7 @@ type Tab struct {
 	page          pageState
 	opening       []func(string)
 	closedPending bool
+	hosting       *tabHosting // preview hosting state (hosting.go)
 }
 
 // inflightAction is an agent action in progress on the page, ended early
@@ -256,6 +257,13 @@ type Request struct {
 	// ProfileID is open's profileId: a reported profile's id or name (any
 	// case); "" picks the reported default.
 	ProfileID string
+	// Target is navigate's environment-port target (nil: URL).
+	Target *NavigationTarget
+	// Timeout is the broker's timeoutMs (0: none); a hosted navigation
+	// fails with ErrTimeout at its ExecutionDeadline. Cancel, if set, is
+	// the caller's interruption (its fiber interrupted).
+	Timeout time.Duration
+	Cancel  *Signal
 }
 
 // Result is the host's answer.
@@ -287,6 +295,8 @@ type Result struct {
 	// client reports profiles.
 	Profiles         []BrowserProfile
 	DefaultProfileID string
+	// URL is the page's URL after a hosted navigation or open.
+	URL string
 }
 
 // TabStatus is one tab in a status result.
@@ -345,6 +355,9 @@ type ServerBrowser struct {
 	// reported is the latest profile catalogue a client reported (nil:
 	// none; ReportProfiles).
 	reported *reportedProfiles
+	// HostingHooks: preview hosting (hosting.go); nil Hosting keeps
+	// 164d7dbe's navigation.
+	HostingHooks
 }
 
 const actor = "server-browser"
@@ -586,6 +599,9 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		b.fillStatus(tab, &res)
 		b.profileStatus(&res)
 		finish(res)
+		return
+	case req.Op == OpNavigate && b.Hosting != nil:
+		b.hostedNavigate(tab, req, ignore, res, finish)
 		return
 	case req.Op == OpEvaluate || req.Op == OpNavigate && (req.Readiness == ReadinessNone || req.LoadFailure != "") ||
 		req.Op == OpClick && (req.Ref != "" || req.Box != nil || req.Dialog != nil) || req.Op == OpUpload:
@@ -831,6 +847,12 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 					Message: "A browser dialog is pending. Read preview_status and use preview_dialog first."})
 				return
 			}
+			if b.Hosting != nil && req.URL != "" {
+				res := Result{TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
+				b.profileStatus(&res)
+				b.hostedNavigate(t, req, b.env.Profile.Has(model.IgnoreTabOwner), res, finish)
+				return
+			}
 			if req.URL != "" {
 				t.Gotos++
 			}
@@ -840,6 +862,10 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 			finish(res)
 			return
 		}
+	}
+	if b.Hosting != nil && req.URL != "" {
+		b.prepareOpen(req, finish) // opens a blank tab once prepared
+		return
 	}
 	b.sweepIdle()
 	if len(b.owned(req.ThreadID, req.AgentSessionID)) >= AgentTabLimit || b.live() >= ServerTabLimit {
@@ -1042,6 +1068,10 @@ type ViewerInput struct {
 	Modifiers int
 	// Accept is dialog's answer.
 	Accept bool
+	// URL is navigate's (goto's) URL; IgnoreCache makes reload a hard
+	// reload. Both matter with hosting only (hosting_nav.go).
+	URL         string
+	IgnoreCache bool
 }
 
 // EditingCommand is editingCommand: the editing command a Cmd (Meta) or
@@ -1152,6 +1182,10 @@ func (b *ServerBrowser) Input(t *Tab, viewer string, in ViewerInput, done func(o
 			Run:  func(finish func(string)) { t.Viewport = in.Viewport; t.broadcastViewport(); finish(OK) },
 			Done: func(o string) { done(o, "") }})
 	case InputNavigate:
+		if b.Hosting != nil {
+			b.hostedViewerNavigation(t, viewer, in, done)
+			return
+		}
 		c.Submit(Item{Kind: ItemHuman, Actor: viewer,
 			Run: func(finish func(string)) {
 				dispatched()
