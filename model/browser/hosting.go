@@ -18,7 +18,7 @@ import (
 //
 //  1. the navigation's URL: a URL on an origin the tab already verified is
 //     recovered to its local origin; otherwise a remote desktop's tab has
-//     its environment URL resolved (remoteurl.go);
+//     its environment URL resolved by that desktop (remoteurl.go);
 //  2. hosting prepares the navigation with the local URL and, when it
 //     differs, the browser URL; for two origins hosting checks that both
 //     serve the same environment (its identity check) and fails otherwise;
@@ -102,12 +102,6 @@ type HostingHooks struct {
 	// SessionExchange says how a credential post to url goes: how long it
 	// takes and its error text ("" for success). Nil: it succeeds at once.
 	SessionExchange func(threadID, tabID, url string) (hold time.Duration, err string)
-	// DesktopHostFor is the desktop host whose catalogue a tab of thread is
-	// opened from ("" or "local": this machine). Nil: none.
-	DesktopHostFor func(threadID string) string
-	// RemoteURL resolves a remote desktop's view of an environment URL
-	// (DesktopBrowserChannel.resolveUrl; remoteurl.go).
-	RemoteURL func(hostID, threadID, url string) RemoteResolution
 	// HostingCalls and Exchanges log the preparations and credential posts
 	// in order.
 	HostingCalls []HostingCall
@@ -119,7 +113,6 @@ type HostingHooks struct {
 // keeps its verified origins (index:70867653086, "reattached desktop
 // sessions retain verified origins for reload").
 type tabHosting struct {
-	host     string
 	verified []verifiedOrigin
 	// cookies are the origins with a browser session cookie in the tab's
 	// context.
@@ -143,9 +136,6 @@ func (b *ServerBrowser) hostingOf(t *Tab) *tabHosting {
 	h := t.hosting
 	if h == nil {
 		h = &tabHosting{}
-		if b.DesktopHostFor != nil {
-			h.host = b.DesktopHostFor(t.ThreadID)
-		}
 		start := t.URL
 		if start == "" {
 			start = "about:blank"
@@ -265,11 +255,11 @@ type preparedNav struct {
 	token          string
 }
 
-// prepare runs steps 1 and 2 for a navigation to raw from a tab with
-// hosting state h (for a tab still to be opened, a detached one with its
-// desktop host). then gets the prepared navigation, or an outcome other
-// than OK and its message.
-func (b *ServerBrowser) prepare(threadID string, h *tabHosting, raw string, sig *Signal,
+// prepare runs steps 1 and 2 for a navigation to raw from a tab of desktop
+// host ("" for a headless tab) with hosting state h (for a tab still to be
+// opened, a detached one). then gets the prepared navigation, or an
+// outcome other than OK and its message.
+func (b *ServerBrowser) prepare(threadID, host string, h *tabHosting, raw string, sig *Signal,
 	then func(nav preparedNav, outcome, msg string)) {
 	nav := preparedNav{local: raw, browser: raw}
 	if local := h.recover(raw); local != "" {
@@ -277,7 +267,7 @@ func (b *ServerBrowser) prepare(threadID string, h *tabHosting, raw string, sig 
 		b.prepareHosting(threadID, h, nav, sig, then)
 		return
 	}
-	b.resolveRemote(threadID, h.host, raw, sig, func(browser, outcome, msg string) {
+	b.resolveRemote(threadID, host, raw, sig, func(browser, outcome, msg string) {
 		if outcome != OK {
 			then(nav, outcome, msg)
 			return
@@ -374,6 +364,7 @@ func (b *ServerBrowser) pageGoto(t *Tab, raw string) {
 	h.index++
 	t.URL = raw
 	t.Gotos++
+	t.GotoURLs = append(t.GotoURLs, raw)
 	t.log("goto " + raw)
 }
 

@@ -26,17 +26,18 @@ const (
 // remoteOf is the fixture desktop's resolution of an environment URL.
 func remoteOf(raw string) string { return strings.Replace(raw, "localhost", remoteName, 1) }
 
-// newHosted is newSB with hosting on; host is the desktop host new tabs
-// are opened from ("" headless, "local", or a remote host id), whose
-// desktop renders them.
+// newHosted is newSB with hosting on; host is the desktop whose catalogue
+// (one profile, Fixture profile) new tabs open on as its native pages: ""
+// for none (headless tabs), "local" for the desktop that started the
+// server, or a remote host id, which resolves environment URLs.
 func newHosted(t *testing.T, host string) *sb {
 	w := newSB(t, reported)
 	w.b.Hosting = func(HostingInput) HostingAnswer { return HostingAnswer{} }
-	w.b.RemoteURL = func(_, _, raw string) RemoteResolution { return RemoteResolution{URL: remoteOf(raw)} }
 	if host != "" {
-		w.b.DesktopHostFor = func(string) string { return host }
-		w.b.DesktopFor = func(string) (bool, time.Duration) { return true, 0 }
-		w.b.ReportProfiles([]BrowserProfile{{ID: "fixture-profile", Name: fixtureProfile}}, "fixture-profile")
+		w.b.Desktops = &DesktopChannel{LocalConfigured: host == LocalDesktopHost,
+			Hosts: []DesktopCatalogue{{HostID: host, Profiles: []BrowserProfile{{ID: "fixture-profile", Name: fixtureProfile}},
+				DefaultID: "fixture-profile"}},
+			ResolveURL: func(_, raw string) (string, bool) { return remoteOf(raw), true }}
 	}
 	return w
 }
@@ -125,10 +126,14 @@ func TestSBN24_OwnedOpenInstallsAuthInSelectedProfile(t *testing.T) {
 			if c.row == "remote" {
 				browserURL = remoteOf(url)
 			}
-			r := w.as("agent-a", OpOpen, func(r *Request) {
+			op := OpOpen
+			if native {
+				op = OpOpenWithProfile
+			}
+			r := w.as("agent-a", op, func(r *Request) {
 				r.URL, r.ReuseExistingTab = url, false
 				if native {
-					r.ProfileID = fixtureProfile
+					r.ProfileName = fixtureProfile
 				}
 			})
 			w.run(time.Second)
@@ -137,6 +142,7 @@ func TestSBN24_OwnedOpenInstallsAuthInSelectedProfile(t *testing.T) {
 			tab := w.b.Tab(sbThread, r.TabID)
 			require.NotNil(t, tab)
 			assert.Equal(t, native, tab.Desktop)
+			assert.Equal(t, c.host, tab.DesktopHostID)
 			want := HostingInput{ThreadID: sbThread, URL: url}
 			if c.row == "remote" {
 				want.BrowserURL = browserURL
@@ -181,12 +187,11 @@ func TestSBN25_IdentityRejectionCannotNavigate(t *testing.T) {
 			switch op {
 			case "navigate":
 				r = w.as("agent-a", OpNavigate, onTab(tab, func(r *Request) { r.URL = owned }))
+			case "open":
+				r = w.as("agent-a", OpOpen, func(r *Request) { r.URL, r.ReuseExistingTab = owned, false })
 			default:
-				r = w.as("agent-a", OpOpen, func(r *Request) {
-					r.URL, r.ReuseExistingTab = owned, false
-					if op == "openWithProfile" {
-						r.ProfileID = fixtureProfile
-					}
+				r = w.as("agent-a", OpOpenWithProfile, func(r *Request) {
+					r.URL, r.ReuseExistingTab, r.ProfileName = owned, false, fixtureProfile
 				})
 			}
 			w.run(time.Second)
@@ -215,9 +220,7 @@ func TestSBN26_EnvironmentPortAndViewerReloadsPrepared(t *testing.T) {
 	tab := w.blank()
 	prepared := w.recording(func(HostingInput) HostingAnswer { return HostingAnswer{Managed: true} })
 	url := "http://localhost:5173/qa?mode=one#anchor"
-	r := w.as("agent-a", OpNavigate, onTab(tab, func(r *Request) {
-		r.URL, r.Target = "", &NavigationTarget{Port: 5173, Path: "/qa?mode=one#anchor"}
-	}))
+	r := w.as("agent-a", OpNavigate, onTab(tab, func(r *Request) { r.URL = EnvironmentPortURL(5173, "/qa?mode=one#anchor") }))
 	w.run(time.Second)
 	require.True(t, r.done)
 	require.Equal(t, OK, r.Outcome)
@@ -382,10 +385,14 @@ func TestSBN30_ReenteredRemoteURLsUseVerifiedLocalOrigin(t *testing.T) {
 				case "navigate":
 					require.Equal(t, OK, w.navigate(tab, browserURL).Outcome)
 				default:
-					r := w.as("agent-a", OpOpen, onTab(tab, func(r *Request) {
+					open := OpOpen
+					if op == "openWithProfile" {
+						open = OpOpenWithProfile
+					}
+					r := w.as("agent-a", open, onTab(tab, func(r *Request) {
 						r.URL = browserURL
 						if op == "openWithProfile" {
-							r.ProfileID = fixtureProfile
+							r.ProfileName = fixtureProfile
 						}
 					}))
 					w.run(time.Second)
@@ -654,7 +661,7 @@ func TestSBN62_CancelledRemoteResolutionNeverNavigates(t *testing.T) {
 	w := newHosted(t, "remote-desktop")
 	tab := w.blank()
 	gate := time.Hour
-	w.b.RemoteURL = func(_, _, raw string) RemoteResolution { return RemoteResolution{URL: remoteOf(raw), Hold: gate} }
+	w.b.Desktops.ResolveHold = gate
 	r := w.as("agent-a", OpNavigate, onTab(tab, func(r *Request) { r.URL, r.Timeout = "http://localhost:3000/late", 200*time.Millisecond }))
 	w.run(180 * time.Millisecond)
 	require.True(t, r.done)

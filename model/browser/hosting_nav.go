@@ -1,40 +1,11 @@
 package browser
 
-import (
-	"fmt"
-	"strings"
-	"time"
-)
+import "time"
 
 // The navigations that go through preview hosting (hosting.go) once
 // ServerBrowser.Hosting is set: an agent's navigate and its open with a URL
 // (reusing a tab, or a new one), a viewer's navigate, reload and history
 // step, and the manager's hard reload.
-
-// NavigationTarget is navigate's target {kind: "environment-port"}: a port
-// of the environment the browser runs in, so it is reached on localhost
-// (resolveNavigationUrl, index:70905931248). Protocol "" is http.
-type NavigationTarget struct {
-	Port           int
-	Path, Protocol string
-}
-
-// NavigationURL is resolveNavigationUrl: req's URL, or its
-// environment-port target on localhost.
-func NavigationURL(req Request) string {
-	if req.Target == nil {
-		return req.URL
-	}
-	protocol := req.Target.Protocol
-	if protocol == "" {
-		protocol = "http"
-	}
-	path := req.Target.Path
-	if path != "" && !strings.HasPrefix(path, "/") {
-		path = "/" + path
-	}
-	return fmt.Sprintf("%s://localhost:%d%s", protocol, req.Target.Port, path)
-}
 
 // ExecutionDeadline is the deadline handleRequest gives a request with the
 // broker's timeout: the timeout less a tenth of it, at most 500 ms, and at
@@ -84,7 +55,7 @@ func (b *ServerBrowser) requestSignal(req Request, finish func(Result)) (*Signal
 // page goes to the browser URL; res is answered with the page's URL.
 func (b *ServerBrowser) hostedNavigate(t *Tab, req Request, ignore bool, res Result, finish func(Result)) {
 	sig, reply := b.requestSignal(req, finish)
-	raw := NavigationURL(req)
+	raw := req.URL
 	t.Control.Submit(Item{Kind: ItemAgent, Actor: req.AgentSessionID, IgnoreOwner: ignore, Signal: sig,
 		Run: func(done func(string)) {
 			if t.dialog != nil {
@@ -107,7 +78,7 @@ func (b *ServerBrowser) hostedNavigate(t *Tab, req Request, ignore bool, res Res
 func (b *ServerBrowser) navigateHosted(t *Tab, raw string, sig *Signal, then func(outcome, msg string)) {
 	h := b.hostingOf(t)
 	ctl := t.Control
-	b.prepare(t.ThreadID, h, raw, sig, func(nav preparedNav, outcome, msg string) {
+	b.prepare(t.ThreadID, t.DesktopHostID, h, raw, sig, func(nav preparedNav, outcome, msg string) {
 		if outcome != OK {
 			then(outcome, msg)
 			return
@@ -129,17 +100,15 @@ func (b *ServerBrowser) navigateHosted(t *Tab, raw string, sig *Signal, then fun
 	})
 }
 
-// prepareOpen is an agent's open of a new tab with a URL: the navigation is
-// prepared before the tab exists (a failed preparation opens nothing), then
-// the tab opens blank, its own context exchanges the credential, and its
-// page goes to the browser URL.
-func (b *ServerBrowser) prepareOpen(req Request, finish func(Result)) {
+// prepareOpen is an agent's open of a new tab of desktop host ("" for a
+// headless tab) with a URL: the navigation is prepared before the tab
+// exists (a failed preparation opens nothing), then open opens the tab
+// blank, its own context exchanges the credential, and its page goes to
+// the browser URL.
+func (b *ServerBrowser) prepareOpen(req Request, host string, open func(Request, func(Result)), finish func(Result)) {
 	sig, reply := b.requestSignal(req, finish)
 	h := &tabHosting{}
-	if b.DesktopHostFor != nil {
-		h.host = b.DesktopHostFor(req.ThreadID)
-	}
-	b.prepare(req.ThreadID, h, req.URL, sig, func(nav preparedNav, outcome, msg string) {
+	b.prepare(req.ThreadID, host, h, req.URL, sig, func(nav preparedNav, outcome, msg string) {
 		if outcome != OK {
 			reply(Result{Outcome: outcome, Message: msg})
 			return
@@ -148,14 +117,13 @@ func (b *ServerBrowser) prepareOpen(req Request, finish func(Result)) {
 		// new one.
 		blank := req
 		blank.URL, blank.ReuseExistingTab, blank.Timeout, blank.Cancel = "", false, 0, nil
-		b.open(blank, func(res Result) {
+		open(blank, func(res Result) {
 			t := b.Tab(res.TabThread, res.TabID)
 			if res.Outcome != OK || t == nil {
 				reply(res)
 				return
 			}
-			th := b.hostingOf(t)
-			th.host, th.verified = h.host, h.verified
+			b.hostingOf(t).verified = h.verified
 			b.exchange(t, nav, func(outcome, msg string) {
 				if outcome == OK && !sig.Aborted {
 					b.pageGoto(t, nav.browser)
@@ -260,7 +228,7 @@ func (b *ServerBrowser) hostedViewerNavigation(t *Tab, viewer string, in ViewerI
 		mutate(preparedNav{local: in.URL, browser: in.URL})
 		return
 	}
-	b.prepare(t.ThreadID, h, dest, sig, func(nav preparedNav, outcome, _ string) {
+	b.prepare(t.ThreadID, t.DesktopHostID, h, dest, sig, func(nav preparedNav, outcome, _ string) {
 		if outcome != OK {
 			return
 		}
@@ -298,7 +266,7 @@ func (b *ServerBrowser) ManagerAdjust(t *Tab, clearCookies, hardReload bool, don
 				return
 			}
 			h := b.hostingOf(t)
-			b.prepare(t.ThreadID, h, t.URL, &Signal{}, func(nav preparedNav, outcome, _ string) {
+			b.prepare(t.ThreadID, t.DesktopHostID, h, t.URL, &Signal{}, func(nav preparedNav, outcome, _ string) {
 				if outcome != OK {
 					finish(outcome)
 					return

@@ -1,57 +1,42 @@
 package browser
 
-import (
-	"time"
+import "github.com/orchsim/orchsim/sim"
 
-	"github.com/orchsim/orchsim/sim"
-)
+// Remote environment URLs on the hosted path (ServerBrowser.ts,
+// index:70905931248, browserNavigationUrl, which executeTabOperation runs
+// under the tab's control with the request's abort signal): a tab of a
+// remote desktop host cannot reach the environment's localhost, so that
+// desktop resolves the URL (DesktopChannel.resolve) before the page goes
+// there. The answer takes DesktopChannel.ResolveHold; the wait is
+// cancelled with its request, and a late answer then navigates nothing
+// (index:70867653086, "a canceled remote URL resolution never dispatches
+// delayed navigation").
 
-// Remote environment URLs (ServerBrowser.ts, index:70905931248,
-// browserNavigationUrl): a tab of a remote desktop host (a desktop host id
-// other than "" and "local") cannot reach the environment's localhost, so
-// the desktop resolves each navigation's URL to the environment's address
-// as it sees it (DesktopBrowserChannel.resolveUrl) before the page goes
-// there. The resolution is cancelled with its request (the request's abort
-// signal), and a late answer then navigates nothing (index:70867653086, "a
-// canceled remote URL resolution never dispatches delayed navigation").
-
-// RemoteResolution is a desktop's answer to one resolution: the URL ("" when
-// it cannot resolve it), after Hold; Never: no answer until cancelled.
-type RemoteResolution struct {
-	URL   string
-	Hold  time.Duration
-	Never bool
-}
-
-// RemoteUnavailableMessage is what a navigation reports when the remote
-// desktop cannot resolve the environment URL (PreviewAutomationRemoteUnavailableError;
-// the desktop's own localhost is never opened instead).
-const RemoteUnavailableMessage = "The remote desktop could not resolve this environment URL, so nothing was opened; check the environment connection and retry."
-
-// remoteHost reports whether host is a remote desktop host.
-func remoteHost(host string) bool { return host != "" && host != "local" }
-
-// resolveRemote is browserNavigationUrl: raw itself for a local tab, else
-// the remote desktop's resolution; then gets the browser URL, or
-// RemoteUnavailableError, or the abort's outcome.
+// resolveRemote is browserNavigationUrl for a hosted navigation: raw itself
+// for a headless or local desktop's tab; else, after the desktop's answer,
+// the resolved URL or RemoteUnavailable (UnresolvedURLMessage), or the
+// abort's outcome. then gets the browser URL and the outcome.
 func (b *ServerBrowser) resolveRemote(threadID, host, raw string, sig *Signal, then func(browser, outcome, msg string)) {
-	if !remoteHost(host) {
+	if host == "" || host == LocalDesktopHost {
 		then(raw, OK, "")
 		return
 	}
-	var r RemoteResolution
-	if b.RemoteURL != nil {
-		r = b.RemoteURL(host, threadID, raw)
+	d := b.Desktops
+	if d == nil {
+		then("", RemoteUnavailable, UnresolvedURLMessage)
+		return
 	}
 	b.env.Emit(actor, "remote.resolve", "", sim.A("thread", threadID), sim.A("host", host))
-	b.wait(r.Hold, r.Never, sig, func(cancelled bool) {
-		switch {
-		case cancelled:
+	b.wait(d.ResolveHold, false, sig, func(cancelled bool) {
+		if cancelled {
 			then("", Aborted(sig.Reason), "")
-		case r.URL == "":
-			then("", ErrRemoteUnavailable, RemoteUnavailableMessage)
-		default:
-			then(r.URL, OK, "")
+			return
 		}
+		resolved, ok := d.resolve(host, raw)
+		if !ok {
+			then("", RemoteUnavailable, UnresolvedURLMessage)
+			return
+		}
+		then(resolved, OK, "")
 	})
 }
