@@ -224,6 +224,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	toolCallRedelivered(ev, hit)
 	p.page.observe(ev, hit)
 	p.profiles.observe(ev, hit)
+	desktopAway(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		p.liveSessions = 0 // sessions die with their process
