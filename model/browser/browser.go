@@ -369,6 +369,9 @@ type ServerBrowser struct {
 	// as before (native_root.go).
 	NativeRootFor func(threadID string) (host *NativeHost, profileID string)
 	native        nativeRegistry
+	// NativePopups holds the native popups' hooks and records
+	// (native_popup.go).
+	NativePopups NativePopups
 }
 
 const actor = "server-browser"
@@ -428,9 +431,14 @@ func (b *ServerBrowser) onSweep() {
 // sweepIdle drops agent tabs that nobody watches, the desktop does not
 // render, and no agent request used for AgentTabIdle.
 func (b *ServerBrowser) sweepIdle() {
+	b.sweepPopups()
 	now := b.env.Now()
 	for i := 0; i < len(b.tabs); {
 		t := b.tabs[i]
+		if t.isNativePopup() {
+			i++ // closed through the manager by sweepPopups
+			continue
+		}
 		exempt := (t.Watched() || t.Desktop) && !b.env.Profile.Has(SweepIgnoresViewers)
 		// The sweep walks the live tabs: a session without its page is
 		// not one.

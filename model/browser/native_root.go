@@ -210,6 +210,10 @@ func (b *ServerBrowser) creatingRoots() int {
 // is connected again (Setup), registers, and samples its presentation.
 func (b *ServerBrowser) connectNative(t *Tab, by string, settle func(string)) {
 	p := t.Native
+	if p.Kind == NativePopup {
+		b.connectPopup(t, by, settle)
+		return
+	}
 	if p.Closed || !p.Host.Connected || !p.Rendered {
 		t.page = pageNone
 		settle(ErrRemoteUnavailable)
