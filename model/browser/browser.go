@@ -150,6 +150,12 @@ type Tab struct {
 	// manager opened with an automation owner (OpenShared; backingPage
 	// "desktop"): its agent may read and navigate it but not type into it.
 	Shared bool
+	// DesktopHostID is the desktop host whose page backs the tab, for a
+	// tab opened from a desktop profile catalogue ("" otherwise;
+	// desktopprofiles.go). GotoURLs are the URLs agent opens and
+	// navigations sent the page (page.goto), in order.
+	DesktopHostID string
+	GotoURLs      []string
 	// Native is the native desktop page behind the session (native.go),
 	// or nil.
 	Native          *NativePage
@@ -260,6 +266,8 @@ type Request struct {
 	// ProfileID is open's profileId: a reported profile's id or name (any
 	// case); "" picks the reported default.
 	ProfileID string
+	// ProfileName is openWithProfile's profileName (an exact name).
+	ProfileName string
 	// Timeout is the broker's execution deadline (timeoutMs; 0: none),
 	// used by native root opens (native_root.go).
 	Timeout time.Duration
@@ -294,6 +302,16 @@ type Result struct {
 	// client reports profiles.
 	Profiles         []BrowserProfile
 	DefaultProfileID string
+	// ProfileID and ProfileName are the tab's profile and its name in its
+	// desktop's catalogue (catalogue opens and status of such a tab);
+	// Detail the refusal's detail reason (tab-mismatch, unknown,
+	// ambiguous, root-unsupported); Control the tab's control as status
+	// reports it under VersionIndex70905931248 (desktopprofiles.go,
+	// threadtabs.go).
+	ProfileID   string
+	ProfileName string
+	Detail      string
+	Control     *ControlStatus
 	// NativePresented, Visible and StreamViewers are status's presentation
 	// of a native page's tab (native.go): the host shows it in a native
 	// slot; it is presented or streamed; how many viewers stream it.
@@ -308,8 +326,10 @@ type TabStatus struct {
 	OpenerTabID string
 	URL         string
 	ProfileID   string
-	// Owner (agent, human, unclaimed), OwnedByCaller and Visible are set
-	// by the native status of a thread with no live tab (native_close.go).
+	// Owner (human, agent or unclaimed), OwnedByCaller and Visible (a
+	// streamed viewer attached) are set under VersionIndex70905931248
+	// (threadtabs.go) and by the native status of a thread with no live
+	// tab (native_close.go).
 	Owner         string
 	OwnedByCaller bool
 	Visible       bool
@@ -363,6 +383,16 @@ type ServerBrowser struct {
 	// reported is the latest profile catalogue a client reported (nil:
 	// none; ReportProfiles).
 	reported *reportedProfiles
+
+	// Version is the ServerBrowser.ts version the host follows
+	// (version.go; zero: 164d7dbe). Desktops is the desktop browser
+	// channel's profile side (nil: none modelled; desktopprofiles.go).
+	// Events, when set, records the preview manager's published session
+	// events (sessionevents.go).
+	Version  Version
+	Desktops *DesktopChannel
+	Events   *SessionEvents
+	nav      map[*Tab]*navTrack
 	// NativeRootFor is the desktop an agent's new tab of thread opens on
 	// as a native root (the desktop channel's profile catalogue for the
 	// caller, supporting native roots) and its profile; a nil host opens
@@ -528,6 +558,10 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		finish(Result{Outcome: ReasonInterrupted})
 		return
 	}
+	if b.Desktops != nil && (req.Op == OpOpen || req.Op == OpOpenWithProfile || req.Op == OpProfiles) {
+		b.desktopOpen(req, finish)
+		return
+	}
 	if req.Op == OpOpen {
 		b.open(req, finish)
 		return
@@ -625,11 +659,15 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		b.fillStatus(tab, &res)
 		b.nativeStatus(tab, &res)
 		b.profileStatus(&res)
+		b.desktopStatus(tab, req.AgentSessionID, &res)
 		finish(res)
 		return
 	case req.Op == OpEvaluate || req.Op == OpNavigate && (req.Readiness == ReadinessNone || req.LoadFailure != "") ||
 		req.Op == OpClick && (req.Ref != "" || req.Box != nil || req.Dialog != nil) || req.Op == OpUpload:
 		b.act(tab, req, ignore, res, finish)
+		return
+	}
+	if req.Op == OpNavigate && b.remoteNavigation(tab, &req, res, finish) {
 		return
 	}
 	run := func() (string, time.Duration) {
@@ -639,6 +677,7 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		switch req.Op {
 		case OpNavigate:
 			tab.Gotos++
+			tab.GotoURLs = append(tab.GotoURLs, req.URL)
 			if b.NavigationFailure != nil {
 				if e := b.NavigationFailure(tab.ThreadID, tab.TabID); e != "" {
 					b.failNavigation(tab, req.URL, e, &res)
@@ -698,6 +737,9 @@ func (t *Tab) refValid(ref string) bool {
 }
 
 func (b *ServerBrowser) status(threadID, key string, ignoreOwner bool) []TabStatus {
+	if b.Version >= VersionIndex70905931248 {
+		return b.threadStatus(threadID, key)
+	}
 	var out []TabStatus
 	for _, t := range b.tabs {
 		if t.ThreadID == threadID && !t.pageless() && (ignoreOwner || t.Control.MayAct(key)) {
@@ -728,7 +770,7 @@ func (b *ServerBrowser) act(tab *Tab, req Request, ignore bool, res Result, fini
 			}
 			switch {
 			case req.Op == OpUpload:
-				res.Outcome, res.Message = tab.upload(req.Paths, req.Locator)
+				res.Outcome, res.Message = b.uploadFiles(tab, req.Paths, req.Locator)
 				done(res.Outcome)
 			case req.Op == OpClick && req.Ref != "":
 				if !tab.refValid(req.Ref) {
@@ -810,6 +852,9 @@ func (b *ServerBrowser) act(tab *Tab, req Request, ignore bool, res Result, fini
 // requireTab resolves the tab a request targets. It returns the tab and a
 // refusal to report against it (agentMismatch), or nil and the refusal.
 func (b *ServerBrowser) requireTab(req Request, ignoreOwner bool) (*Tab, string) {
+	if b.Version >= VersionIndex70905931248 {
+		return b.requireThreadTab(req, ignoreOwner)
+	}
 	var tab *Tab
 	if req.TabID != "" {
 		if ignoreOwner {

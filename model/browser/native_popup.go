@@ -64,15 +64,7 @@ type PopupBinding struct {
 	ThreadID, TabID, HostID, PopupID, OpenerTabID string
 }
 
-// NavReport is one navigation status reported for a native page's session
-// (the manager's reportStatus, its navigated and failed events).
-type NavReport struct {
-	TabID string
-	NavStatus
-}
-
-// NativePopups holds the hooks and records of native popups and of native
-// pages' navigation reports.
+// NativePopups holds the hooks and records of native popups.
 type NativePopups struct {
 	// CDP is the popup page's control session setup (newCDPSession),
 	// after its desktop connection (Host.Setup); done ends it. nil: at once.
@@ -82,8 +74,6 @@ type NativePopups struct {
 	Title func(t *Tab, answer func(title string))
 	// Bindings are the bindPopup calls, in order.
 	Bindings []PopupBinding
-	// Reports are the navigation statuses reported, in order.
-	Reports []NavReport
 
 	state map[*NativePage]*nativeState
 }
@@ -105,17 +95,6 @@ func (b *ServerBrowser) nativeStateOf(p *NativePage) *nativeState {
 		b.NativePopups.state[p] = s
 	}
 	return s
-}
-
-// ReportsOf returns the navigation statuses reported for tabID, in order.
-func (b *ServerBrowser) ReportsOf(tabID string) []NavStatus {
-	var out []NavStatus
-	for _, r := range b.NativePopups.Reports {
-		if r.TabID == tabID {
-			out = append(out, r.NavStatus)
-		}
-	}
-	return out
 }
 
 // nativePopupOf returns the known popup (h, thread, opener tab, popupId)
@@ -350,17 +329,26 @@ func (b *ServerBrowser) sweepPopups() {
 // isNativePopup reports whether t is a native popup's session.
 func (t *Tab) isNativePopup() bool { return t.Native != nil && t.Native.Kind == NativePopup }
 
-// reportNative records s as the navigation status of native page t's
-// session (report): the sequence moves on, so a sample in progress no
-// longer owns the status.
+// reportNative is report for a navigation status s of t: a native page's
+// session takes it (Nav) and its sequence moves on, so a sample in
+// progress no longer owns the status; a load failure is published as
+// failed and a loaded page as navigated (a started navigation is
+// published by navigationStarted).
 func (b *ServerBrowser) reportNative(t *Tab, s NavStatus) {
-	if t.Native == nil {
+	if t.Native != nil {
+		b.nativeStateOf(t.Native).seq++
+		t.Native.Nav = s
+		b.env.Emit(actor, "native.nav", s.Tag, sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+	}
+	e := SessionEvent{Type: EventNavigated, ThreadID: t.ThreadID, TabID: t.TabID, Status: s.Tag, URL: s.URL,
+		Code: s.Code, Description: s.Description, Title: s.Title}
+	switch s.Tag {
+	case "LoadFailed":
+		e.Type = EventFailed
+	case "Loading":
 		return
 	}
-	b.nativeStateOf(t.Native).seq++
-	t.Native.Nav = s
-	b.NativePopups.Reports = append(b.NativePopups.Reports, NavReport{TabID: t.TabID, NavStatus: s})
-	b.env.Emit(actor, "native.nav", s.Tag, sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+	b.publish(e)
 }
 
 // reportLoaded is reportLoaded: a native page that shows a page (not

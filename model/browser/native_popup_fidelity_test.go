@@ -42,6 +42,21 @@ func (w *sb) evaluate(cred string, tab *Tab, value string) *reply {
 
 func (w *sb) sessionIDs() []string { return tabIDs(w.b.Tabs()) }
 
+// published returns the session events published for tabID (the manager's
+// navigated and failed events), recording them from now on.
+func (w *sb) published(tabID string) []SessionEvent {
+	if w.b.Events == nil {
+		w.b.Events = &SessionEvents{}
+	}
+	var out []SessionEvent
+	for _, e := range w.b.Events.List {
+		if e.TabID == tabID {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // managerClose is manager.close of tab's session; it returns the outcome and
 // the PreviewNativeCloseError reason once answered ("" before).
 func (w *sb) managerClose(tab *Tab) *answer {
@@ -363,16 +378,19 @@ func TestSBN52_PopupLoadedBeforeAttachmentPublishesNavigation(t *testing.T) {
 		}
 		done()
 	}
+	w.published("")
 	popup := w.announce(h, opener, "already-loaded", url)
 	require.NotNil(t, popup)
-	var success []NavStatus
-	for _, s := range w.b.ReportsOf(popup.TabID) {
-		if s.Tag == "Success" {
-			success = append(success, s)
+	var success []SessionEvent
+	for _, e := range w.published(popup.TabID) {
+		if e.Type == EventNavigated && e.Status == "Success" {
+			success = append(success, e)
 		}
 	}
 	require.Len(t, success, 1)
-	assert.Equal(t, NavStatus{Tag: "Success", URL: url, Title: "test page"}, success[0])
+	assert.Equal(t, SessionEvent{Type: EventNavigated, ThreadID: sbThread, TabID: popup.TabID, Status: "Success", URL: url,
+		Title: "test page"}, success[0])
+	assert.Equal(t, NavStatus{Tag: "Success", URL: url, Title: "test page"}, popup.Native.Nav)
 	assert.Equal(t, 1, loads)
 	assert.Zero(t, popup.Gotos)
 }
@@ -395,6 +413,7 @@ func TestSBN53_SampleDoesNotOverwriteInterveningNavigation(t *testing.T) {
 				}
 				done()
 			}
+			w.published("")
 			var titles []func(string)
 			w.b.NativePopups.Title = func(_ *Tab, answer func(string)) { titles = append(titles, answer) }
 			popup := w.announce(h, opener, "navigation-during-sample", signin)
@@ -406,12 +425,18 @@ func TestSBN53_SampleDoesNotOverwriteInterveningNavigation(t *testing.T) {
 				w.b.PageRequestFailed(popup, signin, "net::ERR_CONNECTION_REFUSED")
 			}
 			titles[0]("stale title")
-			reports := w.b.ReportsOf(popup.TabID)
-			require.NotEmpty(t, reports)
-			assert.Equal(t, next, reports[len(reports)-1].Tag, "the navigated or failed event")
-			assert.Equal(t, next, popup.Native.Nav.Tag)
-			for _, s := range reports {
-				assert.NotEqual(t, "Success", s.Tag, "the stale sample reported nothing")
+			events := w.published(popup.TabID)
+			require.NotEmpty(t, events)
+			last := events[len(events)-1]
+			assert.Equal(t, next, last.Status, "the navigated or failed event")
+			if next == "LoadFailed" {
+				assert.Equal(t, EventFailed, last.Type)
+			} else {
+				assert.Equal(t, EventNavigated, last.Type)
+			}
+			assert.Equal(t, next, popup.Native.Nav.Tag, "the session's navStatus")
+			for _, e := range events {
+				assert.NotEqual(t, "Success", e.Status, "the stale sample published nothing")
 			}
 			if next == "LoadFailed" {
 				w.b.PageLoad(popup)

@@ -77,6 +77,9 @@ func (b *ServerBrowser) openNativeRoot(req Request, h *NativeHost, profile strin
 		default:
 			b.setupNative(p, func() {
 				if p.canceled {
+					// The page connected after its open gave up: the
+					// connection is let go (its endpoint released).
+					b.EndpointReleases++
 					b.discardRoot(p)
 					return
 				}
