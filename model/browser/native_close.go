@@ -46,7 +46,7 @@ func (b *ServerBrowser) closeNative(p *NativePage, done func(outcome, reason str
 	if !h.Connected || !p.Rendered {
 		c := b.command(p, CmdCloseRoot, b.nextNativeRequest())
 		h.send(c)
-		b.discardRoot(p)
+		b.discardRoot(p, "offline-close")
 		done(OK, "")
 		return
 	}
