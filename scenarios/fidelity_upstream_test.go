@@ -51,7 +51,7 @@ var upstreamRegistry = []component{
 		{"SB-N41", nil, gap, "native rendering surfaces (paint leases, measured viewports, root zoom) and viewport sizing by the latest viewer are not modelled, as SB-N02's zoom"},
 		{"SB-N16", goTest("browser", "TestSBN16_PopupKeepsAgentAndOpener"), pass, ""},
 		{"SB-N42", goTest("browser", "TestSBN42_NativePopupKeepsAgentProfileAndOpener"), pass, ""},
-		{"SB-N43", nil, gap, "native desktop pages are not modelled (roots and popups the desktop app creates, their close vetoes, presence probes, host reconnect reconciliation, presentation): a desktop page is a tab the desktop renders and may withdraw (DesktopWithdraw)"},
+		{"SB-N43", goTest("browser", "TestSBN43_ManagedRemotePopupRetainsRouting"), pass, ""},
 		{"SB-N44", goTest("browser", "TestSBN44_UnboundPopupReconnectsRetainedOpener"), pass, ""},
 		{"SB-N45", goTest("browser", "TestSBN45_FailedPopupClosesRetainSessionAndRetry"), pass, ""},
 		{"SB-N46", goTest("browser", "TestSBN46_VetoLostOfflineClearsIntentWithoutReplacing"), pass, ""},
