@@ -182,6 +182,7 @@ type Tab struct {
 	page          pageState
 	opening       []func(string)
 	closedPending bool
+	surf          *TabSurface // the newest version's surfaces (Surfaces)
 }
 
 // inflightAction is an agent action in progress on the page, ended early
@@ -256,6 +257,7 @@ type Request struct {
 	// ProfileID is open's profileId: a reported profile's id or name (any
 	// case); "" picks the reported default.
 	ProfileID string
+	SurfaceRequest
 }
 
 // Result is the host's answer.
@@ -287,6 +289,7 @@ type Result struct {
 	// client reports profiles.
 	Profiles         []BrowserProfile
 	DefaultProfileID string
+	SurfaceResult
 }
 
 // TabStatus is one tab in a status result.
@@ -345,6 +348,10 @@ type ServerBrowser struct {
 	// reported is the latest profile catalogue a client reported (nil:
 	// none; ReportProfiles).
 	reported *reportedProfiles
+	// Surfaces turns on the newest stored version's native surfaces,
+	// captures, recordings and viewport sizing (surface.go); nil keeps
+	// 164d7dbe's behaviour.
+	Surfaces *Surfaces
 }
 
 const actor = "server-browser"
@@ -431,6 +438,7 @@ func (b *ServerBrowser) removeAt(i int) {
 	}
 	t.ended = t.queues
 	t.Control.Close()
+	b.surfaceDrop(t, false)
 	// Closing the page ends the action in progress on it.
 	inflight := t.inflight
 	t.inflight = nil
@@ -540,6 +548,9 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		return
 	}
 	tab.Control.IgnoreHuman = b.env.Profile.Has(HumanControlIgnored)
+	if b.serveSurfaced(tab, req, ignore, res, finish) {
+		return
+	}
 	switch {
 	case req.Op == OpDialog:
 		// Resolved outside the serial queue (the action waiting on it
@@ -620,7 +631,7 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		finish(res)
 		return
 	}
-	tab.Control.Agent(req.AgentSessionID, ignore, run, func(outcome string) {
+	tab.Control.Agent(req.AgentSessionID, ignore, b.leasedRun(tab, &res, run), func(outcome string) {
 		res.Outcome = outcome
 		finish(res)
 	})
@@ -684,6 +695,9 @@ func (b *ServerBrowser) act(tab *Tab, req Request, ignore bool, res Result, fini
 		Run: func(done func(string)) {
 			if tab.dialog != nil {
 				done(ReasonDialogPending)
+				return
+			}
+			if done = b.leaseAct(tab, &res, done); done == nil {
 				return
 			}
 			switch {
@@ -837,6 +851,7 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 			t.URL = req.URL
 			res := Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
 			b.profileStatus(&res)
+			b.openReveal(t, req, &res)
 			finish(res)
 			return
 		}
@@ -862,6 +877,7 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 				}
 				t.Desktop = true
 				b.env.Emit("desktop", "tab.render", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+				b.surfaceRendered(t)
 				if b.OnRender != nil {
 					b.OnRender(t)
 				}
@@ -879,6 +895,7 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 	}
 	res := Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
 	b.profileStatus(&res)
+	b.openReveal(t, req, &res)
 	finish(res)
 }
 
@@ -903,6 +920,7 @@ func (b *ServerBrowser) attach(t *Tab, viewer string, canOperate, mayTake bool) 
 	}
 	q := &viewerQueue{viewer: viewer}
 	t.queues = append(t.queues, q)
+	b.surfaceAttach(t, viewer)
 	b.env.Emit(viewer, "viewer.attach", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
 	if mayTake && canOperate && t.Control.AgentID == "" && t.Control.Owner == "" {
 		b.TakeControl(t, viewer)
@@ -928,6 +946,7 @@ func (b *ServerBrowser) Unwatch(t *Tab, viewer string) {
 				b.env.Emit(viewer, "control.release", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
 			}
 			t.broadcastControl()
+			b.surfaceDetach(t, viewer)
 			b.env.Emit(viewer, "viewer.detach", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
 			return
 		}
@@ -999,7 +1018,7 @@ type ViewerState struct {
 
 // StateFor returns what viewer sees.
 func (b *ServerBrowser) StateFor(t *Tab, viewer string) ViewerState {
-	s := ViewerState{CanOperate: t.CanOperate(viewer), Viewport: t.Viewport, Endpoint: "headless"}
+	s := ViewerState{CanOperate: t.CanOperate(viewer), Viewport: t.ShownViewport(), Endpoint: "headless"}
 	if t.Desktop {
 		s.Endpoint = "desktop"
 	}
@@ -1042,6 +1061,9 @@ type ViewerInput struct {
 	Modifiers int
 	// Accept is dialog's answer.
 	Accept bool
+	// X and Y are mouse's position; Setting is viewport's setting.
+	X, Y    int
+	Setting *ViewportSetting
 }
 
 // EditingCommand is editingCommand: the editing command a Cmd (Meta) or
@@ -1093,6 +1115,9 @@ func (b *ServerBrowser) Input(t *Tab, viewer string, in ViewerInput, done func(o
 			t.broadcastControl()
 		}
 		reply(o, m)
+	}
+	if b.surfaceInput(t, viewer, in, done) {
+		return
 	}
 	dispatched := func() {
 		if q := t.queue(viewer); q != nil {
