@@ -150,6 +150,16 @@ type Tab struct {
 	// manager opened with an automation owner (OpenShared; backingPage
 	// "desktop"): its agent may read and navigate it but not type into it.
 	Shared bool
+	// DesktopHostID is the desktop host whose page backs the tab, for a
+	// tab opened from a desktop profile catalogue ("" otherwise;
+	// desktopprofiles.go). GotoURLs are the URLs agent opens and
+	// navigations sent the page (page.goto), in order.
+	DesktopHostID string
+	GotoURLs      []string
+	// Native is the native desktop page behind the session (native.go),
+	// or nil.
+	Native          *NativePage
+	nativePresented bool
 
 	// Loading: a main-frame navigation is in progress.
 	Loading bool
@@ -257,6 +267,11 @@ type Request struct {
 	// ProfileID is open's profileId: a reported profile's id or name (any
 	// case); "" picks the reported default.
 	ProfileID string
+	// ProfileName is openWithProfile's profileName (an exact name).
+	ProfileName string
+	// Timeout is the broker's execution deadline (timeoutMs; 0: none),
+	// used by native root opens (native_root.go).
+	Timeout time.Duration
 	SurfaceRequest
 }
 
@@ -289,6 +304,22 @@ type Result struct {
 	// client reports profiles.
 	Profiles         []BrowserProfile
 	DefaultProfileID string
+	// ProfileID and ProfileName are the tab's profile and its name in its
+	// desktop's catalogue (catalogue opens and status of such a tab);
+	// Detail the refusal's detail reason (tab-mismatch, unknown,
+	// ambiguous, root-unsupported); Control the tab's control as status
+	// reports it under VersionIndex70905931248 (desktopprofiles.go,
+	// threadtabs.go).
+	ProfileID   string
+	ProfileName string
+	Detail      string
+	Control     *ControlStatus
+	// NativePresented, Visible and StreamViewers are status's presentation
+	// of a native page's tab (native.go): the host shows it in a native
+	// slot; it is presented or streamed; how many viewers stream it.
+	NativePresented bool
+	Visible         bool
+	StreamViewers   int
 	SurfaceResult
 }
 
@@ -298,6 +329,13 @@ type TabStatus struct {
 	OpenerTabID string
 	URL         string
 	ProfileID   string
+	// Owner (human, agent or unclaimed), OwnedByCaller and Visible (a
+	// streamed viewer attached) are set under VersionIndex70905931248
+	// (threadtabs.go) and by the native status of a thread with no live
+	// tab (native_close.go).
+	Owner         string
+	OwnedByCaller bool
+	Visible       bool
 }
 
 // ServerBrowser is the in-process browser host (preferred host).
@@ -348,6 +386,22 @@ type ServerBrowser struct {
 	// reported is the latest profile catalogue a client reported (nil:
 	// none; ReportProfiles).
 	reported *reportedProfiles
+
+	// Version is the ServerBrowser.ts version the host follows
+	// (version.go; zero: 164d7dbe). Desktops is the desktop browser
+	// channel's profile side (nil: none modelled; desktopprofiles.go).
+	// Events, when set, records the preview manager's published session
+	// events (sessionevents.go).
+	Version  Version
+	Desktops *DesktopChannel
+	Events   *SessionEvents
+	nav      map[*Tab]*navTrack
+	// NativeRootFor is the desktop an agent's new tab of thread opens on
+	// as a native root (the desktop channel's profile catalogue for the
+	// caller, supporting native roots) and its profile; a nil host opens
+	// as before (native_root.go).
+	NativeRootFor func(threadID string) (host *NativeHost, profileID string)
+	native        nativeRegistry
 	// Surfaces turns on the newest stored version's native surfaces,
 	// captures, recordings and viewport sizing (surface.go); nil keeps
 	// 164d7dbe's behaviour.
@@ -504,13 +558,24 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		finish(Result{Outcome: ReasonInterrupted})
 		return
 	}
+	if b.Desktops != nil && (req.Op == OpOpen || req.Op == OpOpenWithProfile || req.Op == OpProfiles) {
+		b.desktopOpen(req, finish)
+		return
+	}
 	if req.Op == OpOpen {
 		b.open(req, finish)
+		return
+	}
+	if req.Op == OpStatus && req.TabID == "" && b.nativeStatusWithoutTab(req, finish) {
 		return
 	}
 	tab, refusal := b.requireTab(req, ignore)
 	if tab == nil {
 		finish(Result{Outcome: refusal})
+		return
+	}
+	if req.Op == OpClose && tab.Native != nil {
+		b.agentCloseNative(tab, req, refusal, finish)
 		return
 	}
 	if req.Op == OpClose && tab.Desktop && tab.page == pageNone {
@@ -595,12 +660,17 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		res.Outcome = OK
 		res.Tabs = b.status(req.ThreadID, req.AgentSessionID, ignore)
 		b.fillStatus(tab, &res)
+		b.nativeStatus(tab, &res)
 		b.profileStatus(&res)
+		b.desktopStatus(tab, req.AgentSessionID, &res)
 		finish(res)
 		return
 	case req.Op == OpEvaluate || req.Op == OpNavigate && (req.Readiness == ReadinessNone || req.LoadFailure != "") ||
 		req.Op == OpClick && (req.Ref != "" || req.Box != nil || req.Dialog != nil) || req.Op == OpUpload:
 		b.act(tab, req, ignore, res, finish)
+		return
+	}
+	if req.Op == OpNavigate && b.remoteNavigation(tab, &req, res, finish) {
 		return
 	}
 	run := func() (string, time.Duration) {
@@ -610,6 +680,7 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		switch req.Op {
 		case OpNavigate:
 			tab.Gotos++
+			tab.GotoURLs = append(tab.GotoURLs, req.URL)
 			if b.NavigationFailure != nil {
 				if e := b.NavigationFailure(tab.ThreadID, tab.TabID); e != "" {
 					b.failNavigation(tab, req.URL, e, &res)
@@ -669,6 +740,9 @@ func (t *Tab) refValid(ref string) bool {
 }
 
 func (b *ServerBrowser) status(threadID, key string, ignoreOwner bool) []TabStatus {
+	if b.Version >= VersionIndex70905931248 {
+		return b.threadStatus(threadID, key)
+	}
 	var out []TabStatus
 	for _, t := range b.tabs {
 		if t.ThreadID == threadID && !t.pageless() && (ignoreOwner || t.Control.MayAct(key)) {
@@ -702,7 +776,7 @@ func (b *ServerBrowser) act(tab *Tab, req Request, ignore bool, res Result, fini
 			}
 			switch {
 			case req.Op == OpUpload:
-				res.Outcome, res.Message = tab.upload(req.Paths, req.Locator)
+				res.Outcome, res.Message = b.uploadFiles(tab, req.Paths, req.Locator)
 				done(res.Outcome)
 			case req.Op == OpClick && req.Ref != "":
 				if !tab.refValid(req.Ref) {
@@ -784,6 +858,9 @@ func (b *ServerBrowser) act(tab *Tab, req Request, ignore bool, res Result, fini
 // requireTab resolves the tab a request targets. It returns the tab and a
 // refusal to report against it (agentMismatch), or nil and the refusal.
 func (b *ServerBrowser) requireTab(req Request, ignoreOwner bool) (*Tab, string) {
+	if b.Version >= VersionIndex70905931248 {
+		return b.requireThreadTab(req, ignoreOwner)
+	}
 	var tab *Tab
 	if req.TabID != "" {
 		if ignoreOwner {
@@ -857,6 +934,12 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 		}
 	}
 	b.sweepIdle()
+	if b.NativeRootFor != nil {
+		if h, native := b.NativeRootFor(req.ThreadID); h != nil {
+			b.openNativeRoot(req, h, native, finish)
+			return
+		}
+	}
 	if len(b.owned(req.ThreadID, req.AgentSessionID)) >= AgentTabLimit || b.live() >= ServerTabLimit {
 		finish(Result{Outcome: ReasonTabLimit})
 		return
@@ -1252,6 +1335,10 @@ func (b *ServerBrowser) OpenShared(threadID, url, owner string) *Tab {
 // goes and a desktop stream endpoint is released; the desktop's own page
 // is the desktop's to close.
 func (b *ServerBrowser) ManagerClose(t *Tab) {
+	if t.Native != nil {
+		b.ManagerCloseNative(t, nil)
+		return
+	}
 	t.DesktopEndpoint = false
 	b.remove(t)
 }

@@ -392,6 +392,7 @@ func (b *ServerBrowser) PageRequest(t *Tab, url string) {
 	t.Loading = true
 	t.loadErr, t.loadSeen = nil, true
 	t.requestURL = url
+	b.navigationStarted(t, url)
 }
 
 // PageRequestFailed is that request failing with Chromium's errorText: the
@@ -407,6 +408,7 @@ func (b *ServerBrowser) PageRequestFailed(t *Tab, url, errorText string) {
 		return
 	}
 	if strings.Contains(errorText, "ERR_ABORTED") {
+		b.navigationAborted(t, url)
 		downloads := b.nextDownload
 		b.env.After(AbortedNavigationGrace, func() {
 			if t.requestURL == url && b.nextDownload == downloads {
@@ -472,12 +474,15 @@ type DownloadEvent struct {
 // DownloadLimit evicted, and offered to the controlling viewer only.
 func (b *ServerBrowser) PageDownload(t *Tab, d DownloadEvent) {
 	if d.Failed {
+		b.settleAborted(t, b.downloadNavigation(t, d.URL), d.URL, nil)
 		return
 	}
 	b.nextDownload++
 	id := fmt.Sprintf("download-%d", b.nextDownload)
+	nav := b.downloadNavigation(t, d.URL)
 	b.env.After(d.SaveTime, func() {
 		if t.Control.Closed || d.Size > DownloadMaxBytes {
+			b.settleAborted(t, nav, d.URL, nil)
 			return
 		}
 		name := cut(d.FileName, 255)
@@ -488,9 +493,15 @@ func (b *ServerBrowser) PageDownload(t *Tab, d DownloadEvent) {
 		if n := len(t.Downloads) - DownloadLimit; n > 0 {
 			t.Downloads = append([]Download(nil), t.Downloads[n:]...)
 		}
-		if q := t.controller(); q != nil {
-			q.push(t, Output{Tag: "download", ID: id, FileName: name, Size: d.Size})
+		saved := t.Downloads[len(t.Downloads)-1]
+		// A tab whose own address was the file shows it in place; only
+		// otherwise is it offered to the controlling viewer.
+		if !b.shownInTab(t, nav) {
+			if q := t.controller(); q != nil {
+				q.push(t, Output{Tag: "download", ID: id, FileName: name, Size: d.Size})
+			}
 		}
+		b.settleAborted(t, nav, d.URL, &saved)
 	})
 }
 
@@ -576,6 +587,9 @@ func (b *ServerBrowser) AnswerFileChooser(threadID, tabID, chooserID string, fil
 type Upload struct {
 	Locator string
 	Files   []string
+	// Payloads are the files' bytes, for a remote desktop page, which
+	// cannot open the environment's paths (Files is empty then).
+	Payloads []FilePayload
 }
 
 // upload is uploadFiles: absolute paths only; a locator sets a file
@@ -686,6 +700,10 @@ func (b *ServerBrowser) ensurePage(t *Tab, by string, done func(outcome string))
 		for _, f := range waiting {
 			f(outcome)
 		}
+	}
+	if t.Desktop && t.Native != nil {
+		b.connectNative(t, by, settle)
+		return
 	}
 	if t.Desktop {
 		b.DesktopConnections++

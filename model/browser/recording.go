@@ -111,7 +111,7 @@ func (b *ServerBrowser) startRecording(t *Tab, k *budget, l *lease, res *Result,
 			var reason string
 			rl, reason = b.persistentLease(t)
 			if reason != "" {
-				res.Cause = reason
+				res.Detail = reason
 				fail(ErrRemoteUnavailable)
 				return
 			}

@@ -112,10 +112,8 @@ type TabSurface struct {
 	// PageResizes counts a headless page's setViewportSize calls; Reloads
 	// hard reloads.
 	PageResizes, Reloads int
-	// Presented is the desktop's report that the page is on screen
-	// (isPresented); RevealRequested that a reveal was asked and nothing
-	// shows the page yet.
-	Presented, RevealRequested bool
+	// RevealRequested: a reveal was asked and nothing shows the page yet.
+	RevealRequested bool
 	// Recording is the active recording, nil for none.
 	Recording *Recording
 	// EncodersOpened and EncodersClosed count recording encoder pages;
@@ -162,9 +160,9 @@ func (s *Surfaces) window() Viewport {
 	return s.Window
 }
 
-// native reports whether t is a page the desktop renders while surfaces are
+// surfaced reports whether t is a page the desktop renders while surfaces are
 // modelled (upstream's tab.desktop).
-func (b *ServerBrowser) native(t *Tab) bool {
+func (b *ServerBrowser) surfaced(t *Tab) bool {
 	return b.Surfaces != nil && t.Desktop && !t.pageless()
 }
 
@@ -240,14 +238,14 @@ func (b *ServerBrowser) releaseSurface(t *Tab, l *lease) {
 // requestLease is withNativeSurface's lease for one request on a native
 // tab: nil (and no refusal) for a headless tab.
 func (b *ServerBrowser) requestLease(t *Tab, res *Result) (*lease, bool) {
-	if !b.native(t) {
+	if !b.surfaced(t) {
 		return nil, true
 	}
 	l, reason := b.acquireSurface(t, nil, nil, 0)
 	if reason != "" {
 		b.releaseSurface(t, l)
 		res.Message = "The desktop could not paint this tab (" + reason + ")."
-		res.Cause = reason
+		res.Detail = reason
 		return nil, false
 	}
 	return l, true
@@ -293,7 +291,7 @@ func (b *ServerBrowser) leasedRun(t *Tab, res *Result, run func() (string, time.
 // one request (a viewer's, a recording's, cleanup's); nil for a headless
 // tab. A refused lease is released at once and reported.
 func (b *ServerBrowser) persistentLease(t *Tab) (*lease, string) {
-	if !b.native(t) {
+	if !b.surfaced(t) {
 		return nil, ""
 	}
 	l, reason := b.acquireSurface(t, nil, nil, 0)
@@ -309,7 +307,7 @@ func (b *ServerBrowser) persistentLease(t *Tab) (*lease, string) {
 // page under a request lease, as upstream's open does once ensureTab has
 // connected the page. The model's open answered already.
 func (b *ServerBrowser) surfaceRendered(t *Tab) {
-	if !b.native(t) {
+	if !b.surfaced(t) {
 		return
 	}
 	var res Result
@@ -330,7 +328,7 @@ func (b *ServerBrowser) surfaceDrop(t *Tab, stays bool) {
 	}
 	if stays {
 		defer func() {
-			t.surf = &TabSurface{Setting: s.Setting, Zoom: s.Zoom, Window: s.Window, Presented: s.Presented}
+			t.surf = &TabSurface{Setting: s.Setting, Zoom: s.Zoom, Window: s.Window}
 		}()
 	}
 	s.closing = true

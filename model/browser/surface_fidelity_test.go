@@ -21,6 +21,7 @@ import (
 // refuse the desktop's acquire failure.
 type surf struct {
 	*sb
+	host   *NativeHost
 	calls  []SurfaceCall
 	holds  map[string]time.Duration
 	refuse string
@@ -41,11 +42,14 @@ func newSurf(t *testing.T) *surf {
 	return x
 }
 
-// native opens agent-a's tab on the desktop (desktopRendersNext).
+// native opens agent-a's tab on the desktop (desktopRendersNext: a native
+// root of the local desktop, native_root.go).
 func (x *surf) native() *Tab {
-	x.b.DesktopFor = func(string) (bool, time.Duration) { return true, 0 }
-	tab := x.ready()
-	x.run(time.Millisecond)
+	if x.host == nil {
+		x.host = x.b.AddNativeHost("local")
+		x.b.NativeRootFor = func(string) (*NativeHost, string) { return x.host, "default" }
+	}
+	tab := x.openRoot()
 	require.True(x.t, tab.Desktop)
 	require.True(x.t, tab.HasPage())
 	return tab
@@ -89,9 +93,9 @@ func viewports(out []Output) []Viewport {
 // TestSBN38_NativeHungViewerNavigationKeepsViewerLease is SB-N38, upstream
 // "a viewer $method that never commits does not hold back the viewer's
 // next input (native: $native)", the native rows: as SB-N15 on a page the
-// desktop renders, and the viewer's navigation keeps the lease the viewer
-// took when it attached (the open's own lease came and went before); the
-// desktop endpoint is never let go.
+// desktop renders (a native root), and the viewer's navigation keeps the
+// lease the viewer took when it attached (the open's own lease came and
+// went before); the desktop endpoint is never let go.
 func TestSBN38_NativeHungViewerNavigationKeepsViewerLease(t *testing.T) {
 	for _, method := range []string{"goto", "goBack", "goForward", "reload"} {
 		t.Run(method, func(t *testing.T) {
@@ -263,7 +267,7 @@ func TestSBN58_NativeSurfaceFailureReportedWithoutMutation(t *testing.T) {
 			x.run(time.Second)
 			require.True(t, click.done)
 			assert.Equal(t, ErrRemoteUnavailable, click.Outcome)
-			assert.Equal(t, reason, click.Cause)
+			assert.Equal(t, reason, click.Detail)
 			assert.Zero(t, tab.Clicks, "the page was not touched")
 			assert.Equal(t, []string{SurfaceAcquire, SurfaceRelease}, x.actions())
 			x.refuse = ""
@@ -456,6 +460,7 @@ func TestSBN67_TimedOutNativeSnapshotKeepsConnection(t *testing.T) {
 	again := x.as("agent-a", OpEvaluate, onTab(tab, func(r *Request) { r.Value = "2" }))
 	x.run(2 * time.Second)
 	assert.Equal(t, "2", again.Value, "the failed read released the queue")
+	assert.Equal(t, 2, connections)
 	assert.Equal(t, connections, x.b.DesktopConnections, "neither native page was replaced")
 	assert.True(t, tab.HasPage() && second.HasPage())
 }
@@ -468,19 +473,31 @@ func TestSBN89_VisibilityDistinguishesPresentationViewersReveal(t *testing.T) {
 	tab := x.native()
 	revealed := x.as("agent-a", OpOpen, onTab(tab, func(r *Request) { r.Reveal = true }))
 	require.Equal(t, OK, revealed.Outcome)
-	assert.Equal(t, SurfaceResult{RevealRequested: true, Viewport: revealed.Viewport}, revealed.SurfaceResult,
+	assert.Equal(t, visibility{false, false, 0, true}, visibilityOf(revealed.Result),
 		"not visible, not presented, no viewers, a reveal requested")
-	status := func() SurfaceResult {
+	status := func() visibility {
 		r := x.as("agent-a", OpStatus, onTab(tab, nil))
 		require.Equal(t, OK, r.Outcome)
-		s := r.SurfaceResult
-		s.Viewport = nil
-		return s
+		return visibilityOf(r.Result)
 	}
-	x.b.DesktopPresentation(tab, true)
-	assert.Equal(t, SurfaceResult{Visible: true, NativePresented: true}, status(), "presented: the reveal is done")
-	x.b.DesktopPresentation(tab, false)
-	assert.Equal(t, SurfaceResult{}, status())
+	x.host.Presented[tab.TabID] = true
+	x.b.NativePresentation(x.host, tab.TabID)
+	assert.Equal(t, visibility{true, true, 0, false}, status(), "presented: the reveal is done")
+	x.host.Presented[tab.TabID] = false
+	x.b.NativePresentation(x.host, tab.TabID)
+	assert.Equal(t, visibility{}, status())
 	x.b.AttachViewer(tab, "viewer", false)
-	assert.Equal(t, SurfaceResult{Visible: true, StreamViewers: 1}, status())
+	assert.Equal(t, visibility{true, false, 1, false}, status())
+}
+
+// visibility is status's visible, nativePresented, streamViewers and
+// revealRequested.
+type visibility struct {
+	visible, presented bool
+	viewers            int
+	reveal             bool
+}
+
+func visibilityOf(r Result) visibility {
+	return visibility{r.Visible, r.NativePresented, r.StreamViewers, r.RevealRequested}
 }

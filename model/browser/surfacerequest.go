@@ -18,9 +18,9 @@ import (
 // lease on a desktop page (leaseAct, leasedRun).
 
 // SurfaceRequest is what a request carries for the newest version.
+//
+// The request's timeoutMs is Request.Timeout (0: no deadline).
 type SurfaceRequest struct {
-	// Timeout is the request's timeoutMs (0: no deadline).
-	Timeout time.Duration
 	// Setting is resize's viewport (nil: fill).
 	Setting *ViewportSetting
 	// NoImage is snapshot's includeImage false.
@@ -31,19 +31,20 @@ type SurfaceRequest struct {
 }
 
 // SurfaceResult is what a result carries for the newest version.
+//
+// A remote-unavailable error's reason (the desktop's surface refusal) is
+// Result.Detail; status's visibility is Result.Visible, NativePresented
+// and StreamViewers.
 type SurfaceResult struct {
-	// Cause is an error's cause: RecordingNotActive, or the desktop's
-	// refusal reason of a remote-unavailable error.
+	// Cause is an execution error's cause tag: RecordingNotActive.
 	Cause string
 	// Viewport is status's viewport (a desktop page's measured one) and
 	// resize's applied one.
 	Viewport *Viewport
 	// Screenshot: the snapshot carries an image.
 	Screenshot bool
-	// Visibility (statusWithTitle): Visible is NativePresented or any
-	// streamed viewer; RevealRequested a reveal nothing shows yet.
-	Visible, NativePresented, RevealRequested bool
-	StreamViewers                             int
+	// RevealRequested: a reveal was asked and nothing shows the tab yet.
+	RevealRequested bool
 }
 
 // MsgDeadline is PreviewAutomationTimeoutError's message.

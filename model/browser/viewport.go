@@ -59,7 +59,7 @@ func (b *ServerBrowser) applySetting(t *Tab, setting ViewportSetting) string {
 	s := b.surface(t)
 	s.Setting = setting
 	size := b.fillSize(t, setting)
-	if !b.native(t) {
+	if !b.surfaced(t) {
 		if t.Viewport != size {
 			t.Viewport = size
 			s.PageResizes++
@@ -85,7 +85,7 @@ func (b *ServerBrowser) applyZoom(t *Tab, zoom float64) {
 	if zoom <= 0 || zoom == s.Zoom {
 		return
 	}
-	if !b.native(t) {
+	if !b.surfaced(t) {
 		s.Zoom = zoom
 		return
 	}
@@ -157,7 +157,7 @@ func (b *ServerBrowser) surfaceInput(t *Tab, viewer string, in ViewerInput, done
 			}
 			b.Surfaces.resizeOrder++
 			v.requested, v.order = &Viewport{w, h}, b.Surfaces.resizeOrder
-			if s := b.surface(t); s.Setting.Tag == "fill" && (b.native(t) || t.Viewport != *v.requested) {
+			if s := b.surface(t); s.Setting.Tag == "fill" && (b.surfaced(t) || t.Viewport != *v.requested) {
 				b.applySetting(t, s.Setting)
 			}
 			return OK
@@ -189,12 +189,12 @@ func (b *ServerBrowser) resize(t *Tab, req Request, res *Result, done func(outco
 		setting = *req.Setting
 	}
 	if reason := b.applySetting(t, setting); reason != "" {
-		res.Cause = reason
+		res.Detail = reason
 		done(ErrRemoteUnavailable)
 		return
 	}
 	v := t.Viewport
-	if b.native(t) {
+	if b.surfaced(t) {
 		v = b.surface(t).Window
 	}
 	res.Viewport = &v

@@ -1,35 +1,27 @@
 package browser
 
 // Visibility of the newest stored ServerBrowser.ts (read_file id
-// 70905931248: statusWithTitle, the open's reveal, the desktop channel's
-// presentations and isPresented): a tab is visible when the desktop
-// presents its page on screen or a viewer streams it. An open that asks
-// for the tab to be shown only records the request (revealRequested); the
-// request is cleared once either kind of presentation shows the page. Each
-// status samples the desktop's presentation again.
+// 70905931248: statusWithTitle, the open's reveal): a tab is visible when
+// the desktop presents its page (a native page's host presentation,
+// native.go's nativeStatus) or a viewer streams it. An open that asks for
+// the tab to be shown only records the request (revealRequested); the
+// request is cleared once either kind of presentation shows the page.
 
-// DesktopPresentation is the desktop reporting whether t's page is on
-// screen (a presentations event; isPresented answers it from then on).
-func (b *ServerBrowser) DesktopPresentation(t *Tab, presented bool) {
-	if b.Surfaces == nil {
-		return
-	}
-	b.surface(t).Presented = presented
-}
-
-// fillVisibility adds status's visibility and viewport to res.
+// fillVisibility adds status's visibility, pending reveal and viewport to
+// res (with Surfaces).
 func (b *ServerBrowser) fillVisibility(t *Tab, res *Result) {
 	if b.Surfaces == nil {
 		return
 	}
 	s := b.surface(t)
-	presented := b.native(t) && s.Presented
-	if presented || len(t.Viewers) > 0 {
+	if t.Native != nil {
+		b.nativeStatus(t, res)
+	} else {
+		res.NativePresented, res.StreamViewers, res.Visible = false, len(t.Viewers), len(t.Viewers) > 0
+	}
+	if res.Visible {
 		s.RevealRequested = false
 	}
-	res.NativePresented = presented
-	res.Visible = presented || len(t.Viewers) > 0
-	res.StreamViewers = len(t.Viewers)
 	res.RevealRequested = s.RevealRequested
 	v := t.ShownViewport()
 	res.Viewport = &v
