@@ -192,6 +192,7 @@ type Tab struct {
 	page          pageState
 	opening       []func(string)
 	closedPending bool
+	hosting       *tabHosting // preview hosting state (hosting.go)
 	surf          *TabSurface // the newest version's surfaces (Surfaces)
 }
 
@@ -269,9 +270,12 @@ type Request struct {
 	ProfileID string
 	// ProfileName is openWithProfile's profileName (an exact name).
 	ProfileName string
-	// Timeout is the broker's execution deadline (timeoutMs; 0: none),
-	// used by native root opens (native_root.go).
+	// Timeout is the broker's timeoutMs (0: none): a native root open
+	// answers ErrTimeout at Timeout (native_root.go), a hosted navigation
+	// at its ExecutionDeadline (hosting_nav.go). Cancel, if set, is the
+	// caller's interruption (its fiber interrupted) of a hosted navigation.
 	Timeout time.Duration
+	Cancel  *Signal
 	SurfaceRequest
 }
 
@@ -304,6 +308,8 @@ type Result struct {
 	// client reports profiles.
 	Profiles         []BrowserProfile
 	DefaultProfileID string
+	// URL is the page's URL after a hosted navigation or open.
+	URL string
 	// ProfileID and ProfileName are the tab's profile and its name in its
 	// desktop's catalogue (catalogue opens and status of such a tab);
 	// Detail the refusal's detail reason (tab-mismatch, unknown,
@@ -386,6 +392,9 @@ type ServerBrowser struct {
 	// reported is the latest profile catalogue a client reported (nil:
 	// none; ReportProfiles).
 	reported *reportedProfiles
+	// HostingHooks: preview hosting (hosting.go); nil Hosting keeps
+	// 164d7dbe's navigation.
+	HostingHooks
 
 	// Version is the ServerBrowser.ts version the host follows
 	// (version.go; zero: 164d7dbe). Desktops is the desktop browser
@@ -402,6 +411,9 @@ type ServerBrowser struct {
 	// as before (native_root.go).
 	NativeRootFor func(threadID string) (host *NativeHost, profileID string)
 	native        nativeRegistry
+	// NativePopups holds the native popups' hooks and records
+	// (native_popup.go).
+	NativePopups NativePopups
 	// Surfaces turns on the newest stored version's native surfaces,
 	// captures, recordings and viewport sizing (surface.go); nil keeps
 	// 164d7dbe's behaviour.
@@ -465,9 +477,14 @@ func (b *ServerBrowser) onSweep() {
 // sweepIdle drops agent tabs that nobody watches, the desktop does not
 // render, and no agent request used for AgentTabIdle.
 func (b *ServerBrowser) sweepIdle() {
+	b.sweepPopups()
 	now := b.env.Now()
 	for i := 0; i < len(b.tabs); {
 		t := b.tabs[i]
+		if t.isNativePopup() {
+			i++ // closed through the manager by sweepPopups
+			continue
+		}
 		exempt := (t.Watched() || t.Desktop) && !b.env.Profile.Has(SweepIgnoresViewers)
 		// The sweep walks the live tabs: a session without its page is
 		// not one.
@@ -664,6 +681,9 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		b.profileStatus(&res)
 		b.desktopStatus(tab, req.AgentSessionID, &res)
 		finish(res)
+		return
+	case req.Op == OpNavigate && b.Hosting != nil:
+		b.hostedNavigate(tab, req, ignore, res, finish)
 		return
 	case req.Op == OpEvaluate || req.Op == OpNavigate && (req.Readiness == ReadinessNone || req.LoadFailure != "") ||
 		req.Op == OpClick && (req.Ref != "" || req.Box != nil || req.Dialog != nil) || req.Op == OpUpload:
@@ -922,6 +942,12 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 					Message: "A browser dialog is pending. Read preview_status and use preview_dialog first."})
 				return
 			}
+			if b.Hosting != nil && req.URL != "" {
+				res := Result{TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
+				b.profileStatus(&res)
+				b.hostedNavigate(t, req, b.env.Profile.Has(model.IgnoreTabOwner), res, finish)
+				return
+			}
 			if req.URL != "" {
 				t.Gotos++
 			}
@@ -933,9 +959,16 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 			return
 		}
 	}
+	if b.Hosting != nil && req.URL != "" {
+		b.prepareOpen(req, "", b.open, finish) // opens a blank tab once prepared
+		return
+	}
 	b.sweepIdle()
 	if b.NativeRootFor != nil {
 		if h, native := b.NativeRootFor(req.ThreadID); h != nil {
+			if native == "" {
+				native = profile // the catalogue names no default: the resolved one
+			}
 			b.openNativeRoot(req, h, native, finish)
 			return
 		}
@@ -1144,6 +1177,10 @@ type ViewerInput struct {
 	Modifiers int
 	// Accept is dialog's answer.
 	Accept bool
+	// URL is navigate's (goto's) URL; IgnoreCache makes reload a hard
+	// reload. Both matter with hosting only (hosting_nav.go).
+	URL         string
+	IgnoreCache bool
 	// X and Y are mouse's position; Setting is viewport's setting.
 	X, Y    int
 	Setting *ViewportSetting
@@ -1260,6 +1297,10 @@ func (b *ServerBrowser) Input(t *Tab, viewer string, in ViewerInput, done func(o
 			Run:  func(finish func(string)) { t.Viewport = in.Viewport; t.broadcastViewport(); finish(OK) },
 			Done: func(o string) { done(o, "") }})
 	case InputNavigate:
+		if b.Hosting != nil {
+			b.hostedViewerNavigation(t, viewer, in, done)
+			return
+		}
 		c.Submit(Item{Kind: ItemHuman, Actor: viewer,
 			Run: func(finish func(string)) {
 				dispatched()

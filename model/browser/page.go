@@ -393,6 +393,7 @@ func (b *ServerBrowser) PageRequest(t *Tab, url string) {
 	t.loadErr, t.loadSeen = nil, true
 	t.requestURL = url
 	b.navigationStarted(t, url)
+	b.reportNative(t, NavStatus{Tag: "Loading", URL: cut(url, 2048)})
 }
 
 // PageRequestFailed is that request failing with Chromium's errorText: the
@@ -420,6 +421,7 @@ func (b *ServerBrowser) PageRequestFailed(t *Tab, url, errorText string) {
 	t.Loading = false
 	code, desc := ParseNetError(errorText)
 	t.loadErr, t.loadSeen = &LoadError{URL: cut(url, 2048), Code: code, Description: desc}, true
+	b.reportNative(t, NavStatus{Tag: "LoadFailed", URL: cut(url, 2048), Code: code, Description: desc})
 	b.env.Emit(actor, "page.load-failed", desc, sim.A("thread", t.ThreadID), sim.A("tab", t.TabID),
 		sim.A("viewers", fmt.Sprint(len(t.Viewers))))
 }

@@ -109,9 +109,8 @@ type TabSurface struct {
 	Setting ViewportSetting
 	Zoom    float64
 	Window  Viewport
-	// PageResizes counts a headless page's setViewportSize calls; Reloads
-	// hard reloads.
-	PageResizes, Reloads int
+	// PageResizes counts a headless page's setViewportSize calls.
+	PageResizes int
 	// RevealRequested: a reveal was asked and nothing shows the page yet.
 	RevealRequested bool
 	// Recording is the active recording, nil for none.

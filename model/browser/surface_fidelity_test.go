@@ -231,10 +231,12 @@ func TestSBN41_PublishedRootZoomKeepsViewportCoherent(t *testing.T) {
 	tab := x.native()
 	x.b.AttachViewer(tab, "viewer", true)
 	x.b.ManagerResize(tab, Freeform(1000, 750))
-	x.b.ManagerAdjust(tab, Adjust{Zoom: 1.25})
-	x.b.ManagerAdjust(tab, Adjust{HardReload: true})
+	x.b.ManagerZoom(tab, 1.25)
+	reloaded := ""
+	x.b.ManagerAdjust(tab, false, true, func(o string) { reloaded = o })
 	x.run(time.Second)
-	require.Equal(t, 1, tab.Surface().Reloads, "the hard reload applied, so the earlier settings did")
+	require.Equal(t, OK, reloaded, "the hard reload applied, so the earlier settings did")
+	require.Contains(t, tab.Page, "hard reload")
 	zoomed := false
 	for _, c := range x.calls {
 		zoomed = zoomed || c.Action == SurfaceAcquire && c.Zoom == 1.25

@@ -111,28 +111,16 @@ func (b *ServerBrowser) ManagerResize(t *Tab, setting ViewportSetting) {
 		Done: func(string) {}})
 }
 
-// Adjust is what manager.adjust publishes: a zoom factor (0: unchanged) and
-// a hard reload.
-type Adjust struct {
-	Zoom       float64
-	HardReload bool
-}
-
-// ManagerAdjust is a client publishing t's rendering (manager.adjust): the
-// zoom is applied, then the hard reload, as system work on the queue.
-func (b *ServerBrowser) ManagerAdjust(t *Tab, a Adjust) {
+// ManagerZoom is a client publishing t's zoom factor (manager.adjust's
+// zoomFactor, mirrored as a resized event): applied as system work on the
+// tab's queue (the adjust's cookie clearing and hard reload are
+// ManagerAdjust's, hosting_nav.go).
+func (b *ServerBrowser) ManagerZoom(t *Tab, zoom float64) {
 	if b.Surfaces == nil {
 		return
 	}
 	t.Control.Submit(Item{Kind: ItemSystem,
-		Run: func(finish func(string)) {
-			b.applyZoom(t, a.Zoom)
-			if a.HardReload {
-				b.surface(t).Reloads++
-				t.log("hard reload")
-			}
-			finish(OK)
-		},
+		Run:  func(finish func(string)) { b.applyZoom(t, zoom); finish(OK) },
 		Done: func(string) {}})
 }
 
