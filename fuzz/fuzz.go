@@ -151,7 +151,10 @@ type Group struct {
 
 // Summary is what a campaign found.
 type Summary struct {
-	SeedsRun    uint64
+	SeedsRun uint64
+	// BranchRuns counts the runs of SeedsRun that were continuations of
+	// the branch strategy (the rest are its roots); 0 for other strategies.
+	BranchRuns  uint64
 	Failures    []Failure
 	Stories     []*Story
 	Interrupted bool
@@ -356,6 +359,9 @@ func (c *Campaign) Run(ctx context.Context, recordSeeds bool) (*Summary, error) 
 // take adds one finished run to the summary.
 func (c *Campaign) take(sum *Summary, r result, recordSeeds bool, recheck *[]ran) {
 	sum.SeedsRun++
+	if r.branch != nil {
+		sum.BranchRuns++
+	}
 	if Rechecked(c.Start, r.scenario, r.seed, c.CheckPercent) {
 		*recheck = append(*recheck, ran{r.job, r.worker, r.fingerprint})
 	}

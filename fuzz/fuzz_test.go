@@ -264,6 +264,10 @@ func TestBranchCampaignsAreReproducible(t *testing.T) {
 	assert.Equal(t, a.Seeds, b.Seeds)
 	assert.Equal(t, a.Failures, b.Failures)
 	assert.Equal(t, fa, fb)
+	// Both roots and continuations ran, and the split is the same for any worker count.
+	assert.Equal(t, a.BranchRuns, b.BranchRuns)
+	assert.Greater(t, a.BranchRuns, uint64(0))
+	assert.Less(t, a.BranchRuns, a.SeedsRun)
 	require.NotEmpty(t, a.Stories)
 	for _, st := range a.Stories {
 		f, err := replay.Read(st.ReplayFile)

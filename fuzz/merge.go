@@ -225,6 +225,7 @@ func Merge(paths []string, summaries []*Merged) (*Merged, error) {
 			shardFrom[i] = path
 		}
 		m.SeedsRun += s.SeedsRun
+		m.BranchRuns += s.BranchRuns
 		m.Failures += s.Failures
 		m.Interrupted = m.Interrupted || s.Interrupted
 		if s.Interrupted {

@@ -31,8 +31,11 @@ type Report struct {
 	ShrinkBudgetMs int64  `json:"shrink_budget_ms"`
 
 	// Shard is "i/n" (a merged report: "k of n shards").
-	Shard       string        `json:"shard"`
-	SeedsRun    uint64        `json:"seeds_run"`
+	Shard    string `json:"shard"`
+	SeedsRun uint64 `json:"seeds_run"`
+	// BranchRuns is how many of SeedsRun were branch continuations
+	// (strategy branch); the others were roots.
+	BranchRuns  uint64        `json:"branch_runs"`
 	Failures    int           `json:"failures"`
 	Interrupted bool          `json:"interrupted"`
 	ElapsedMs   int64         `json:"elapsed_ms"`
@@ -146,7 +149,7 @@ func (c *Campaign) Report(sum *Summary) (Report, error) {
 // a row per (scenario, invariant) sorted by both, with its failures, first
 // seed and stories; the probes' hits; the stories; the failing seeds.
 func Results(names []string, sum *Summary) Report {
-	r := Report{Scenarios: names, SeedsRun: sum.SeedsRun, Failures: len(sum.Failures),
+	r := Report{Scenarios: names, SeedsRun: sum.SeedsRun, BranchRuns: sum.BranchRuns, Failures: len(sum.Failures),
 		Interrupted: sum.Interrupted, ElapsedMs: sum.Elapsed.Milliseconds(),
 		Invariants: []ReportRow{}, Stories: []ReportStory{}, FailedSeeds: []FailedSeed{}, Probes: []ReportProbe{},
 		Determinism: sum.Determinism}

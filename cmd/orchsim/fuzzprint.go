@@ -41,6 +41,9 @@ func printSummary(w io.Writer, names []string, sum *fuzz.Summary) {
 	rate := float64(sum.SeedsRun) / max(sum.Elapsed.Seconds(), 1e-9)
 	fmt.Fprintf(w, "fuzz: %d seeds in %s (%.0f seeds/s), %d failures, %d distinct stories",
 		sum.SeedsRun, sum.Elapsed.Round(time.Millisecond), rate, len(sum.Failures), len(sum.Stories))
+	if sum.BranchRuns > 0 {
+		fmt.Fprintf(w, " (%d roots, %d branch continuations)", sum.SeedsRun-sum.BranchRuns, sum.BranchRuns)
+	}
 	if sum.Interrupted {
 		fmt.Fprint(w, " (interrupted)")
 	}

@@ -160,5 +160,5 @@ func TestList_ExplorationIsChecked(t *testing.T) {
 	}
 	code, out, _ := cli(t, "list", "--format", "markdown", "--exploration", "../../docs/exploration.md")
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, out, "| `stable-tab-owner` | model/browser: tab owner key | tab-ownership | `thread-keeps-its-tabs`, `thread-regains-its-tabs` | 1 / 1 / 1 / - |")
+	assert.Contains(t, out, "| `stable-tab-owner` | model/browser: tab owner key | tab-ownership | `thread-keeps-its-tabs`, `thread-regains-its-tabs` | 1 / 1 / 1 / 1 |")
 }

@@ -150,6 +150,16 @@ type Tab struct {
 	// manager opened with an automation owner (OpenShared; backingPage
 	// "desktop"): its agent may read and navigate it but not type into it.
 	Shared bool
+	// DesktopHostID is the desktop host whose page backs the tab, for a
+	// tab opened from a desktop profile catalogue ("" otherwise;
+	// desktopprofiles.go). GotoURLs are the URLs agent opens and
+	// navigations sent the page (page.goto), in order.
+	DesktopHostID string
+	GotoURLs      []string
+	// Native is the native desktop page behind the session (native.go),
+	// or nil.
+	Native          *NativePage
+	nativePresented bool
 
 	// Loading: a main-frame navigation is in progress.
 	Loading bool
@@ -182,6 +192,8 @@ type Tab struct {
 	page          pageState
 	opening       []func(string)
 	closedPending bool
+	hosting       *tabHosting // preview hosting state (hosting.go)
+	surf          *TabSurface // the newest version's surfaces (Surfaces)
 }
 
 // inflightAction is an agent action in progress on the page, ended early
@@ -256,6 +268,15 @@ type Request struct {
 	// ProfileID is open's profileId: a reported profile's id or name (any
 	// case); "" picks the reported default.
 	ProfileID string
+	// ProfileName is openWithProfile's profileName (an exact name).
+	ProfileName string
+	// Timeout is the broker's timeoutMs (0: none): a native root open
+	// answers ErrTimeout at Timeout (native_root.go), a hosted navigation
+	// at its ExecutionDeadline (hosting_nav.go). Cancel, if set, is the
+	// caller's interruption (its fiber interrupted) of a hosted navigation.
+	Timeout time.Duration
+	Cancel  *Signal
+	SurfaceRequest
 }
 
 // Result is the host's answer.
@@ -287,6 +308,25 @@ type Result struct {
 	// client reports profiles.
 	Profiles         []BrowserProfile
 	DefaultProfileID string
+	// URL is the page's URL after a hosted navigation or open.
+	URL string
+	// ProfileID and ProfileName are the tab's profile and its name in its
+	// desktop's catalogue (catalogue opens and status of such a tab);
+	// Detail the refusal's detail reason (tab-mismatch, unknown,
+	// ambiguous, root-unsupported); Control the tab's control as status
+	// reports it under VersionIndex70905931248 (desktopprofiles.go,
+	// threadtabs.go).
+	ProfileID   string
+	ProfileName string
+	Detail      string
+	Control     *ControlStatus
+	// NativePresented, Visible and StreamViewers are status's presentation
+	// of a native page's tab (native.go): the host shows it in a native
+	// slot; it is presented or streamed; how many viewers stream it.
+	NativePresented bool
+	Visible         bool
+	StreamViewers   int
+	SurfaceResult
 }
 
 // TabStatus is one tab in a status result.
@@ -295,6 +335,13 @@ type TabStatus struct {
 	OpenerTabID string
 	URL         string
 	ProfileID   string
+	// Owner (human, agent or unclaimed), OwnedByCaller and Visible (a
+	// streamed viewer attached) are set under VersionIndex70905931248
+	// (threadtabs.go) and by the native status of a thread with no live
+	// tab (native_close.go).
+	Owner         string
+	OwnedByCaller bool
+	Visible       bool
 }
 
 // ServerBrowser is the in-process browser host (preferred host).
@@ -345,6 +392,32 @@ type ServerBrowser struct {
 	// reported is the latest profile catalogue a client reported (nil:
 	// none; ReportProfiles).
 	reported *reportedProfiles
+	// HostingHooks: preview hosting (hosting.go); nil Hosting keeps
+	// 164d7dbe's navigation.
+	HostingHooks
+
+	// Version is the ServerBrowser.ts version the host follows
+	// (version.go; zero: 164d7dbe). Desktops is the desktop browser
+	// channel's profile side (nil: none modelled; desktopprofiles.go).
+	// Events, when set, records the preview manager's published session
+	// events (sessionevents.go).
+	Version  Version
+	Desktops *DesktopChannel
+	Events   *SessionEvents
+	nav      map[*Tab]*navTrack
+	// NativeRootFor is the desktop an agent's new tab of thread opens on
+	// as a native root (the desktop channel's profile catalogue for the
+	// caller, supporting native roots) and its profile; a nil host opens
+	// as before (native_root.go).
+	NativeRootFor func(threadID string) (host *NativeHost, profileID string)
+	native        nativeRegistry
+	// NativePopups holds the native popups' hooks and records
+	// (native_popup.go).
+	NativePopups NativePopups
+	// Surfaces turns on the newest stored version's native surfaces,
+	// captures, recordings and viewport sizing (surface.go); nil keeps
+	// 164d7dbe's behaviour.
+	Surfaces *Surfaces
 }
 
 const actor = "server-browser"
@@ -404,9 +477,14 @@ func (b *ServerBrowser) onSweep() {
 // sweepIdle drops agent tabs that nobody watches, the desktop does not
 // render, and no agent request used for AgentTabIdle.
 func (b *ServerBrowser) sweepIdle() {
+	b.sweepPopups()
 	now := b.env.Now()
 	for i := 0; i < len(b.tabs); {
 		t := b.tabs[i]
+		if t.isNativePopup() {
+			i++ // closed through the manager by sweepPopups
+			continue
+		}
 		exempt := (t.Watched() || t.Desktop) && !b.env.Profile.Has(SweepIgnoresViewers)
 		// The sweep walks the live tabs: a session without its page is
 		// not one.
@@ -431,6 +509,7 @@ func (b *ServerBrowser) removeAt(i int) {
 	}
 	t.ended = t.queues
 	t.Control.Close()
+	b.surfaceDrop(t, false)
 	// Closing the page ends the action in progress on it.
 	inflight := t.inflight
 	t.inflight = nil
@@ -496,13 +575,24 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		finish(Result{Outcome: ReasonInterrupted})
 		return
 	}
+	if b.Desktops != nil && (req.Op == OpOpen || req.Op == OpOpenWithProfile || req.Op == OpProfiles) {
+		b.desktopOpen(req, finish)
+		return
+	}
 	if req.Op == OpOpen {
 		b.open(req, finish)
+		return
+	}
+	if req.Op == OpStatus && req.TabID == "" && b.nativeStatusWithoutTab(req, finish) {
 		return
 	}
 	tab, refusal := b.requireTab(req, ignore)
 	if tab == nil {
 		finish(Result{Outcome: refusal})
+		return
+	}
+	if req.Op == OpClose && tab.Native != nil {
+		b.agentCloseNative(tab, req, refusal, finish)
 		return
 	}
 	if req.Op == OpClose && tab.Desktop && tab.page == pageNone {
@@ -540,6 +630,9 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		return
 	}
 	tab.Control.IgnoreHuman = b.env.Profile.Has(HumanControlIgnored)
+	if b.serveSurfaced(tab, req, ignore, res, finish) {
+		return
+	}
 	switch {
 	case req.Op == OpDialog:
 		// Resolved outside the serial queue (the action waiting on it
@@ -584,12 +677,20 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		res.Outcome = OK
 		res.Tabs = b.status(req.ThreadID, req.AgentSessionID, ignore)
 		b.fillStatus(tab, &res)
+		b.nativeStatus(tab, &res)
 		b.profileStatus(&res)
+		b.desktopStatus(tab, req.AgentSessionID, &res)
 		finish(res)
+		return
+	case req.Op == OpNavigate && b.Hosting != nil:
+		b.hostedNavigate(tab, req, ignore, res, finish)
 		return
 	case req.Op == OpEvaluate || req.Op == OpNavigate && (req.Readiness == ReadinessNone || req.LoadFailure != "") ||
 		req.Op == OpClick && (req.Ref != "" || req.Box != nil || req.Dialog != nil) || req.Op == OpUpload:
 		b.act(tab, req, ignore, res, finish)
+		return
+	}
+	if req.Op == OpNavigate && b.remoteNavigation(tab, &req, res, finish) {
 		return
 	}
 	run := func() (string, time.Duration) {
@@ -599,6 +700,7 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		switch req.Op {
 		case OpNavigate:
 			tab.Gotos++
+			tab.GotoURLs = append(tab.GotoURLs, req.URL)
 			if b.NavigationFailure != nil {
 				if e := b.NavigationFailure(tab.ThreadID, tab.TabID); e != "" {
 					b.failNavigation(tab, req.URL, e, &res)
@@ -620,7 +722,7 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		finish(res)
 		return
 	}
-	tab.Control.Agent(req.AgentSessionID, ignore, run, func(outcome string) {
+	tab.Control.Agent(req.AgentSessionID, ignore, b.leasedRun(tab, &res, run), func(outcome string) {
 		res.Outcome = outcome
 		finish(res)
 	})
@@ -658,6 +760,9 @@ func (t *Tab) refValid(ref string) bool {
 }
 
 func (b *ServerBrowser) status(threadID, key string, ignoreOwner bool) []TabStatus {
+	if b.Version >= VersionIndex70905931248 {
+		return b.threadStatus(threadID, key)
+	}
 	var out []TabStatus
 	for _, t := range b.tabs {
 		if t.ThreadID == threadID && !t.pageless() && (ignoreOwner || t.Control.MayAct(key)) {
@@ -686,9 +791,12 @@ func (b *ServerBrowser) act(tab *Tab, req Request, ignore bool, res Result, fini
 				done(ReasonDialogPending)
 				return
 			}
+			if done = b.leaseAct(tab, &res, done); done == nil {
+				return
+			}
 			switch {
 			case req.Op == OpUpload:
-				res.Outcome, res.Message = tab.upload(req.Paths, req.Locator)
+				res.Outcome, res.Message = b.uploadFiles(tab, req.Paths, req.Locator)
 				done(res.Outcome)
 			case req.Op == OpClick && req.Ref != "":
 				if !tab.refValid(req.Ref) {
@@ -770,6 +878,9 @@ func (b *ServerBrowser) act(tab *Tab, req Request, ignore bool, res Result, fini
 // requireTab resolves the tab a request targets. It returns the tab and a
 // refusal to report against it (agentMismatch), or nil and the refusal.
 func (b *ServerBrowser) requireTab(req Request, ignoreOwner bool) (*Tab, string) {
+	if b.Version >= VersionIndex70905931248 {
+		return b.requireThreadTab(req, ignoreOwner)
+	}
 	var tab *Tab
 	if req.TabID != "" {
 		if ignoreOwner {
@@ -831,17 +942,37 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 					Message: "A browser dialog is pending. Read preview_status and use preview_dialog first."})
 				return
 			}
+			if b.Hosting != nil && req.URL != "" {
+				res := Result{TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
+				b.profileStatus(&res)
+				b.hostedNavigate(t, req, b.env.Profile.Has(model.IgnoreTabOwner), res, finish)
+				return
+			}
 			if req.URL != "" {
 				t.Gotos++
 			}
 			t.URL = req.URL
 			res := Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
 			b.profileStatus(&res)
+			b.openReveal(t, req, &res)
 			finish(res)
 			return
 		}
 	}
+	if b.Hosting != nil && req.URL != "" {
+		b.prepareOpen(req, "", b.open, finish) // opens a blank tab once prepared
+		return
+	}
 	b.sweepIdle()
+	if b.NativeRootFor != nil {
+		if h, native := b.NativeRootFor(req.ThreadID); h != nil {
+			if native == "" {
+				native = profile // the catalogue names no default: the resolved one
+			}
+			b.openNativeRoot(req, h, native, finish)
+			return
+		}
+	}
 	if len(b.owned(req.ThreadID, req.AgentSessionID)) >= AgentTabLimit || b.live() >= ServerTabLimit {
 		finish(Result{Outcome: ReasonTabLimit})
 		return
@@ -862,6 +993,7 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 				}
 				t.Desktop = true
 				b.env.Emit("desktop", "tab.render", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+				b.surfaceRendered(t)
 				if b.OnRender != nil {
 					b.OnRender(t)
 				}
@@ -879,6 +1011,7 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 	}
 	res := Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
 	b.profileStatus(&res)
+	b.openReveal(t, req, &res)
 	finish(res)
 }
 
@@ -903,6 +1036,7 @@ func (b *ServerBrowser) attach(t *Tab, viewer string, canOperate, mayTake bool) 
 	}
 	q := &viewerQueue{viewer: viewer}
 	t.queues = append(t.queues, q)
+	b.surfaceAttach(t, viewer)
 	b.env.Emit(viewer, "viewer.attach", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
 	if mayTake && canOperate && t.Control.AgentID == "" && t.Control.Owner == "" {
 		b.TakeControl(t, viewer)
@@ -928,6 +1062,7 @@ func (b *ServerBrowser) Unwatch(t *Tab, viewer string) {
 				b.env.Emit(viewer, "control.release", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
 			}
 			t.broadcastControl()
+			b.surfaceDetach(t, viewer)
 			b.env.Emit(viewer, "viewer.detach", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
 			return
 		}
@@ -999,7 +1134,7 @@ type ViewerState struct {
 
 // StateFor returns what viewer sees.
 func (b *ServerBrowser) StateFor(t *Tab, viewer string) ViewerState {
-	s := ViewerState{CanOperate: t.CanOperate(viewer), Viewport: t.Viewport, Endpoint: "headless"}
+	s := ViewerState{CanOperate: t.CanOperate(viewer), Viewport: t.ShownViewport(), Endpoint: "headless"}
 	if t.Desktop {
 		s.Endpoint = "desktop"
 	}
@@ -1042,6 +1177,13 @@ type ViewerInput struct {
 	Modifiers int
 	// Accept is dialog's answer.
 	Accept bool
+	// URL is navigate's (goto's) URL; IgnoreCache makes reload a hard
+	// reload. Both matter with hosting only (hosting_nav.go).
+	URL         string
+	IgnoreCache bool
+	// X and Y are mouse's position; Setting is viewport's setting.
+	X, Y    int
+	Setting *ViewportSetting
 }
 
 // EditingCommand is editingCommand: the editing command a Cmd (Meta) or
@@ -1093,6 +1235,9 @@ func (b *ServerBrowser) Input(t *Tab, viewer string, in ViewerInput, done func(o
 			t.broadcastControl()
 		}
 		reply(o, m)
+	}
+	if b.surfaceInput(t, viewer, in, done) {
+		return
 	}
 	dispatched := func() {
 		if q := t.queue(viewer); q != nil {
@@ -1152,6 +1297,10 @@ func (b *ServerBrowser) Input(t *Tab, viewer string, in ViewerInput, done func(o
 			Run:  func(finish func(string)) { t.Viewport = in.Viewport; t.broadcastViewport(); finish(OK) },
 			Done: func(o string) { done(o, "") }})
 	case InputNavigate:
+		if b.Hosting != nil {
+			b.hostedViewerNavigation(t, viewer, in, done)
+			return
+		}
 		c.Submit(Item{Kind: ItemHuman, Actor: viewer,
 			Run: func(finish func(string)) {
 				dispatched()
@@ -1227,6 +1376,10 @@ func (b *ServerBrowser) OpenShared(threadID, url, owner string) *Tab {
 // goes and a desktop stream endpoint is released; the desktop's own page
 // is the desktop's to close.
 func (b *ServerBrowser) ManagerClose(t *Tab) {
+	if t.Native != nil {
+		b.ManagerCloseNative(t, nil)
+		return
+	}
 	t.DesktopEndpoint = false
 	b.remove(t)
 }

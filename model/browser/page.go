@@ -292,7 +292,8 @@ func (t *Tab) broadcastControl() {
 
 func (t *Tab) broadcastViewport() {
 	for _, q := range t.queues {
-		q.push(t, Output{Tag: "viewport", Width: t.Viewport.Width, Height: t.Viewport.Height})
+		v := t.ShownViewport()
+		q.push(t, Output{Tag: "viewport", Width: v.Width, Height: v.Height})
 	}
 }
 
@@ -391,6 +392,8 @@ func (b *ServerBrowser) PageRequest(t *Tab, url string) {
 	t.Loading = true
 	t.loadErr, t.loadSeen = nil, true
 	t.requestURL = url
+	b.navigationStarted(t, url)
+	b.reportNative(t, NavStatus{Tag: "Loading", URL: cut(url, 2048)})
 }
 
 // PageRequestFailed is that request failing with Chromium's errorText: the
@@ -406,6 +409,7 @@ func (b *ServerBrowser) PageRequestFailed(t *Tab, url, errorText string) {
 		return
 	}
 	if strings.Contains(errorText, "ERR_ABORTED") {
+		b.navigationAborted(t, url)
 		downloads := b.nextDownload
 		b.env.After(AbortedNavigationGrace, func() {
 			if t.requestURL == url && b.nextDownload == downloads {
@@ -417,6 +421,7 @@ func (b *ServerBrowser) PageRequestFailed(t *Tab, url, errorText string) {
 	t.Loading = false
 	code, desc := ParseNetError(errorText)
 	t.loadErr, t.loadSeen = &LoadError{URL: cut(url, 2048), Code: code, Description: desc}, true
+	b.reportNative(t, NavStatus{Tag: "LoadFailed", URL: cut(url, 2048), Code: code, Description: desc})
 	b.env.Emit(actor, "page.load-failed", desc, sim.A("thread", t.ThreadID), sim.A("tab", t.TabID),
 		sim.A("viewers", fmt.Sprint(len(t.Viewers))))
 }
@@ -471,12 +476,15 @@ type DownloadEvent struct {
 // DownloadLimit evicted, and offered to the controlling viewer only.
 func (b *ServerBrowser) PageDownload(t *Tab, d DownloadEvent) {
 	if d.Failed {
+		b.settleAborted(t, b.downloadNavigation(t, d.URL), d.URL, nil)
 		return
 	}
 	b.nextDownload++
 	id := fmt.Sprintf("download-%d", b.nextDownload)
+	nav := b.downloadNavigation(t, d.URL)
 	b.env.After(d.SaveTime, func() {
 		if t.Control.Closed || d.Size > DownloadMaxBytes {
+			b.settleAborted(t, nav, d.URL, nil)
 			return
 		}
 		name := cut(d.FileName, 255)
@@ -487,9 +495,15 @@ func (b *ServerBrowser) PageDownload(t *Tab, d DownloadEvent) {
 		if n := len(t.Downloads) - DownloadLimit; n > 0 {
 			t.Downloads = append([]Download(nil), t.Downloads[n:]...)
 		}
-		if q := t.controller(); q != nil {
-			q.push(t, Output{Tag: "download", ID: id, FileName: name, Size: d.Size})
+		saved := t.Downloads[len(t.Downloads)-1]
+		// A tab whose own address was the file shows it in place; only
+		// otherwise is it offered to the controlling viewer.
+		if !b.shownInTab(t, nav) {
+			if q := t.controller(); q != nil {
+				q.push(t, Output{Tag: "download", ID: id, FileName: name, Size: d.Size})
+			}
 		}
+		b.settleAborted(t, nav, d.URL, &saved)
 	})
 }
 
@@ -575,6 +589,9 @@ func (b *ServerBrowser) AnswerFileChooser(threadID, tabID, chooserID string, fil
 type Upload struct {
 	Locator string
 	Files   []string
+	// Payloads are the files' bytes, for a remote desktop page, which
+	// cannot open the environment's paths (Files is empty then).
+	Payloads []FilePayload
 }
 
 // upload is uploadFiles: absolute paths only; a locator sets a file
@@ -686,6 +703,10 @@ func (b *ServerBrowser) ensurePage(t *Tab, by string, done func(outcome string))
 			f(outcome)
 		}
 	}
+	if t.Desktop && t.Native != nil {
+		b.connectNative(t, by, settle)
+		return
+	}
 	if t.Desktop {
 		b.DesktopConnections++
 		t.page = pageLive
@@ -780,6 +801,7 @@ func (b *ServerBrowser) DesktopWithdraw(t *Tab) {
 	t.ended = t.queues
 	t.Viewers, t.readOnly, t.queues = nil, nil, nil
 	t.Control.Close()
+	b.surfaceDrop(t, true)
 	inflight := t.inflight
 	t.inflight = nil
 	for _, a := range inflight {
@@ -817,6 +839,7 @@ func (b *ServerBrowser) fillStatus(t *Tab, res *Result) {
 	if t.URL != "" && t.dialog == nil {
 		t.TitleReads++
 	}
+	b.fillVisibility(t, res)
 }
 
 // failNavigation is a navigation whose main-frame request fails: the load

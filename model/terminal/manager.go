@@ -409,11 +409,11 @@ func (m *Manager) AdoptLiveOrSpawn(req RecoverRequest, reply func(RecoverResult)
 	m.ColdSpawn(req, reply)
 }
 
-// rendererReloaded forgets the PTY references of a renderer that reloaded:
-// its panes are gone without running their clean-ups. Model choice:
-// upstream's agentPtyAttachCounts keep them (nothing in main resets them
-// on a reload), a leak outside this model; here main releases them, with
-// no restore resize, so the reloaded renderer's panes count afresh.
+// rendererReloaded handles a renderer that reloaded: its panes are gone
+// without running their clean-ups. Upstream's agentPtyAttachCounts keep
+// their references (nothing in main resets them on a reload); under
+// ReleaseGoneRendererRefs main releases them, with no restore resize, so
+// the reloaded renderer's panes count afresh.
 func (m *Manager) rendererReloaded() {
 	if m.app.Profile().Has(ReloadDropsClaims) {
 		for _, id := range slices.Sorted(maps.Keys(m.claims)) {
@@ -424,6 +424,9 @@ func (m *Manager) rendererReloaded() {
 			}
 			m.emit("claim.drop", "reload", sim.A("session", id), sim.A("backend", c.backend.ID))
 		}
+	}
+	if !m.app.Profile().Fixed(ReleaseGoneRendererRefs) {
+		return
 	}
 	for _, meta := range m.app.metas {
 		id := meta.ID

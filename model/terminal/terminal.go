@@ -117,6 +117,18 @@ const (
 	// the double detach and the spawn owner's detach of qwen-code's bridge
 	// have no counterpart in agent-code, whose wakes never detach.
 	DetachOwnReference model.Switch = "detach-own-reference"
+	// ReleaseGoneRendererRefs is the fix of NousResearch/hermes-agent#110849's
+	// family in agent-code: a consumer that vanishes without its clean-up
+	// must not keep its PTY attach references. Off, main is agent-code's
+	// (sessionManager.ts@428aed2d): agentPtyAttachCounts is keyed by session
+	// alone and nothing resets it when a renderer reloads or crashes (its
+	// panes go without running their detaches), so every reference the old
+	// renderer held stays counted: the count never returns to 0, the restore
+	// resize of the last detach never fires and main keeps forwarding raw
+	// bytes to nobody. On, main releases the gone renderer's references (as
+	// its editorFsWatch and lsp owners do on 'destroyed' and
+	// 'render-process-gone'). Upstream has not merged such a release.
+	ReleaseGoneRendererRefs model.Switch = "release-gone-renderer-refs"
 	// IdleSparesBackgroundWork is the fix of AgentSystemLabs/nebula#78
 	// (PR #80, "The idle reaper spares an agent whose backgrounded tool
 	// call is still running, and restarts its idle clock when the job
@@ -264,6 +276,15 @@ func init() {
 		Fixed:      "main keeps a ledger of attach references per (client, attach); a detach releases only one the detaching client holds, any other is ignored",
 		Script:     "scenarios/testdata/terminal/debug_unmatched_detach.txt",
 		Mechanism:  "model/terminal: main's agent PTY attach ledger and detach"})
+	model.RegisterSwitch(model.SwitchInfo{Name: ReleaseGoneRendererRefs, Group: catalog.TerminalSession,
+		Reports:    []catalog.Report{"NousResearch/hermes-agent#110849"},
+		Source:     "agent-code src/main/sessionManager.ts attachAgentPty/detachAgentPty and src/main/ipc/session.ts@428aed2d (no per-sender release), against src/main/ipc/editorFsWatch.ts's release on 'destroyed'; hermes-agent#110849",
+		Scenario:   "terminal-remount",
+		Invariants: []string{"pty-attach-balanced"},
+		Reported:   "a renderer that reloads or crashes takes its panes without their detaches, and main keeps every PTY reference they held: the count never returns to 0 and bytes are forwarded to nobody",
+		Fixed:      "main releases a gone renderer's PTY references when it reloads, without a restore resize; the new renderer's panes count afresh",
+		Script:     "scenarios/testdata/terminal/reload_keeps_refs.txt",
+		Mechanism:  "model/terminal: main's agent PTY attach ledger across a renderer reload"})
 	model.RegisterSwitch(model.SwitchInfo{Name: IdleSparesBackgroundWork, Group: catalog.TerminalSession,
 		Reports:    []catalog.Report{"AgentSystemLabs/nebula#78"},
 		Source:     "nebula PR #80 (reap_idle_sessions, session_idle_timeout 5m); modelled in agent-code's main process",
