@@ -94,6 +94,7 @@ func (b *ServerBrowser) openNativeRoot(req Request, h *NativeHost, profile strin
 						fail(reason)
 					default:
 						b.publishRoot(p)
+						b.surfaceRendered(t)
 						res := Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
 						if navErr != "" {
 							res.Outcome, res.Message = ExecutionError, navErr

@@ -292,7 +292,8 @@ func (t *Tab) broadcastControl() {
 
 func (t *Tab) broadcastViewport() {
 	for _, q := range t.queues {
-		q.push(t, Output{Tag: "viewport", Width: t.Viewport.Width, Height: t.Viewport.Height})
+		v := t.ShownViewport()
+		q.push(t, Output{Tag: "viewport", Width: v.Width, Height: v.Height})
 	}
 }
 
@@ -804,6 +805,7 @@ func (b *ServerBrowser) DesktopWithdraw(t *Tab) {
 	t.ended = t.queues
 	t.Viewers, t.readOnly, t.queues = nil, nil, nil
 	t.Control.Close()
+	b.surfaceDrop(t, true)
 	inflight := t.inflight
 	t.inflight = nil
 	for _, a := range inflight {
@@ -841,6 +843,7 @@ func (b *ServerBrowser) fillStatus(t *Tab, res *Result) {
 	if t.URL != "" && t.dialog == nil {
 		t.TitleReads++
 	}
+	b.fillVisibility(t, res)
 }
 
 // failNavigation is a navigation whose main-frame request fails: the load
