@@ -225,6 +225,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	toolCallRedelivered(ev, hit)
 	p.page.observe(ev, hit)
 	p.profiles.observe(ev, hit)
+	desktopAway(ev, hit)
 	p.native.observe(ev, hit)
 	switch {
 	case ev.Kind == "server.start":

@@ -94,6 +94,7 @@ func (b *ServerBrowser) openNativeRoot(req Request, h *NativeHost, profile strin
 						fail(reason)
 					default:
 						b.publishRoot(p)
+						b.surfaceRendered(t)
 						res := Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
 						if navErr != "" {
 							res.Outcome, res.Message = ExecutionError, navErr
@@ -220,6 +221,10 @@ func (b *ServerBrowser) creatingRoots() int {
 // is connected again (Setup), registers, and samples its presentation.
 func (b *ServerBrowser) connectNative(t *Tab, by string, settle func(string)) {
 	p := t.Native
+	if p.Kind == NativePopup {
+		b.connectPopup(t, by, settle)
+		return
+	}
 	if p.Closed || !p.Host.Connected || !p.Rendered {
 		t.page = pageNone
 		settle(ErrRemoteUnavailable)
