@@ -2,7 +2,6 @@ package browser
 
 import (
 	"github.com/orchsim/orchsim/catalog"
-	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/sim"
 )
 
@@ -22,19 +21,10 @@ import (
 // before the heal phase ends.
 const NativeCloseSettles = "native-close-settles"
 
-// NativeCloseForgetsIntent is a wrong fix: a close whose answer was lost
-// forgets its intent, so the returning host is neither probed for it nor
-// sent the close again, and the user's close never happens.
-const NativeCloseForgetsIntent model.Mutant = "native-close-forgets-intent"
-
 func init() {
 	sim.DeclareObligation(sim.ObligationInfo{Name: NativeCloseSettles, Group: string(catalog.PreviewTab),
 		Property: "a native page's close whose answer was lost with its desktop is settled (retired or vetoed) once the desktop is back",
 		Source:   "ServerBrowser.test.ts index:70867653086, \"an interrupted online native root close handles %s without losing user intent\""})
-	model.RegisterMutant(model.MutantInfo{Name: NativeCloseForgetsIntent, Group: catalog.PreviewTab,
-		Doc:        "a native close whose answer was lost forgets its intent: the returning desktop is not sent it again",
-		Scenario:   "chaos",
-		Invariants: []string{NativeCloseSettles}})
 }
 
 // nativeEntity names p in the obligation ledger.
@@ -130,9 +120,6 @@ func (b *ServerBrowser) sendClose(p *NativePage, request int, done func(outcome,
 		default:
 			b.emitNative(p, "close-lost", result)
 			b.env.Obligations.Open(NativeCloseSettles, nativeEntity(p), "close answer lost: "+result)
-			if b.env.Profile.Has(NativeCloseForgetsIntent) && p.closeRequest == request {
-				p.CloseRequested, p.closeRequest = false, 0
-			}
 			done(NativeCloseError, NativeCloseUnavailable)
 		}
 	})

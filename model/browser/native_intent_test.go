@@ -12,20 +12,13 @@ import (
 
 // A close whose answer is lost with the host opens native-close-settles;
 // the returning host is probed and sent the same close, whose answer
-// settles it. Under native-close-forgets-intent the intent is dropped, the
-// returning host is sent nothing, and the obligation stays open.
+// settles it. A host that never comes back leaves it open, and a server
+// process that dies settles it (the page dies with it).
 func TestNativeCloseLostSettlesAtReconnect(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		profile model.Profile
-		settled bool
-	}{
-		{"fixed", model.MustProfile(model.PresetFixed, nil, nil), true},
-		{"forgets-intent", model.MustProfile(model.PresetFixed, nil, []string{string(NativeCloseForgetsIntent)}), false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
+	for _, next := range []string{"reconnect", "stays-away", "process-dies"} {
+		t.Run(next, func(t *testing.T) {
 			w, h := nativeSB(t, "local", "default")
-			w.env.Profile = c.profile
+			w.env.Profile = model.MustProfile(model.PresetFixed, nil, nil)
 			w.env.Obligations = sim.NewLedger(w.k)
 			tab := w.openRoot()
 			h.Close = func(*NativePage, int, func(string)) {} // delivered, never answered
@@ -37,18 +30,21 @@ func TestNativeCloseLostSettlesAtReconnect(t *testing.T) {
 			require.Len(t, w.env.Obligations.Pending(), 1)
 			assert.Equal(t, NativeCloseSettles, w.env.Obligations.Pending()[0].Name)
 			h.Close = nil
-			w.b.ConnectNativeHost(h)
-			closes := h.Sent(CmdCloseRoot)
-			if c.settled {
+			switch next {
+			case "stays-away":
+				assert.Len(t, w.env.Obligations.Pending(), 1)
+				assert.Same(t, tab, w.b.Tab(sbThread, tab.TabID))
+			case "process-dies":
+				w.b.Kill()
+				assert.Empty(t, w.env.Obligations.Pending())
+			default:
+				w.b.ConnectNativeHost(h)
+				closes := h.Sent(CmdCloseRoot)
 				require.Len(t, closes, 2, "the close is replayed")
 				assert.Equal(t, closes[0].Request, closes[1].Request)
 				assert.Empty(t, w.env.Obligations.Pending())
 				assert.Empty(t, w.b.Tabs(), "the replayed close retired the root")
-				return
 			}
-			assert.Len(t, closes, 1, "nothing replayed")
-			assert.Len(t, w.env.Obligations.Pending(), 1)
-			assert.Same(t, tab, w.b.Tab(sbThread, tab.TabID), "the user's close never happened")
 		})
 	}
 }
