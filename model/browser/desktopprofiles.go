@@ -91,11 +91,14 @@ type DesktopCatalogue struct {
 // (path to contents) a remote upload reads. Requests records the host of
 // every catalogue request ("" for none named), for the fidelity cases.
 type DesktopChannel struct {
-	LocalConfigured  bool
-	Hosts            []DesktopCatalogue
-	Unavailable      bool
-	Attaches         func(hostID, threadID string) (bool, time.Duration)
-	ResolveURL       func(hostID, url string) (string, bool)
+	LocalConfigured bool
+	Hosts           []DesktopCatalogue
+	Unavailable     bool
+	Attaches        func(hostID, threadID string) (bool, time.Duration)
+	ResolveURL      func(hostID, url string) (string, bool)
+	// ResolveHold is how long a remote desktop takes to answer a
+	// resolution; only a hosted navigation waits for it (remoteurl.go).
+	ResolveHold      time.Duration
 	EnvironmentFiles map[string]string
 	Requests         []string
 }
@@ -286,6 +289,17 @@ func (b *ServerBrowser) desktopOpen(req Request, finish func(Result)) {
 			return
 		}
 		existing = nil
+	}
+	if b.Hosting != nil && req.URL != "" {
+		// Preview hosting resolves and prepares the URL itself
+		// (hosting_nav.go): on the reused tab, or before the new one.
+		if existing != nil {
+			res := Result{TabID: existing.TabID, TabThread: existing.ThreadID, Owner: existing.Control.AgentID}
+			b.hostedNavigate(existing, req, false, res, finish)
+			return
+		}
+		b.prepareOpen(req, cat.HostID, b.desktopOpen, finish)
+		return
 	}
 	url := req.URL
 	if url != "" {
