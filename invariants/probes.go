@@ -226,6 +226,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	toolCallRedelivered(ev, hit)
 	p.page.observe(ev, hit)
 	p.profiles.observe(ev, hit)
+	desktopAway(ev, hit)
 	p.native.observe(ev, hit)
 	p.surfaces.observe(ev, hit)
 	switch {

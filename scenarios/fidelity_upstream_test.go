@@ -51,7 +51,7 @@ var upstreamRegistry = []component{
 		{"SB-N41", goTest("browser", "TestSBN41_PublishedRootZoomKeepsViewportCoherent"), differently, "the capture's pixel scale (its clip at scale 0.64, a 1280x960 image) is not modelled: the published size and zoom reaching the desktop's surface, the measured 800x600 viewport for viewers and status, no headless resize, an image snapshot and pointer input in those coordinates are checked"},
 		{"SB-N16", goTest("browser", "TestSBN16_PopupKeepsAgentAndOpener"), pass, ""},
 		{"SB-N42", goTest("browser", "TestSBN42_NativePopupKeepsAgentProfileAndOpener"), pass, ""},
-		{"SB-N43", nil, gap, "native desktop pages are not modelled (roots and popups the desktop app creates, their close vetoes, presence probes, host reconnect reconciliation, presentation): a desktop page is a tab the desktop renders and may withdraw (DesktopWithdraw)"},
+		{"SB-N43", goTest("browser", "TestSBN43_ManagedRemotePopupRetainsRouting"), pass, ""},
 		{"SB-N44", goTest("browser", "TestSBN44_UnboundPopupReconnectsRetainedOpener"), pass, ""},
 		{"SB-N45", goTest("browser", "TestSBN45_FailedPopupClosesRetainSessionAndRetry"), pass, ""},
 		{"SB-N46", goTest("browser", "TestSBN46_VetoLostOfflineClearsIntentWithoutReplacing"), pass, ""},

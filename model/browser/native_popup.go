@@ -31,8 +31,10 @@ import (
 //     no desktop page, on another host, closing or at its agent's tab limit
 //     refuses it (the popup is closed, never listed), as does a popup that
 //     closed meanwhile (then nothing is sent). Else the popup's session is
-//     listed and announced: same thread, the opener's automation owner and
-//     profile, not revealed, backingPage desktop-popup, the opener kept;
+//     listed and announced: same thread, the opener's automation owner,
+//     profile and desktop host, not revealed, backingPage desktop-popup,
+//     the opener kept, and the opener's hosting routing (its verified
+//     origins, copied: they outlive the opener, SB-N43);
 //     then its page connects: bindPopup once (a bound child keeps its key
 //     across reconnects), the desktop connection (Host.Setup), its control
 //     session (NativePopups.CDP); a popup that closed during that setup is
@@ -108,14 +110,17 @@ func (b *ServerBrowser) nativePopupOf(h *NativeHost, threadID, openerTabID, popu
 	return nil
 }
 
-// nativeHostOf is the host whose desktop renders t: a native page's host,
-// "local" (nil) for a desktop tab the manager opened, and nil for a
-// headless tab (ok false).
-func nativeHostOf(t *Tab) (h *NativeHost, ok bool) {
-	if t.Native != nil {
-		return t.Native.Host, true
+// desktopHostOf is the id of the desktop host whose page backs t: a
+// native page's host, a desktop-profile tab's DesktopHostID, or "local"
+// for another desktop tab; ok is false for a headless tab.
+func desktopHostOf(t *Tab) (id string, ok bool) {
+	switch {
+	case t.Native != nil:
+		return t.Native.Host.ID, true
+	case t.DesktopHostID != "":
+		return t.DesktopHostID, true
 	}
-	return nil, t.Desktop
+	return LocalDesktopHost, t.Desktop
 }
 
 // NativePopupCreated is host h announcing that the page of thread's tab
@@ -139,9 +144,7 @@ func (b *ServerBrowser) NativePopupCreated(h *NativeHost, threadID, openerTabID,
 		b.refusePopup(p, "no-opener")
 		return
 	}
-	host, desktop := nativeHostOf(opener)
-	sameHost := host == h || host == nil && h.ID == "local"
-	if !desktop || !sameHost {
+	if host, desktop := desktopHostOf(opener); !desktop || host != h.ID {
 		// Only a desktop page of the announcing host is reconnected for it.
 		b.refusePopup(p, "no-opener")
 		return
@@ -178,9 +181,15 @@ func (b *ServerBrowser) publishPopup(p *NativePage, opener *Tab) {
 	now := b.env.Now()
 	t := &Tab{ThreadID: opener.ThreadID, TabID: fmt.Sprintf("tab_%d_%s", b.nextTab, b.epoch), CreatedAt: now, UsedAt: now,
 		OpenerTabID: opener.TabID, Desktop: true, Viewport: UnattachedFillViewport, ProfileID: opener.ProfileID,
-		Reveal: opener.Control.AgentID == "", page: pageNone, Native: p}
+		Reveal: opener.Control.AgentID == "", page: pageNone, Native: p, DesktopHostID: p.Host.ID}
 	t.Control = NewControl(opener.Control.AgentID, b.env.After)
 	p.Tab, p.ProfileID = t, opener.ProfileID
+	if opener.hosting != nil {
+		// The popup keeps its opener's routing: the origins the opener
+		// verified map its environment URLs back to their local ones, even
+		// once the opener is gone.
+		b.hostingOf(t).verified = append([]verifiedOrigin(nil), opener.hosting.verified...)
+	}
 	b.tabs = append(b.tabs, t)
 	b.native.opened = append(b.native.opened, t.TabID)
 	b.env.Emit(actor, "native.popup-published", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID),

@@ -507,3 +507,73 @@ func TestSBN57_IdleCloseVetoResetsDeadline(t *testing.T) {
 	assert.Nil(t, w.b.Tab(sbThread, popup.TabID))
 	assert.Same(t, opener, w.b.Tab(sbThread, opener.TabID))
 }
+
+// TestSBN43_ManagedRemotePopupRetainsRouting is SB-N43, upstream "a managed
+// remote native popup retains routing when its opener closes during %s"
+// (desktop attachment, CDP setup): the opener, a remote desktop's tab,
+// navigated to a managed local URL (prepared with its environment URL, the
+// origin verified). Its popup, announced at the environment URL, is
+// listed; while the popup's page is being attached (or its control
+// session set up) the opener's page closes. The popup still registers on
+// the remote host and keeps the opener's routing: the agent's navigation
+// to the environment URL and the viewer's reload are each prepared with
+// the local URL and exchange the credential in the popup's own context,
+// on the environment origin.
+func TestSBN43_ManagedRemotePopupRetainsRouting(t *testing.T) {
+	for _, stage := range []string{"desktop attachment", "CDP setup"} {
+		t.Run(stage, func(t *testing.T) {
+			w := newHosted(t, "fixture-desktop")
+			h := w.b.AddNativeHost("fixture-desktop")
+			opener := w.blank()
+			require.True(t, opener.Desktop)
+			prepared := w.recording(func(in HostingInput) HostingAnswer {
+				if origin(in.URL) == "http://localhost:5173" {
+					return HostingAnswer{Managed: true, BootstrapToken: oneUse}
+				}
+				return HostingAnswer{}
+			})
+			localURL := "http://localhost:5173/qa/opener"
+			require.Equal(t, OK, w.navigate(opener, localURL).Outcome)
+			popupLocal := "http://localhost:5173/qa/popup?mode=two#popup"
+			popupBrowser := remoteOf(popupLocal)
+			var release func()
+			h.Setup = func(p *NativePage, done func()) {
+				w.b.PageShows(p.Tab, popupBrowser) // the desktop loaded the popup's URL
+				if stage == "desktop attachment" {
+					release = done
+					return
+				}
+				done()
+			}
+			if stage == "CDP setup" {
+				w.b.NativePopups.CDP = func(_ *NativePage, done func()) { release = done }
+			}
+			popup := w.announce(h, opener, "managed-native-popup", popupBrowser)
+			require.NotNil(t, popup, "opened")
+			require.NotNil(t, release, "the popup's %s entered", stage)
+			w.b.PageClosed(opener)
+			require.Nil(t, w.b.Tab(sbThread, opener.TabID), "the opener closed")
+			release()
+			w.run(time.Millisecond)
+			require.True(t, popup.HasPage(), "the popup registered")
+			assert.Equal(t, "fixture-desktop", popup.DesktopHostID)
+			require.Equal(t, OK, w.navigate(popup, popupBrowser).Outcome)
+			w.controller(popup)
+			w.input(popup, "viewer", ViewerInput{Kind: InputNavigate, Method: MethodReload})
+			w.run(time.Second)
+			assert.Equal(t, popupBrowser, popup.URL)
+			popupPrepared := HostingInput{ThreadID: sbThread, URL: popupLocal, BrowserURL: popupBrowser}
+			assert.Equal(t, []HostingInput{{ThreadID: sbThread, URL: localURL, BrowserURL: remoteOf(localURL)},
+				popupPrepared, popupPrepared}, *prepared)
+			var posts []BrowserSessionExchange
+			for _, e := range w.b.Exchanges {
+				if e.TabID == popup.TabID {
+					posts = append(posts, e)
+				}
+			}
+			require.Len(t, posts, 2, "navigate and reload each exchanged in the popup's context")
+			assert.Equal(t, "http://environment.example.test:5173/api/auth/browser-session", posts[1].URL)
+			assert.Equal(t, oneUse, posts[1].Credential)
+		})
+	}
+}
