@@ -96,6 +96,7 @@ type T3World struct {
 	profRand *sim.Rand // the server tabs' browser profiles (profiles.go), nil when off
 	deskRand *sim.Rand // the desktop profile catalogues (desktopprofiles.go), nil when off
 	nrand    *sim.Rand // native desktop roots (nativeroots.go), nil when off
+	srand    *sim.Rand // native surfaces and captures (surfaces.go), nil when off
 	// PageLifecycle lets the page-lifecycle dimension be drawn
 	// (pagelife.go): page dialogs, failed navigations, desktop
 	// withdrawals. Off keeps the worlds of the scenarios that predate it
@@ -367,6 +368,7 @@ func (w *T3World) Start() {
 	w.startProfiles()
 	w.startDesktopProfiles()
 	w.startNativeRoots()
+	w.startSurfaces()
 	w.boot()
 	w.startHosts()
 	for _, u := range w.Users {
@@ -515,6 +517,7 @@ func (w *T3World) boot() {
 	w.wireProfiles(w.srv.Browser)
 	w.wireDesktopProfiles(w.srv.Browser)
 	w.wireNativeRoots(w.srv.Browser)
+	w.wireSurfaces(w.srv.Browser)
 	w.srv.Orch.Nested = w.NestedDelegation
 	for _, h := range w.hosts {
 		h.Attach(w.srv.Broker)
