@@ -94,7 +94,10 @@ type T3World struct {
 	lrand    *sim.Rand // the users' moves away from a thread (thread-leave)
 	prand    *sim.Rand // the server tabs' page lifecycle (pagelife.go), nil when off
 	profRand *sim.Rand // the server tabs' browser profiles (profiles.go), nil when off
+	deskRand *sim.Rand // the desktop profile catalogues (desktopprofiles.go), nil when off
 	nrand    *sim.Rand // native desktop roots (nativeroots.go), nil when off
+	poprand  *sim.Rand // native popups of those roots (nativepopups.go), nil when off
+	srand    *sim.Rand // native surfaces and captures (surfaces.go), nil when off
 	// PageLifecycle lets the page-lifecycle dimension be drawn
 	// (pagelife.go): page dialogs, failed navigations, desktop
 	// withdrawals. Off keeps the worlds of the scenarios that predate it
@@ -364,7 +367,10 @@ func (w *T3World) Start() {
 	}
 	w.startPageLifecycle()
 	w.startProfiles()
+	w.startDesktopProfiles()
 	w.startNativeRoots()
+	w.startNativePopups()
+	w.startSurfaces()
 	w.boot()
 	w.startHosts()
 	for _, u := range w.Users {
@@ -511,7 +517,10 @@ func (w *T3World) boot() {
 	})
 	w.wirePage(w.srv.Browser)
 	w.wireProfiles(w.srv.Browser)
+	w.wireDesktopProfiles(w.srv.Browser)
 	w.wireNativeRoots(w.srv.Browser)
+	w.wireNativePopups(w.srv.Browser)
+	w.wireSurfaces(w.srv.Browser)
 	w.srv.Orch.Nested = w.NestedDelegation
 	for _, h := range w.hosts {
 		h.Attach(w.srv.Broker)

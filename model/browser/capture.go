@@ -1,5 +1,11 @@
 package browser
 
+import (
+	"strconv"
+
+	"github.com/orchsim/orchsim/sim"
+)
+
 // Captures and viewer screencasts of the newest stored ServerBrowser.ts
 // (read_file id 70905931248: withScreencastsPaused, attachViewer's
 // startScreencast, pause and resume, and its screencastParams chain). A
@@ -180,6 +186,10 @@ func (b *ServerBrowser) captureImage(t *Tab, k *budget, l *lease, res *Result, d
 		rec := s.Recording
 		streams := append([]*viewerStream(nil), s.streams...)
 		finish := func(outcome string) {
+			if outcome != OK {
+				b.env.Emit(actor, "capture.abandoned", outcome, sim.A("thread", t.ThreadID), sim.A("tab", t.TabID),
+					sim.A("viewers", strconv.Itoa(len(streams))))
+			}
 			s.Capturing--
 			b.releaseSurface(t, l)
 			if len(s.streams) == 0 && (rec == nil || s.Recording != rec) {

@@ -707,6 +707,10 @@ func (b *ServerBrowser) ensurePage(t *Tab, by string, done func(outcome string))
 		b.connectNative(t, by, settle)
 		return
 	}
+	if t.Desktop && b.hostAway(t) {
+		b.awaitHost(t, by, settle)
+		return
+	}
 	if t.Desktop {
 		b.DesktopConnections++
 		t.page = pageLive

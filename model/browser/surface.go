@@ -94,6 +94,10 @@ type Surfaces struct {
 	// Window is the layout size (CSS pixels at zoom 1) a desktop page
 	// starts with; zero is UnattachedFillViewport.
 	Window Viewport
+	// DefaultTimeout is the timeoutMs of a request that carries none (the
+	// broker's default, BrokerDefaultTimeout, in the worlds; 0: no
+	// deadline, as the fidelity cases' requests without one).
+	DefaultTimeout time.Duration
 
 	nextLease   int
 	resizeOrder int // viewerResizeOrder

@@ -111,7 +111,11 @@ func (b *ServerBrowser) serveSurfaced(tab *Tab, req Request, ignore bool, res Re
 		}
 		finish(res)
 	}
-	k = b.newBudget(hostDeadline(req.Timeout))
+	timeout := req.Timeout
+	if timeout == 0 {
+		timeout = b.Surfaces.DefaultTimeout
+	}
+	k = b.newBudget(hostDeadline(timeout))
 	k.onAbort(func() {
 		b.env.Emit(actor, "request.deadline", req.Op, sim.A("thread", tab.ThreadID), sim.A("tab", tab.TabID))
 		answer(ErrTimeout)
