@@ -72,7 +72,7 @@ func (b *ServerBrowser) closeNative(p *NativePage, done func(outcome, reason str
 		return
 	}
 	if p.Kind == NativePopup {
-		b.closePopup(p, done) // never discarded offline (native_popup.go)
+		b.closePopup(p, "", done) // never discarded offline (native_popup.go)
 		return
 	}
 	h := p.Host
@@ -195,6 +195,9 @@ func (b *ServerBrowser) ConnectNativeHost(h *NativeHost) {
 	for _, p := range probe {
 		b.probeNative(p)
 	}
+	if h.OnConnect != nil {
+		h.OnConnect()
+	}
 }
 
 // needsProbe: a page with a close intent, and a root whose connection
@@ -230,7 +233,7 @@ func (b *ServerBrowser) probeNative(p *NativePage) {
 		case !present:
 			b.confirmNativeClosed(p)
 		case p.CloseRequested && p.Kind == NativePopup:
-			b.closePopup(p, func(string, string) {})
+			b.closePopup(p, "reconnect", func(string, string) {})
 		case p.CloseRequested && h.Connected:
 			b.sendClose(p, p.closeRequest, func(string, string) {})
 		}
