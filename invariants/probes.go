@@ -167,6 +167,7 @@ type ProbeCounter struct {
 	delivering map[string]string        // terminal session -> backend a prompt delivery holds reserved
 	page       pageLife                 // pending dialogs and withdrawn pages (pagelife.go)
 	profiles   profileLife              // profile catalogues across restarts (profiles.go)
+	hosting    hostingLife              // agent navigations hosting prepares (hosting.go)
 
 	// liveSessions counts provider sessions opened and not yet released.
 	liveSessions int
@@ -224,6 +225,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	toolCallRedelivered(ev, hit)
 	p.page.observe(ev, hit)
 	p.profiles.observe(ev, hit)
+	p.hosting.observe(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		p.liveSessions = 0 // sessions die with their process

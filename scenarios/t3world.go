@@ -94,6 +94,7 @@ type T3World struct {
 	lrand    *sim.Rand // the users' moves away from a thread (thread-leave)
 	prand    *sim.Rand // the server tabs' page lifecycle (pagelife.go), nil when off
 	profRand *sim.Rand // the server tabs' browser profiles (profiles.go), nil when off
+	hostRand *sim.Rand // the server tabs' preview hosting (hosting.go), nil when off
 	// PageLifecycle lets the page-lifecycle dimension be drawn
 	// (pagelife.go): page dialogs, failed navigations, desktop
 	// withdrawals. Off keeps the worlds of the scenarios that predate it
@@ -363,6 +364,7 @@ func (w *T3World) Start() {
 	}
 	w.startPageLifecycle()
 	w.startProfiles()
+	w.startHosting()
 	w.boot()
 	w.startHosts()
 	for _, u := range w.Users {
@@ -509,6 +511,7 @@ func (w *T3World) boot() {
 	})
 	w.wirePage(w.srv.Browser)
 	w.wireProfiles(w.srv.Browser)
+	w.wireHosting(w.srv.Browser)
 	w.srv.Orch.Nested = w.NestedDelegation
 	for _, h := range w.hosts {
 		h.Attach(w.srv.Broker)
