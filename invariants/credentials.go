@@ -42,19 +42,106 @@ type holding struct {
 
 // liveCredentials follows which credentials live provider sessions hold,
 // from the provider session manager's events. The checker and the probe
-// counter share it.
+// counter share it. A holding is keyed by its (thread, provider session)
+// pair, at most one per pair; the holdings of each credential and of each
+// incarnation are kept in intrusive lists in the order they were taken, so
+// every event costs the holdings it touches, not all of them (a world of
+// 1,000 threads holds about a thousand). The maps are looked up, never
+// ranged over; released nodes are reused.
 type liveCredentials struct {
-	held []holding // few at a time: a slice keeps it free of map ranges
+	byPair map[holdPair]*holdNode
+	byCred map[string]holdList
+	byInc  map[string]holdList
+	free   *holdNode
 }
 
-func (l *liveCredentials) drop(keep func(holding) bool) {
-	out := l.held[:0]
-	for _, h := range l.held {
-		if keep(h) {
-			out = append(out, h)
-		}
+// holdPair is the (thread, provider session) pair a holding is keyed by.
+type holdPair struct{ thread, session string }
+
+// holdNode is one holding, linked into its credential's list and its
+// incarnation's list.
+type holdNode struct {
+	h                  holding
+	credPrev, credNext *holdNode
+	incPrev, incNext   *holdNode
+}
+
+// holdList is a list's first and last node.
+type holdList struct{ head, tail *holdNode }
+
+// take records a holding, replacing the pair's earlier one.
+func (l *liveCredentials) take(h holding) {
+	if l.byPair == nil {
+		l.byPair, l.byCred, l.byInc = map[holdPair]*holdNode{}, map[string]holdList{}, map[string]holdList{}
 	}
-	l.held = out
+	k := holdPair{h.thread, h.session}
+	if old := l.byPair[k]; old != nil {
+		l.release(old)
+	}
+	n := l.free
+	if n != nil {
+		l.free = n.credNext
+		*n = holdNode{}
+	} else {
+		n = &holdNode{}
+	}
+	n.h = h
+	l.byPair[k] = n
+	c := l.byCred[h.cred]
+	if n.credPrev = c.tail; c.tail != nil {
+		c.tail.credNext = n
+	} else {
+		c.head = n
+	}
+	c.tail = n
+	l.byCred[h.cred] = c
+	i := l.byInc[h.incarnation]
+	if n.incPrev = i.tail; i.tail != nil {
+		i.tail.incNext = n
+	} else {
+		i.head = n
+	}
+	i.tail = n
+	l.byInc[h.incarnation] = i
+}
+
+// release drops one holding from every index and keeps its node for reuse.
+func (l *liveCredentials) release(n *holdNode) {
+	delete(l.byPair, holdPair{n.h.thread, n.h.session})
+	c := l.byCred[n.h.cred]
+	if n.credPrev != nil {
+		n.credPrev.credNext = n.credNext
+	} else {
+		c.head = n.credNext
+	}
+	if n.credNext != nil {
+		n.credNext.credPrev = n.credPrev
+	} else {
+		c.tail = n.credPrev
+	}
+	if c.head == nil {
+		delete(l.byCred, n.h.cred)
+	} else {
+		l.byCred[n.h.cred] = c
+	}
+	i := l.byInc[n.h.incarnation]
+	if n.incPrev != nil {
+		n.incPrev.incNext = n.incNext
+	} else {
+		i.head = n.incNext
+	}
+	if n.incNext != nil {
+		n.incNext.incPrev = n.incPrev
+	} else {
+		i.tail = n.incPrev
+	}
+	if i.head == nil {
+		delete(l.byInc, n.h.incarnation)
+	} else {
+		l.byInc[n.h.incarnation] = i
+	}
+	*n = holdNode{credNext: l.free}
+	l.free = n
 }
 
 // observe updates the holdings from ev.
@@ -63,27 +150,30 @@ func (l *liveCredentials) observe(ev *sim.Event) {
 	case "server.start":
 		// The new process's registry knows none of the old credentials,
 		// and (in this model) no provider process survived.
-		l.held = l.held[:0]
+		clear(l.byPair)
+		clear(l.byCred)
+		clear(l.byInc)
 	case "session.opened", "session.attach":
-		thread, session := ev.Get("thread"), ev.Get("providerSessionId")
-		l.drop(func(h holding) bool { return h.thread != thread || h.session != session })
-		l.held = append(l.held, holding{cred: ev.Get("cred"), thread: thread, session: session,
+		l.take(holding{cred: ev.Get("cred"), thread: ev.Get("thread"), session: ev.Get("providerSessionId"),
 			incarnation: ev.Get("incarnation"), since: ev.At})
 	case "session.detach":
-		thread, session := ev.Get("thread"), ev.Get("providerSessionId")
-		l.drop(func(h holding) bool { return h.thread != thread || h.session != session })
+		if n := l.byPair[holdPair{ev.Get("thread"), ev.Get("providerSessionId")}]; n != nil {
+			l.release(n)
+		}
 	case "session.release", "provider.crash":
-		inc := ev.Get("incarnation")
-		l.drop(func(h holding) bool { return h.incarnation != inc })
+		for n := l.byInc[ev.Get("incarnation")].head; n != nil; {
+			next := n.incNext
+			l.release(n)
+			n = next
+		}
 	}
 }
 
-// holder returns the live session holding cred.
+// holder returns the live session holding cred: of several, the one that
+// took it first.
 func (l *liveCredentials) holder(cred string) (holding, bool) {
-	for _, h := range l.held {
-		if h.cred == cred {
-			return h, true
-		}
+	if n := l.byCred[cred].head; n != nil {
+		return n.h, true
 	}
 	return holding{}, false
 }

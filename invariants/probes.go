@@ -167,6 +167,8 @@ type ProbeCounter struct {
 	delivering map[string]string        // terminal session -> backend a prompt delivery holds reserved
 	page       pageLife                 // pending dialogs and withdrawn pages (pagelife.go)
 	profiles   profileLife              // profile catalogues across restarts (profiles.go)
+	native     nativeLife               // native desktop pages (nativeroots.go)
+	surfaces   surfaceLife              // captures past their deadline (surfaces.go)
 	hosting    hostingLife              // agent navigations hosting prepares (hosting.go)
 
 	// liveSessions counts provider sessions opened and not yet released.
@@ -225,6 +227,9 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	toolCallRedelivered(ev, hit)
 	p.page.observe(ev, hit)
 	p.profiles.observe(ev, hit)
+	desktopAway(ev, hit)
+	p.native.observe(ev, hit)
+	p.surfaces.observe(ev, hit)
 	p.hosting.observe(ev, hit)
 	switch {
 	case ev.Kind == "server.start":

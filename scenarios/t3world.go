@@ -94,6 +94,9 @@ type T3World struct {
 	lrand    *sim.Rand // the users' moves away from a thread (thread-leave)
 	prand    *sim.Rand // the server tabs' page lifecycle (pagelife.go), nil when off
 	profRand *sim.Rand // the server tabs' browser profiles (profiles.go), nil when off
+	deskRand *sim.Rand // the desktop profile catalogues (desktopprofiles.go), nil when off
+	nrand    *sim.Rand // native desktop roots (nativeroots.go), nil when off
+	srand    *sim.Rand // native surfaces and captures (surfaces.go), nil when off
 	hostRand *sim.Rand // the server tabs' preview hosting (hosting.go), nil when off
 	// PageLifecycle lets the page-lifecycle dimension be drawn
 	// (pagelife.go): page dialogs, failed navigations, desktop
@@ -364,6 +367,9 @@ func (w *T3World) Start() {
 	}
 	w.startPageLifecycle()
 	w.startProfiles()
+	w.startDesktopProfiles()
+	w.startNativeRoots()
+	w.startSurfaces()
 	w.startHosting()
 	w.boot()
 	w.startHosts()
@@ -511,6 +517,9 @@ func (w *T3World) boot() {
 	})
 	w.wirePage(w.srv.Browser)
 	w.wireProfiles(w.srv.Browser)
+	w.wireDesktopProfiles(w.srv.Browser)
+	w.wireNativeRoots(w.srv.Browser)
+	w.wireSurfaces(w.srv.Browser)
 	w.wireHosting(w.srv.Browser)
 	w.srv.Orch.Nested = w.NestedDelegation
 	for _, h := range w.hosts {

@@ -345,7 +345,18 @@ type Broker struct {
 	// outlive a re-registration.
 	tabs []tabRecord
 	dead bool
+	// byClient is the connected host of each clientId (hosts holds at most
+	// one per clientId: Connect replaces the old one), tabAt the position
+	// in tabs of each (environment, tab) record, byKey the assignment of
+	// each key (assignments holds at most one per key): lookups only,
+	// never ranged over; hosts, tabs and assignments keep the order.
+	byClient map[string]*Host
+	tabAt    map[tabKey]int
+	byKey    map[string]*assignment
 }
+
+// tabKey identifies a tab record: the environment and the tab id.
+type tabKey struct{ env, tab string }
 
 // tabRecord is one tab a host reported.
 type tabRecord struct {
@@ -355,7 +366,8 @@ type tabRecord struct {
 
 // NewBroker returns a broker with no hosts.
 func NewBroker(env *model.Env) *Broker {
-	return &Broker{env: env, rand: env.Rand("broker")}
+	return &Broker{env: env, rand: env.Rand("broker"), byClient: map[string]*Host{}, tabAt: map[tabKey]int{},
+		byKey: map[string]*assignment{}}
 }
 
 // Connect registers a host (acquireConnection): a fresh connectionId, the
@@ -369,15 +381,13 @@ func (b *Broker) Connect(clientID, environmentID string, ops []string) *Host {
 	h := &Host{ClientID: clientID, EnvironmentID: environmentID, Ops: ops,
 		ConnectionID: b.env.Unique("conn-" + b.rand.Hex("connection-id", 8))}
 	h.Stream = append(h.Stream, "connected")
-	for _, old := range b.hosts {
-		if old.ClientID == clientID {
-			b.close(old, "replaced")
-			break
-		}
+	if old := b.byClient[clientID]; old != nil {
+		b.close(old, "replaced")
 	}
 	b.focusSeq++
 	h.focusOrder = b.focusSeq
 	b.hosts = append(b.hosts, h)
+	b.byClient[clientID] = h
 	b.env.Emit(brokerActor, "host.connect", "", sim.A("client", clientID), sim.A("conn", h.ConnectionID))
 	return h
 }
@@ -417,12 +427,12 @@ func (b *Broker) Kill() {
 // opened (made current) at openedAt. It is recorded under every profile;
 // only route-by-tab-owner routes by it.
 func (b *Broker) ReportTab(clientID, environmentID, threadID, tabID string, openedAt time.Duration) {
-	for i, r := range b.tabs {
-		if r.tab == tabID && r.env == environmentID {
-			b.tabs[i].client, b.tabs[i].opened = clientID, openedAt
-			return
-		}
+	k := tabKey{environmentID, tabID}
+	if i, ok := b.tabAt[k]; ok {
+		b.tabs[i].client, b.tabs[i].opened = clientID, openedAt
+		return
 	}
+	b.tabAt[k] = len(b.tabs)
 	b.tabs = append(b.tabs, tabRecord{env: environmentID, thread: threadID, tab: tabID, client: clientID, opened: openedAt})
 }
 
@@ -447,10 +457,8 @@ func (b *Broker) tabHolder(environmentID, threadID, tabID string) (tab, client s
 }
 
 func (b *Broker) hostByClient(clientID, environmentID string) *Host {
-	for _, h := range b.hosts {
-		if h.ClientID == clientID && h.EnvironmentID == environmentID {
-			return h
-		}
+	if h := b.byClient[clientID]; h != nil && h.EnvironmentID == environmentID {
+		return h
 	}
 	return nil
 }
@@ -458,14 +466,24 @@ func (b *Broker) hostByClient(clientID, environmentID string) *Host {
 func (b *Broker) drop(h *Host) {
 	for i, x := range b.hosts {
 		if x == h {
-			b.hosts = append(b.hosts[:i], b.hosts[i+1:]...)
+			if i == 0 { // Kill closes the hosts first to last
+				b.hosts = b.hosts[1:]
+			} else {
+				b.hosts = append(b.hosts[:i], b.hosts[i+1:]...)
+			}
 			break
 		}
 	}
+	if b.byClient[h.ClientID] == h {
+		delete(b.byClient, h.ClientID)
+	}
 	h.closed = true
 	for i := 0; i < len(b.assignments); {
-		if b.assignments[i].host == h {
+		if a := b.assignments[i]; a.host == h {
 			b.assignments = append(b.assignments[:i], b.assignments[i+1:]...)
+			if b.byKey[a.key] == a {
+				delete(b.byKey, a.key)
+			}
 			continue
 		}
 		i++
@@ -480,39 +498,21 @@ func (b *Broker) drop(h *Host) {
 // Focus is focusHost: ignored unless the clientId is connected in that
 // environment with that connectionId.
 func (b *Broker) Focus(clientID, environmentID, connectionID string, focused bool) {
-	for _, h := range b.hosts {
-		if h.ClientID != clientID {
-			continue
-		}
-		if h.EnvironmentID != environmentID || h.ConnectionID != connectionID {
-			return
-		}
-		h.focused = focused
-		if focused {
-			b.focusSeq++
-			h.focusOrder = b.focusSeq
-		}
+	h := b.byClient[clientID]
+	if h == nil || h.EnvironmentID != environmentID || h.ConnectionID != connectionID {
 		return
 	}
+	h.focused = focused
+	if focused {
+		b.focusSeq++
+		h.focusOrder = b.focusSeq
+	}
 }
 
-func (b *Broker) live(h *Host) bool {
-	for _, x := range b.hosts {
-		if x == h {
-			return true
-		}
-	}
-	return false
-}
+// live reports whether h is one of the connected hosts.
+func (b *Broker) live(h *Host) bool { return h != nil && b.byClient[h.ClientID] == h }
 
-func (b *Broker) assignment(key string) *assignment {
-	for _, a := range b.assignments {
-		if a.key == key {
-			return a
-		}
-	}
-	return nil
-}
+func (b *Broker) assignment(key string) *assignment { return b.byKey[key] }
 
 // route chooses the host: the live assignment if it supports the operation
 // (a live assignment that does not is not moved: no host); else the best
@@ -556,6 +556,9 @@ func (b *Broker) removeAssignment(a *assignment) {
 	for i, x := range b.assignments {
 		if x == a {
 			b.assignments = append(b.assignments[:i], b.assignments[i+1:]...)
+			if b.byKey[a.key] == a {
+				delete(b.byKey, a.key)
+			}
 			return
 		}
 	}
@@ -621,6 +624,7 @@ func (b *Broker) Invoke(s BrokerScope, op string, in BrokerInput, tabID string, 
 		}
 		a = &assignment{key: key, host: h}
 		b.assignments = append(b.assignments, a)
+		b.byKey[key] = a
 	}
 	explicit := tabID != ""
 	if !explicit && reuseTab {

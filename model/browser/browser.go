@@ -193,6 +193,7 @@ type Tab struct {
 	opening       []func(string)
 	closedPending bool
 	hosting       *tabHosting // preview hosting state (hosting.go)
+	surf          *TabSurface // the newest version's surfaces (Surfaces)
 }
 
 // inflightAction is an agent action in progress on the page, ended early
@@ -271,10 +272,11 @@ type Request struct {
 	ProfileName string
 	// Timeout is the broker's timeoutMs (0: none): a native root open
 	// answers ErrTimeout at Timeout (native_root.go), a hosted navigation
-	// at its ExecutionDeadline (hosting_nav.go). Cancel, if set, is the
+	// at handleRequest's deadline (hostDeadline; hosting_nav.go). Cancel, if set, is the
 	// caller's interruption (its fiber interrupted) of a hosted navigation.
 	Timeout time.Duration
 	Cancel  *Signal
+	SurfaceRequest
 }
 
 // Result is the host's answer.
@@ -324,6 +326,7 @@ type Result struct {
 	NativePresented bool
 	Visible         bool
 	StreamViewers   int
+	SurfaceResult
 }
 
 // TabStatus is one tab in a status result.
@@ -408,6 +411,13 @@ type ServerBrowser struct {
 	// as before (native_root.go).
 	NativeRootFor func(threadID string) (host *NativeHost, profileID string)
 	native        nativeRegistry
+	// NativePopups holds the native popups' hooks and records
+	// (native_popup.go).
+	NativePopups NativePopups
+	// Surfaces turns on the newest stored version's native surfaces,
+	// captures, recordings and viewport sizing (surface.go); nil keeps
+	// 164d7dbe's behaviour.
+	Surfaces *Surfaces
 }
 
 const actor = "server-browser"
@@ -467,9 +477,14 @@ func (b *ServerBrowser) onSweep() {
 // sweepIdle drops agent tabs that nobody watches, the desktop does not
 // render, and no agent request used for AgentTabIdle.
 func (b *ServerBrowser) sweepIdle() {
+	b.sweepPopups()
 	now := b.env.Now()
 	for i := 0; i < len(b.tabs); {
 		t := b.tabs[i]
+		if t.isNativePopup() {
+			i++ // closed through the manager by sweepPopups
+			continue
+		}
 		exempt := (t.Watched() || t.Desktop) && !b.env.Profile.Has(SweepIgnoresViewers)
 		// The sweep walks the live tabs: a session without its page is
 		// not one.
@@ -494,6 +509,7 @@ func (b *ServerBrowser) removeAt(i int) {
 	}
 	t.ended = t.queues
 	t.Control.Close()
+	b.surfaceDrop(t, false)
 	// Closing the page ends the action in progress on it.
 	inflight := t.inflight
 	t.inflight = nil
@@ -614,6 +630,9 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		return
 	}
 	tab.Control.IgnoreHuman = b.env.Profile.Has(HumanControlIgnored)
+	if b.serveSurfaced(tab, req, ignore, res, finish) {
+		return
+	}
 	switch {
 	case req.Op == OpDialog:
 		// Resolved outside the serial queue (the action waiting on it
@@ -703,7 +722,7 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 		finish(res)
 		return
 	}
-	tab.Control.Agent(req.AgentSessionID, ignore, run, func(outcome string) {
+	tab.Control.Agent(req.AgentSessionID, ignore, b.leasedRun(tab, &res, run), func(outcome string) {
 		res.Outcome = outcome
 		finish(res)
 	})
@@ -770,6 +789,9 @@ func (b *ServerBrowser) act(tab *Tab, req Request, ignore bool, res Result, fini
 		Run: func(done func(string)) {
 			if tab.dialog != nil {
 				done(ReasonDialogPending)
+				return
+			}
+			if done = b.leaseAct(tab, &res, done); done == nil {
 				return
 			}
 			switch {
@@ -932,6 +954,7 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 			t.URL = req.URL
 			res := Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
 			b.profileStatus(&res)
+			b.openReveal(t, req, &res)
 			finish(res)
 			return
 		}
@@ -943,6 +966,9 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 	b.sweepIdle()
 	if b.NativeRootFor != nil {
 		if h, native := b.NativeRootFor(req.ThreadID); h != nil {
+			if native == "" {
+				native = profile // the catalogue names no default: the resolved one
+			}
 			b.openNativeRoot(req, h, native, finish)
 			return
 		}
@@ -967,6 +993,7 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 				}
 				t.Desktop = true
 				b.env.Emit("desktop", "tab.render", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+				b.surfaceRendered(t)
 				if b.OnRender != nil {
 					b.OnRender(t)
 				}
@@ -984,6 +1011,7 @@ func (b *ServerBrowser) open(req Request, finish func(Result)) {
 	}
 	res := Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
 	b.profileStatus(&res)
+	b.openReveal(t, req, &res)
 	finish(res)
 }
 
@@ -1008,6 +1036,7 @@ func (b *ServerBrowser) attach(t *Tab, viewer string, canOperate, mayTake bool) 
 	}
 	q := &viewerQueue{viewer: viewer}
 	t.queues = append(t.queues, q)
+	b.surfaceAttach(t, viewer)
 	b.env.Emit(viewer, "viewer.attach", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
 	if mayTake && canOperate && t.Control.AgentID == "" && t.Control.Owner == "" {
 		b.TakeControl(t, viewer)
@@ -1033,6 +1062,7 @@ func (b *ServerBrowser) Unwatch(t *Tab, viewer string) {
 				b.env.Emit(viewer, "control.release", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
 			}
 			t.broadcastControl()
+			b.surfaceDetach(t, viewer)
 			b.env.Emit(viewer, "viewer.detach", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
 			return
 		}
@@ -1104,7 +1134,7 @@ type ViewerState struct {
 
 // StateFor returns what viewer sees.
 func (b *ServerBrowser) StateFor(t *Tab, viewer string) ViewerState {
-	s := ViewerState{CanOperate: t.CanOperate(viewer), Viewport: t.Viewport, Endpoint: "headless"}
+	s := ViewerState{CanOperate: t.CanOperate(viewer), Viewport: t.ShownViewport(), Endpoint: "headless"}
 	if t.Desktop {
 		s.Endpoint = "desktop"
 	}
@@ -1151,6 +1181,9 @@ type ViewerInput struct {
 	// reload. Both matter with hosting only (hosting_nav.go).
 	URL         string
 	IgnoreCache bool
+	// X and Y are mouse's position; Setting is viewport's setting.
+	X, Y    int
+	Setting *ViewportSetting
 }
 
 // EditingCommand is editingCommand: the editing command a Cmd (Meta) or
@@ -1202,6 +1235,9 @@ func (b *ServerBrowser) Input(t *Tab, viewer string, in ViewerInput, done func(o
 			t.broadcastControl()
 		}
 		reply(o, m)
+	}
+	if b.surfaceInput(t, viewer, in, done) {
+		return
 	}
 	dispatched := func() {
 		if q := t.queue(viewer); q != nil {

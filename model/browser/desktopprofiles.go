@@ -199,16 +199,20 @@ func unavailable(msg, detail string) Result {
 
 // desktopOpen serves profiles, open and openWithProfile when a desktop
 // channel is modelled. An explicit tab that is gone fails openWithProfile
-// before any catalogue request. Without a catalogue: a request pinned to a
-// host, a server a desktop started, or a named profile no reported web
-// profile serves is RemoteUnavailable, opening nothing; otherwise the open
-// is the headless open (reported profiles, throwaway storage). With one: a
-// named profile must match exactly one (unknown, ambiguous); a reused tab
-// on another profile or host is tab-mismatch when explicit, else a new tab
-// opens; the URL is resolved for the tab's desktop first; a new tab is a
-// native page of the catalogue's host on the chosen profile (the default
-// when none was named), refused by an older desktop and failing, with no
-// tab, when the desktop does not attach.
+// before any catalogue request. The catalogue asked is the retained host's
+// (retainedHost), else the channel's selection. Without one: a named
+// profile no reported web profile serves is RemoteUnavailable; a request
+// pinned to no host on a server no desktop started is the headless open
+// (reported profiles, throwaway storage); otherwise only an existing tab
+// can serve it and a new tab is refused RemoteUnavailable (no fallback
+// page). With one: a named profile must match exactly one (unknown,
+// ambiguous); a reused tab on another profile or host is tab-mismatch when
+// explicit, else a new tab opens; the URL is resolved for the tab's
+// desktop first (unresolvable: RemoteUnavailable, nothing opens); a new
+// tab is a native page of the catalogue's host on the chosen profile (the
+// default when none was named), refused by an older desktop
+// (root-unsupported) and failing, with no tab, when the desktop does not
+// attach within DesktopAttachTimeout.
 func (b *ServerBrowser) desktopOpen(req Request, finish func(Result)) {
 	d := b.Desktops
 	key := req.AgentSessionID
@@ -227,25 +231,24 @@ func (b *ServerBrowser) desktopOpen(req Request, finish func(Result)) {
 		return
 	}
 	named := req.ProfileID != "" || req.ProfileName != ""
-	if cat == nil {
-		switch {
-		case named && !(req.Op == OpOpen && b.reported != nil):
-			finish(unavailable(OwnerUnavailableMessage, ""))
-		case pinned != "" || d.LocalConfigured:
-			b.env.Emit(actor, "tab.native-unavailable", pinned, sim.A("thread", req.ThreadID))
-			finish(unavailable(UnavailableOpenMessage, ""))
-		default:
-			headless := req
-			headless.Op = OpOpen
-			if headless.ProfileID == "" {
-				headless.ProfileID = req.ProfileName
-			}
-			b.open(headless, finish)
+	switch {
+	case cat != nil:
+	case named && !(req.Op == OpOpen && b.reported != nil):
+		finish(unavailable(OwnerUnavailableMessage, ""))
+		return
+	case pinned == "" && !d.LocalConfigured:
+		headless := req
+		headless.Op = OpOpen
+		if headless.ProfileID == "" {
+			headless.ProfileID = req.ProfileName
 		}
+		b.open(headless, finish)
 		return
 	}
-	selected := ""
-	if named {
+	// From here without a catalogue only an existing tab can serve the
+	// open (the new tab would need the unavailable desktop).
+	selected, profile := "", ""
+	if cat != nil && named {
 		matches := matchDesktopProfile(cat.Profiles, req.ProfileID, req.ProfileName)
 		if len(matches) != 1 {
 			res := Result{Outcome: ProfileError, Detail: DetailUnknown,
@@ -263,8 +266,7 @@ func (b *ServerBrowser) desktopOpen(req Request, finish func(Result)) {
 		}
 		selected = matches[0].ID
 	}
-	profile := selected
-	if profile == "" {
+	if profile = selected; profile == "" && cat != nil {
 		profile = cat.DefaultID
 	}
 	owned := b.owned(req.ThreadID, key)
@@ -303,12 +305,16 @@ func (b *ServerBrowser) desktopOpen(req Request, finish func(Result)) {
 	}
 	url := req.URL
 	if url != "" {
-		host := cat.HostID
-		if existing != nil {
+		host := pinned
+		switch {
+		case existing != nil:
 			host = existing.DesktopHostID
+		case cat != nil:
+			host = cat.HostID
 		}
 		resolved, ok := d.resolve(host, url)
 		if !ok {
+			b.env.Emit(actor, "tab.native-unavailable", host, sim.A("thread", req.ThreadID), sim.A("why", "url"))
 			finish(unavailable(UnresolvedURLMessage, ""))
 			return
 		}
@@ -316,6 +322,11 @@ func (b *ServerBrowser) desktopOpen(req Request, finish func(Result)) {
 	}
 	if existing != nil {
 		b.reuseNative(existing, req, url, cat, finish)
+		return
+	}
+	if cat == nil {
+		b.env.Emit(actor, "tab.native-unavailable", pinned, sim.A("thread", req.ThreadID), sim.A("why", "catalogue"))
+		finish(unavailable(UnavailableOpenMessage, ""))
 		return
 	}
 	b.sweepIdle()
@@ -383,7 +394,7 @@ func (b *ServerBrowser) reuseNative(t *Tab, req Request, url string, cat *Deskto
 		return OK, b.rand.Duration("action-time", 5*time.Millisecond, 1500*time.Millisecond)
 	}, func(outcome string) {
 		res := Result{Outcome: outcome, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
-		if cat.HostID != t.DesktopHostID {
+		if cat != nil && cat.HostID != t.DesktopHostID {
 			cat = nil
 		}
 		b.catalogueStatus(t, req.AgentSessionID, cat, &res)
@@ -515,4 +526,64 @@ func (b *ServerBrowser) uploadFiles(t *Tab, paths []string, locator string) (str
 	}
 	t.closeFileChooser()
 	return OK, ""
+}
+
+// DesktopHostGone is host disconnecting from the channel (releaseHost):
+// its catalogue goes and its pages detach (DesktopWithdraw: the sessions
+// stay, viewers reconnect). Until it returns, a page of it cannot be
+// reached again (ensurePage waits DesktopAttachTimeout, then fails) and
+// opens that need it are refused.
+func (b *ServerBrowser) DesktopHostGone(host string) {
+	d := b.Desktops
+	if d == nil || d.host(host) == nil {
+		return
+	}
+	for i := range d.Hosts {
+		if d.Hosts[i].HostID == host {
+			d.Hosts = append(d.Hosts[:i], d.Hosts[i+1:]...)
+			break
+		}
+	}
+	b.env.Emit("desktop", "desktop.host-gone", host)
+	for _, t := range b.tabs {
+		if t.DesktopHostID == host {
+			b.DesktopWithdraw(t)
+		}
+	}
+}
+
+// DesktopHostBack is a desktop connecting (again) with its catalogue.
+func (b *ServerBrowser) DesktopHostBack(cat DesktopCatalogue) {
+	d := b.Desktops
+	if d == nil || d.host(cat.HostID) != nil {
+		return
+	}
+	d.Hosts = append(d.Hosts, cat)
+	b.env.Emit("desktop", "desktop.host-back", cat.HostID)
+}
+
+// hostAway reports whether t is a page of a desktop host that is not
+// connected.
+func (b *ServerBrowser) hostAway(t *Tab) bool {
+	return b.Desktops != nil && t.DesktopHostID != "" && b.Desktops.host(t.DesktopHostID) == nil
+}
+
+// awaitHost is createTab's awaitAttached for a page of a host that is
+// away: after DesktopAttachTimeout the page connects if its host came back,
+// else the reconnection fails RemoteUnavailable and the session stays
+// without its page.
+func (b *ServerBrowser) awaitHost(t *Tab, by string, settle func(string)) {
+	b.env.After(DesktopAttachTimeout, func() {
+		if b.dead || b.hostAway(t) || b.Tab(t.ThreadID, t.TabID) != t {
+			t.page = pageNone
+			b.env.Emit(actor, "tab.connect", "unattached", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID), sim.A("by", by))
+			settle(RemoteUnavailable)
+			return
+		}
+		b.DesktopConnections++
+		t.page = pageLive
+		b.freshControl(t)
+		b.env.Emit(actor, "tab.connect", "desktop", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID), sim.A("by", by))
+		settle(OK)
+	})
 }

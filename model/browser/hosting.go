@@ -45,9 +45,6 @@ const (
 	// HostingBootstrapFailed is the PreviewHostingAuthError reason of a
 	// failed credential mint or an identity mismatch of the two origins.
 	HostingBootstrapFailed = "bootstrap_failed"
-	// TimeoutMessage is the text of a request that outlived its deadline
-	// (PreviewAutomationTimeoutError).
-	TimeoutMessage = "The browser operation exceeded its execution deadline."
 )
 
 // HostingInput is what a navigation asks hosting to prepare: the thread,

@@ -11,13 +11,6 @@ import (
 // (reusing a tab, or a new one), a viewer's navigate, reload and history
 // step, and the manager's hard reload.
 
-// ExecutionDeadline is the deadline handleRequest gives a request with the
-// broker's timeout: the timeout less a tenth of it, at most 500 ms, and at
-// least 1 ms (ServerBrowser.ts, index:70905931248).
-func ExecutionDeadline(timeout time.Duration) time.Duration {
-	return max(time.Millisecond, timeout-min(500*time.Millisecond, timeout/10))
-}
-
 // requestSignal returns the signal that cancels req's hosted work and the
 // reply that answers req once. The signal aborts when req's caller cancels
 // it (the caller then hears nothing) and at req's execution deadline, when
@@ -43,11 +36,11 @@ func (b *ServerBrowser) requestSignal(req Request, finish func(Result)) (*Signal
 		}
 	}
 	if req.Timeout > 0 {
-		b.env.After(ExecutionDeadline(req.Timeout), func() {
+		b.env.After(hostDeadline(req.Timeout), func() {
 			if replied {
 				return
 			}
-			reply(Result{Outcome: ErrTimeout, Message: TimeoutMessage})
+			reply(Result{Outcome: ErrTimeout, Message: MsgDeadline})
 			sig.Abort("timeout")
 		})
 	}

@@ -38,11 +38,15 @@ func (b *ServerBrowser) closeNative(p *NativePage, done func(outcome, reason str
 		done(OK, "")
 		return
 	}
+	if p.Kind == NativePopup {
+		b.closePopup(p, done) // never discarded offline (native_popup.go)
+		return
+	}
 	h := p.Host
 	if !h.Connected || !p.Rendered {
 		c := b.command(p, CmdCloseRoot, b.nextNativeRequest())
 		h.send(c)
-		b.discardRoot(p)
+		b.discardRoot(p, "offline-close")
 		done(OK, "")
 		return
 	}
@@ -165,8 +169,8 @@ func (b *ServerBrowser) needsProbe(p *NativePage) bool {
 	if p.Closed || p.creating {
 		return false
 	}
-	if p.CloseRequested {
-		return true
+	if p.CloseRequested || p.Kind == NativePopup {
+		return true // every popup of the host is probed (connectedHosts)
 	}
 	if p.Kind == NativeRoot {
 		return p.Tab != nil && p.Tab.pageless()
@@ -190,6 +194,8 @@ func (b *ServerBrowser) probeNative(p *NativePage) {
 		case p.Closed || reason != "":
 		case !present:
 			b.confirmNativeClosed(p)
+		case p.CloseRequested && p.Kind == NativePopup:
+			b.closePopup(p, func(string, string) {})
 		case p.CloseRequested && h.Connected:
 			b.sendClose(p, p.closeRequest, func(string, string) {})
 		}

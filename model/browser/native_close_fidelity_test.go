@@ -379,3 +379,42 @@ func TestSBN80_PresentationChangedDuringReconnectSetup(t *testing.T) {
 		})
 	}
 }
+
+// TestSBN49_NativeOfflineRootCloseRetires is SB-N49, upstream "explicit %s
+// close retires an offline root without reopening it or consuming tab
+// capacity" (agent, client), on native roots: agent-a's root is taken back
+// with its window gone and seven more follow; another session's close is
+// refused (another agent session) and discards nothing; the owner's close
+// (the agent's, or the manager's for the client) connects nothing, the
+// root is discarded, seven sessions remain, and a replacement fits.
+func TestSBN49_NativeOfflineRootCloseRetires(t *testing.T) {
+	for _, entry := range []string{"agent", "client"} {
+		t.Run(entry, func(t *testing.T) {
+			w, h := nativeSB(t, "host-a", "work")
+			root := w.openRoot()
+			w.detach(root, "viewer", true)
+			for range AgentTabLimit - 1 {
+				w.openRoot()
+			}
+			mismatch := w.as("other-agent", OpClose, onTab(root, nil))
+			require.True(t, mismatch.done)
+			assert.Equal(t, ReasonAgentMismatch, mismatch.Outcome)
+			assert.Contains(t, mismatch.Message, "another agent session")
+			assert.Empty(t, h.Sent(CmdDiscardRoot))
+			conns := w.b.DesktopConnections
+			if entry == "agent" {
+				r := w.as("agent-a", OpClose, onTab(root, nil))
+				require.True(t, r.done)
+				assert.Equal(t, OK, r.Outcome)
+			} else {
+				w.b.ManagerClose(root)
+			}
+			assert.Equal(t, conns, w.b.DesktopConnections, "not reopened")
+			assert.Equal(t, []string{"root-" + root.TabID}, h.SentIDs(CmdDiscardRoot))
+			assert.Len(t, w.b.Tabs(), AgentTabLimit-1)
+			replacement := w.openRoot()
+			assert.NotEqual(t, root.TabID, replacement.TabID)
+			assert.Len(t, w.b.Tabs(), AgentTabLimit)
+		})
+	}
+}

@@ -52,6 +52,10 @@ type NativeHost struct {
 	// page's window still exists, or a reason ("" when it answered).
 	Probe func(p *NativePage, answer func(present bool, reason string))
 
+	// OnPublish, if set, hears that a root's session was published (the
+	// worlds use it to schedule the host's own later moves on the page).
+	OnPublish func(p *NativePage)
+
 	// Commands is every command the server sent the host, in order.
 	Commands []NativeCommand
 

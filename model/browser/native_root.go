@@ -62,7 +62,7 @@ func (b *ServerBrowser) openNativeRoot(req Request, h *NativeHost, profile strin
 		})
 	}
 	fail := func(reason string) {
-		b.discardRoot(p)
+		b.discardRoot(p, "failed")
 		reply(Result{Outcome: ErrRemoteUnavailable, Message: "The desktop browser is unavailable: " + reason})
 	}
 	c := b.command(p, CmdCreateRoot, p.creation)
@@ -71,7 +71,7 @@ func (b *ServerBrowser) openNativeRoot(req Request, h *NativeHost, profile strin
 	h.ask(h.Create, p, func(reason string) {
 		switch {
 		case p.canceled:
-			b.discardRoot(p)
+			b.discardRoot(p, "canceled")
 		case reason != "":
 			fail(reason)
 		default:
@@ -80,7 +80,7 @@ func (b *ServerBrowser) openNativeRoot(req Request, h *NativeHost, profile strin
 					// The page connected after its open gave up: the
 					// connection is let go (its endpoint released).
 					b.EndpointReleases++
-					b.discardRoot(p)
+					b.discardRoot(p, "canceled")
 					return
 				}
 				b.DesktopConnections++
@@ -89,11 +89,12 @@ func (b *ServerBrowser) openNativeRoot(req Request, h *NativeHost, profile strin
 				b.acceptRoot(p, func(reason string) {
 					switch {
 					case p.canceled:
-						b.discardRoot(p)
+						b.discardRoot(p, "canceled")
 					case reason != "":
 						fail(reason)
 					default:
 						b.publishRoot(p)
+						b.surfaceRendered(t)
 						res := Result{Outcome: OK, TabID: t.TabID, TabThread: t.ThreadID, Owner: t.Control.AgentID}
 						if navErr != "" {
 							res.Outcome, res.Message = ExecutionError, navErr
@@ -165,12 +166,18 @@ func (b *ServerBrowser) publishRoot(p *NativePage) {
 	b.native.opened = append(b.native.opened, t.TabID)
 	t.nativePresented = p.Host.Presented[t.TabID]
 	b.emitNative(p, "published", "")
+	if p.Host.OnPublish != nil {
+		p.Host.OnPublish(p)
+	}
 }
 
 // discardRoot retires a root that was never published, or a published one
 // closed while unreachable: discardRoot, no close; its connection, if any,
 // is let go.
-func (b *ServerBrowser) discardRoot(p *NativePage) {
+//
+// why is traced: failed (a step of the open failed), canceled (its open
+// gave up), offline-close (a close found the page unreachable).
+func (b *ServerBrowser) discardRoot(p *NativePage, why string) {
 	if p.Closed {
 		return
 	}
@@ -181,7 +188,7 @@ func (b *ServerBrowser) discardRoot(p *NativePage) {
 	p.creating, p.Closed, p.CloseRequested, p.closeRequest = false, true, false, 0
 	p.pending, p.Tab = nil, nil
 	p.Host.send(b.command(p, CmdDiscardRoot, b.nextNativeRequest()))
-	b.emitNative(p, "discarded", "")
+	b.emitNative(p, "discarded", why)
 	if t == nil {
 		return
 	}
@@ -213,6 +220,10 @@ func (b *ServerBrowser) creatingRoots() int {
 // is connected again (Setup), registers, and samples its presentation.
 func (b *ServerBrowser) connectNative(t *Tab, by string, settle func(string)) {
 	p := t.Native
+	if p.Kind == NativePopup {
+		b.connectPopup(t, by, settle)
+		return
+	}
 	if p.Closed || !p.Host.Connected || !p.Rendered {
 		t.page = pageNone
 		settle(ErrRemoteUnavailable)

@@ -292,7 +292,8 @@ func (t *Tab) broadcastControl() {
 
 func (t *Tab) broadcastViewport() {
 	for _, q := range t.queues {
-		q.push(t, Output{Tag: "viewport", Width: t.Viewport.Width, Height: t.Viewport.Height})
+		v := t.ShownViewport()
+		q.push(t, Output{Tag: "viewport", Width: v.Width, Height: v.Height})
 	}
 }
 
@@ -392,6 +393,7 @@ func (b *ServerBrowser) PageRequest(t *Tab, url string) {
 	t.loadErr, t.loadSeen = nil, true
 	t.requestURL = url
 	b.navigationStarted(t, url)
+	b.reportNative(t, NavStatus{Tag: "Loading", URL: cut(url, 2048)})
 }
 
 // PageRequestFailed is that request failing with Chromium's errorText: the
@@ -419,6 +421,7 @@ func (b *ServerBrowser) PageRequestFailed(t *Tab, url, errorText string) {
 	t.Loading = false
 	code, desc := ParseNetError(errorText)
 	t.loadErr, t.loadSeen = &LoadError{URL: cut(url, 2048), Code: code, Description: desc}, true
+	b.reportNative(t, NavStatus{Tag: "LoadFailed", URL: cut(url, 2048), Code: code, Description: desc})
 	b.env.Emit(actor, "page.load-failed", desc, sim.A("thread", t.ThreadID), sim.A("tab", t.TabID),
 		sim.A("viewers", fmt.Sprint(len(t.Viewers))))
 }
@@ -704,6 +707,10 @@ func (b *ServerBrowser) ensurePage(t *Tab, by string, done func(outcome string))
 		b.connectNative(t, by, settle)
 		return
 	}
+	if t.Desktop && b.hostAway(t) {
+		b.awaitHost(t, by, settle)
+		return
+	}
 	if t.Desktop {
 		b.DesktopConnections++
 		t.page = pageLive
@@ -798,6 +805,7 @@ func (b *ServerBrowser) DesktopWithdraw(t *Tab) {
 	t.ended = t.queues
 	t.Viewers, t.readOnly, t.queues = nil, nil, nil
 	t.Control.Close()
+	b.surfaceDrop(t, true)
 	inflight := t.inflight
 	t.inflight = nil
 	for _, a := range inflight {
@@ -835,6 +843,7 @@ func (b *ServerBrowser) fillStatus(t *Tab, res *Result) {
 	if t.URL != "" && t.dialog == nil {
 		t.TitleReads++
 	}
+	b.fillVisibility(t, res)
 }
 
 // failNavigation is a navigation whose main-frame request fails: the load

@@ -17,12 +17,14 @@ const (
 )
 
 // SessionEvent is one published session event: the tab, the navigation
-// status (Loading or LoadFailed), its URL and, for an aborted navigation
-// that was a download, the file (Download's ID and FileName).
+// status (Loading, Success or LoadFailed), its URL, a loaded page's Title
+// and, for an aborted navigation that was a download, the file
+// (Download's ID and FileName).
 type SessionEvent struct {
 	Type            string
 	ThreadID, TabID string
 	Status, URL     string
+	Title           string
 	Code            int
 	Description     string
 	Download        *Download

@@ -5,6 +5,7 @@
 package mcp
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -128,11 +129,26 @@ type Credential struct {
 }
 
 // Registry is McpSessionRegistry. Records are kept in issue order so that
-// thread-wide operations iterate deterministically.
+// thread-wide operations iterate deterministically; a dropped record stays
+// in records (dead) until they are compacted. The maps index the live
+// records (by token, by id, and each thread's in issue order) and are
+// looked up, never ranged over. A world of 1,000 threads holds about a
+// thousand credentials, and every provider turn touches its thread's.
 type Registry struct {
-	env     *model.Env
-	rand    *sim.Rand
-	records []*Credential
+	env      *model.Env
+	rand     *sim.Rand
+	records  []*Credential
+	live     int
+	byToken  map[string]*Credential
+	byID     map[string]*Credential
+	byThread map[string][]*Credential
+	// floor is at or before every live record's expiry (its last sign of
+	// life plus the liveness window, its issue plus the lifetime cap)
+	// under floorFor, the settings it was computed with: a prune at or
+	// before it has nothing to expire. Refreshes only move expiries later.
+	floor    time.Duration
+	floorFor Settings
+	floorOK  bool
 	// Settings are the era's bounds (SettingsFor the profile).
 	Settings
 	// Endpoint is the MCP HTTP endpoint issued configs name.
@@ -192,7 +208,18 @@ func EndpointFor(hostname string, port int) string {
 
 // NewRegistry returns an empty registry with the settings of env's profile.
 func NewRegistry(env *model.Env) *Registry {
-	return &Registry{env: env, rand: env.Rand(actor), Settings: SettingsFor(env.Profile)}
+	return &Registry{env: env, rand: env.Rand(actor), Settings: SettingsFor(env.Profile),
+		byToken: map[string]*Credential{}, byID: map[string]*Credential{}, byThread: map[string][]*Credential{}}
+}
+
+// expiry is the earliest instant at which c can expire under the registry's
+// settings: once now passes it.
+func (r *Registry) expiry(c *Credential) time.Duration {
+	e := c.LastAliveAt + r.LivenessWindow
+	if r.MaxLifetime > 0 {
+		e = min(e, c.Scope.IssuedAt+r.MaxLifetime)
+	}
+	return e
 }
 
 // Issue mints a credential for a thread caller: a random providerSessionId,
@@ -218,6 +245,12 @@ func (r *Registry) Issue(threadID, instanceID string, caps Caps, incarnation str
 		Endpoint:    r.Endpoint,
 	}
 	r.records = append(r.records, c)
+	r.live++
+	r.byToken[c.Token], r.byID[id] = c, c
+	r.byThread[threadID] = append(r.byThread[threadID], c)
+	if r.floorOK {
+		r.floor = min(r.floor, r.expiry(c))
+	}
 	r.env.Emit(actor, "credential.issue", "", sim.A("thread", threadID), sim.A("cred", id),
 		sim.A("instance", instanceID), sim.A("caps", caps.String()), sim.A("for", incarnation))
 	return c
@@ -229,26 +262,15 @@ func (r *Registry) Resolve(token string) *Credential {
 		return nil
 	}
 	r.prune()
-	for _, c := range r.records {
-		if c.Token == token {
-			if r.ResolveRefreshes {
-				c.LastAliveAt = r.env.Now()
-			}
-			return c
-		}
+	c := r.byToken[token]
+	if c != nil && r.ResolveRefreshes {
+		c.LastAliveAt = r.env.Now()
 	}
-	return nil
+	return c
 }
 
 // Lookup returns the live credential with id, or nil. It does not prune.
-func (r *Registry) Lookup(id string) *Credential {
-	for _, c := range r.records {
-		if c.ID == id {
-			return c
-		}
-	}
-	return nil
-}
+func (r *Registry) Lookup(id string) *Credential { return r.byID[id] }
 
 // Touch refreshes the liveness of every credential bound to threadID; T3
 // calls it on every provider turn.
@@ -257,91 +279,115 @@ func (r *Registry) Touch(threadID string) {
 		return
 	}
 	now := r.env.Now()
-	for _, c := range r.records {
-		if c.Scope.Thread != nil && c.Scope.Thread.ThreadID == threadID {
-			c.LastAliveAt = now
-		}
+	for _, c := range r.byThread[threadID] {
+		c.LastAliveAt = now
 	}
 }
 
 // RevokeProviderSession revokes the credential id (revokeProviderSession);
 // cause names who asked, for the trace. It reports whether one was live.
 func (r *Registry) RevokeProviderSession(id, cause string) bool {
-	for i, c := range r.records {
-		if c.ID == id {
-			r.drop(i, "credential.revoke", cause)
-			return true
-		}
+	c := r.byID[id]
+	if c == nil {
+		return false
 	}
-	return false
+	r.drop(c, "credential.revoke", cause)
+	return true
 }
 
 // ThreadCredentials returns how many live credentials are bound to
 // threadID (it does not prune).
-func (r *Registry) ThreadCredentials(threadID string) int {
-	n := 0
-	for _, c := range r.records {
-		if c.Scope.Thread != nil && c.Scope.Thread.ThreadID == threadID {
-			n++
-		}
-	}
-	return n
-}
+func (r *Registry) ThreadCredentials(threadID string) int { return len(r.byThread[threadID]) }
 
-// RevokeThread revokes every credential bound to threadID (revokeThread).
+// RevokeThread revokes every credential bound to threadID (revokeThread),
+// in issue order.
 func (r *Registry) RevokeThread(threadID, cause string) {
-	for i := 0; i < len(r.records); {
-		c := r.records[i]
-		if c.Scope.Thread != nil && c.Scope.Thread.ThreadID == threadID {
-			r.drop(i, "credential.revoke", cause)
-			continue
-		}
-		i++
+	for cs := r.byThread[threadID]; len(cs) > 0; cs = r.byThread[threadID] {
+		r.drop(cs[0], "credential.revoke", cause)
 	}
 }
 
 // RevokeThreadIssuedBy revokes every credential bound to threadID that was
 // issued at or before at (the cleanup-by-issue-time mutant's clean-up).
 func (r *Registry) RevokeThreadIssuedBy(threadID string, at time.Duration, cause string) {
-	for i := 0; i < len(r.records); {
-		c := r.records[i]
-		if c.Scope.Thread != nil && c.Scope.Thread.ThreadID == threadID && c.Scope.IssuedAt <= at {
-			r.drop(i, "credential.revoke", cause)
+	for i := 0; i < len(r.byThread[threadID]); {
+		c := r.byThread[threadID][i]
+		if c.Scope.IssuedAt <= at {
+			r.drop(c, "credential.revoke", cause)
 			continue
 		}
 		i++
 	}
 }
 
+// prune expires, in issue order, every credential past its liveness window
+// or lifetime cap. It scans only when the floor says one may be.
 func (r *Registry) prune() {
 	now := r.env.Now()
-	for i := 0; i < len(r.records); {
+	if r.floorOK && r.floorFor == r.Settings && now <= r.floor {
+		return
+	}
+	floor := time.Duration(math.MaxInt64)
+	for i := 0; i < len(r.records); i++ {
 		c := r.records[i]
+		if c.dead {
+			continue
+		}
 		if now-c.LastAliveAt > r.LivenessWindow {
-			r.drop(i, "credential.expire", "liveness", sim.A("last-alive", sim.FormatT(c.LastAliveAt)))
+			r.drop(c, "credential.expire", "liveness", sim.A("last-alive", sim.FormatT(c.LastAliveAt)))
 			continue
 		}
 		if r.MaxLifetime > 0 && now-c.Scope.IssuedAt > r.MaxLifetime {
-			r.drop(i, "credential.expire", "lifetime", sim.A("issued", sim.FormatT(c.Scope.IssuedAt)))
+			r.drop(c, "credential.expire", "lifetime", sim.A("issued", sim.FormatT(c.Scope.IssuedAt)))
 			continue
 		}
-		i++
+		floor = min(floor, r.expiry(c))
 	}
+	r.floor, r.floorFor, r.floorOK = floor, r.Settings, true
+	r.compact()
 }
 
-func (r *Registry) drop(i int, kind, cause string, extra ...sim.Attr) {
-	c := r.records[i]
+// compact drops dead records from records once they are most of it.
+func (r *Registry) compact() {
+	if len(r.records) < 2*r.live+32 {
+		return
+	}
+	out := r.records[:0]
+	for _, c := range r.records {
+		if !c.dead {
+			out = append(out, c)
+		}
+	}
+	clear(r.records[len(out):])
+	r.records = out
+}
+
+func (r *Registry) drop(c *Credential, kind, cause string, extra ...sim.Attr) {
 	c.dead = true
-	r.records = append(r.records[:i], r.records[i+1:]...)
+	r.live--
+	delete(r.byToken, c.Token)
+	delete(r.byID, c.ID)
 	thread := ""
 	if c.Scope.Thread != nil {
 		thread = c.Scope.Thread.ThreadID
+		cs := r.byThread[thread]
+		for i, x := range cs {
+			if x == c {
+				cs = append(cs[:i], cs[i+1:]...)
+				break
+			}
+		}
+		if len(cs) == 0 {
+			delete(r.byThread, thread)
+		} else {
+			r.byThread[thread] = cs
+		}
 	}
 	r.env.Emit(actor, kind, "", append([]sim.Attr{sim.A("thread", thread), sim.A("cred", c.ID), sim.A("cause", cause)}, extra...)...)
 }
 
 // Len returns the number of live credentials.
-func (r *Registry) Len() int { return len(r.records) }
+func (r *Registry) Len() int { return r.live }
 
 // Slot is McpProviderSessionConfig: the credential an adapter injects into
 // the provider process for one thread.
@@ -354,40 +400,33 @@ type Slot struct {
 	Endpoint   string
 }
 
-// Slots is the module-level per-thread slot map (one slot per thread).
+// Slots is the module-level per-thread slot map (one slot per thread). It
+// is only looked up by thread, never ranged over.
 type Slots struct {
-	slots []Slot
+	slots map[string]Slot
 }
 
 // Get returns the slot of threadID.
 func (s *Slots) Get(threadID string) (Slot, bool) {
-	for _, sl := range s.slots {
-		if sl.ThreadID == threadID {
-			return sl, true
-		}
-	}
-	return Slot{}, false
+	sl, ok := s.slots[threadID]
+	return sl, ok
 }
 
 // Set writes the slot of sl.ThreadID.
 func (s *Slots) Set(sl Slot) {
-	for i := range s.slots {
-		if s.slots[i].ThreadID == sl.ThreadID {
-			s.slots[i] = sl
-			return
-		}
+	if s.slots == nil {
+		s.slots = map[string]Slot{}
 	}
-	s.slots = append(s.slots, sl)
+	s.slots[sl.ThreadID] = sl
 }
 
 // Clear empties the slot of threadID; with credID non-empty only if the slot
 // still holds credID. It reports whether it cleared one.
 func (s *Slots) Clear(threadID, credID string) bool {
-	for i, sl := range s.slots {
-		if sl.ThreadID == threadID && (credID == "" || sl.CredID == credID) {
-			s.slots = append(s.slots[:i], s.slots[i+1:]...)
-			return true
-		}
+	sl, ok := s.slots[threadID]
+	if !ok || credID != "" && sl.CredID != credID {
+		return false
 	}
-	return false
+	delete(s.slots, threadID)
+	return true
 }

@@ -446,7 +446,16 @@ type Orchestrator struct {
 	// (queued ones when their lock was released).
 	ArchiveResults []string
 	started        time.Duration
+	// life is what the scheduler's slot timers hold instead of the
+	// orchestrator: Kill cuts it, so a dead process's timers (a daily
+	// slot is up to 24 h away, and every boot arms every row again) no
+	// longer keep its whole server reachable until they fire and find it
+	// dead.
+	life *orchLife
 }
+
+// orchLife points at a live orchestrator; nil once it was killed.
+type orchLife struct{ o *Orchestrator }
 
 const actor = "orchestrator"
 
@@ -454,6 +463,7 @@ const actor = "orchestrator"
 func New(env *model.Env, st *store.Store) *Orchestrator {
 	o := &Orchestrator{env: env, rand: env.Rand(actor), nested: env.Rand(actor + "/nested"), st: st,
 		sched: env.Rand(actor + "/scheduler"), armed: map[string]int{}, started: env.Now()}
+	o.life = &orchLife{o}
 	o.ChildDuration = func() time.Duration { return o.rand.Duration("child-duration", 30*time.Second, 90*time.Minute) }
 	o.ChildFails = func() bool { return o.rand.Chance("child-fails", sim.Per(1, 10)) }
 	return o
@@ -463,6 +473,7 @@ func New(env *model.Env, st *store.Store) *Orchestrator {
 // (and with them their obligations: the calls died with the process).
 func (o *Orchestrator) Kill() {
 	o.dead = true
+	o.life.o = nil
 	for _, rec := range o.unflushed {
 		if i := slices.Index(o.st.Receipts, rec); i >= 0 {
 			o.st.Receipts = slices.Delete(o.st.Receipts, i, i+1)

@@ -193,8 +193,10 @@ func (o *Orchestrator) arm(s *store.Schedule) {
 		due = o.started
 	}
 	ticks := (due - o.started + SchedulerPoll - 1) / SchedulerPoll
+	life := o.life
 	o.env.After(o.started+ticks*SchedulerPoll-o.env.Now(), func() {
-		if o.dead || o.armed[s.ID] != gen {
+		o := life.o // nil: the process died (o.dead)
+		if o == nil || o.dead || o.armed[s.ID] != gen {
 			return
 		}
 		o.runDue(s)

@@ -130,12 +130,7 @@ func (m *Manager) bindNative(o *opening) (native, missing string) {
 			return "", cursor
 		}
 	}
-	count := 0
-	for _, n := range m.Store.Natives {
-		if n.ThreadID == t.ID {
-			count++
-		}
-	}
+	count := len(m.Store.NativesOf(t.ID))
 	n := &store.NativeConversation{ID: fmt.Sprintf("native:%s:%d", t.ID, count+1), ThreadID: t.ID, Instance: o.instance,
 		WrittenAtCreate: a.Driver == "acp", Process: m.process, CreatedAt: m.env.Now()}
 	m.Store.Natives = append(m.Store.Natives, n)

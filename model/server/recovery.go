@@ -175,7 +175,13 @@ func Reconcile(st *store.Store, trigger string, now time.Duration) RecoverySumma
 	// The streaming messages of each run, in table order (a scan of every
 	// message per cut run was quadratic in a world of 1,000 threads).
 	var streaming map[string][]*store.Message
-	for _, r := range st.Runs {
+	runs := st.Runs
+	if len(st.Parts) == 0 {
+		// Without run parts a settled run has nothing to reconcile (the
+		// default case below only cancels its leftover parts).
+		runs = st.Runs[st.OpenRunsFrom():]
+	}
+	for _, r := range runs {
 		switch {
 		case r.Status == RunQueued:
 			// Accepted queued work is held behind the cut run, its attempt

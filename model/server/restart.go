@@ -197,7 +197,7 @@ const EffectContinue = "provider-runtime.continue"
 // run's and writes nothing. It returns the number of writes.
 func (s *Server) PrepareForShutdown() int {
 	writes := 0
-	for _, r := range s.Store.Runs {
+	for _, r := range s.Store.Runs[s.Store.OpenRunsFrom():] {
 		if r.Status != store.RunRunning {
 			continue
 		}

@@ -190,6 +190,13 @@ type NativeConversation struct {
 // Exists reports whether the provider can resume the conversation.
 func (n *NativeConversation) Exists() bool { return n.WrittenAtCreate || n.Turns > 0 }
 
+// NativesOf returns the native conversations of thread threadID, in
+// creation order: the rows of Natives whose ThreadID is threadID. Do not
+// modify the result.
+func (s *Store) NativesOf(threadID string) []*NativeConversation {
+	return s.nativesByThread.rows(s.Natives, func(n *NativeConversation) string { return n.ThreadID }, threadID)
+}
+
 // Native returns the native conversation id, or nil.
 func (s *Store) Native(id string) *NativeConversation {
 	n, _ := s.nativeIdx.lookup(s.Natives, func(n *NativeConversation) string { return n.ID }, id)
@@ -269,6 +276,8 @@ type Store struct {
 	taskIdx    index[*Task]
 	nativeIdx  index[*NativeConversation]
 	messageIdx index[*Message]
+	projectIdx index[*Project]
+	sessionIdx index[*ProviderSession]
 	// Groups of rows by a key they never change, extended the same way:
 	// the runs of each thread, the tasks of each parent thread and of
 	// each parent task. They make per-thread questions cost the thread's
@@ -276,13 +285,50 @@ type Store struct {
 	runsByThread  group[*Run]
 	tasksByParent group[*Task]
 	tasksByTask   group[*Task]
+	// The queued turns and the native conversations of each thread.
+	queuedByThread  group[*QueuedTurn]
+	nativesByThread group[*NativeConversation]
+	// settledRuns: Runs[:settledRuns] were all settled when last looked
+	// at (OpenRunsFrom).
+	settledRuns int
+}
+
+// Settled reports whether a run status is final: completed, failed,
+// cancelled or interrupted. No model moves a run out of a final status
+// (a running run ends once, reconcile cancels what is not final, and a
+// cancelled orphan may be marked completed).
+func Settled(status string) bool {
+	switch status {
+	case RunCompleted, RunFailed, RunCancelled, RunInterrupted:
+		return true
+	}
+	return false
+}
+
+// OpenRunsFrom returns an index into Runs before which every run is
+// settled, first moving it past the settled runs that follow. A question
+// about the runs that are not settled (reconcile's, a shutdown's) need
+// only read Runs from there: in a world of 1,000 threads restarted every
+// few minutes that is the last few minutes' runs, not the day's.
+func (s *Store) OpenRunsFrom() int {
+	if s.settledRuns > len(s.Runs) { // the table was replaced or truncated
+		s.settledRuns = 0
+	}
+	for s.settledRuns < len(s.Runs) && Settled(s.Runs[s.settledRuns].Status) {
+		s.settledRuns++
+	}
+	return s.settledRuns
 }
 
 // group maps a key to the rows that carry it, in table order, for a table
-// that only grows by appending and whose rows never change that key.
-type group[T any] struct {
+// whose rows never change that key. Rows are grouped as they are appended;
+// a table that was replaced, truncated or had a row deleted (the
+// orchestrator's Kill drops unflushed tasks and receipts) is noticed by
+// its last grouped row no longer being last, and grouped again.
+type group[T comparable] struct {
 	byKey   map[string][]T
 	covered int
+	last    T
 }
 
 // rows returns the rows whose key is want, in table order, first grouping
@@ -291,7 +337,7 @@ func (g *group[T]) rows(rows []T, key func(T) string, want string) []T {
 	if g.byKey == nil {
 		g.byKey = map[string][]T{}
 	}
-	if g.covered > len(rows) { // the table was replaced or truncated
+	if g.covered > len(rows) || g.covered > 0 && rows[g.covered-1] != g.last { // replaced, truncated or cut
 		clear(g.byKey)
 		g.covered = 0
 	}
@@ -299,6 +345,7 @@ func (g *group[T]) rows(rows []T, key func(T) string, want string) []T {
 		r := rows[g.covered]
 		k := key(r)
 		g.byKey[k] = append(g.byKey[k], r)
+		g.last = r
 	}
 	return g.byKey[want]
 }
@@ -321,10 +368,12 @@ func (s *Store) TasksUnder(taskID string) []*Task {
 	return s.tasksByTask.rows(s.Tasks, func(t *Task) string { return t.ParentTask }, taskID)
 }
 
-// index maps ids to rows of a table that only grows by appending.
-type index[T any] struct {
+// index maps ids to rows of a table, indexed as they are appended and
+// again after a replacement, truncation or deletion (as group).
+type index[T comparable] struct {
 	byID    map[string]T
 	covered int
+	last    T
 }
 
 // lookup returns the row with id, first indexing rows[covered:].
@@ -332,7 +381,7 @@ func (ix *index[T]) lookup(rows []T, id func(T) string, want string) (T, bool) {
 	if ix.byID == nil {
 		ix.byID = map[string]T{}
 	}
-	if ix.covered > len(rows) { // the table was replaced or truncated
+	if ix.covered > len(rows) || ix.covered > 0 && rows[ix.covered-1] != ix.last { // replaced, truncated or cut
 		clear(ix.byID)
 		ix.covered = 0
 	}
@@ -341,6 +390,7 @@ func (ix *index[T]) lookup(rows []T, id func(T) string, want string) (T, bool) {
 		if _, dup := ix.byID[id(r)]; !dup { // the first row with an id wins, as a scan would
 			ix.byID[id(r)] = r
 		}
+		ix.last = r
 	}
 	r, ok := ix.byID[want]
 	return r, ok
@@ -354,12 +404,8 @@ func (s *Store) Thread(id string) *Thread {
 
 // Project returns the project id, or nil.
 func (s *Store) Project(id string) *Project {
-	for _, p := range s.Projects {
-		if p.ID == id {
-			return p
-		}
-	}
-	return nil
+	p, _ := s.projectIdx.lookup(s.Projects, func(p *Project) string { return p.ID }, id)
+	return p
 }
 
 // Run returns the run id, or nil.
@@ -605,12 +651,8 @@ type ProviderSession struct {
 
 // ProviderSession returns the row of id, or nil.
 func (s *Store) ProviderSession(id string) *ProviderSession {
-	for _, p := range s.ProviderSessions {
-		if p.ID == id {
-			return p
-		}
-	}
-	return nil
+	p, _ := s.sessionIdx.lookup(s.ProviderSessions, func(p *ProviderSession) string { return p.ID }, id)
+	return p
 }
 
 // WriteProviderSession writes a status for session id at now; a non-empty
@@ -677,8 +719,8 @@ type QueuedTurn struct {
 
 // PendingQueuedTurn returns the thread's pending queued turn, or nil.
 func (s *Store) PendingQueuedTurn(threadID string) *QueuedTurn {
-	for _, q := range s.QueuedTurns {
-		if q.ThreadID == threadID && q.Status == QueuedPending {
+	for _, q := range s.queuedByThread.rows(s.QueuedTurns, func(q *QueuedTurn) string { return q.ThreadID }, threadID) {
+		if q.Status == QueuedPending {
 			return q
 		}
 	}

@@ -33,3 +33,60 @@ func TestGroups_AnswerAsAScanWould(t *testing.T) {
 	assert.Same(t, s.Natives[0], s.Native("n1"), "the first row with an id, as a scan")
 	assert.Nil(t, s.Native("n3"))
 }
+
+// The new indexes answer as their scans did: the first project and
+// provider-session row with an id, a thread's first pending queued turn
+// (whose status changes after it is grouped), a thread's natives in
+// creation order.
+func TestIndexes_AnswerAsAScanWould(t *testing.T) {
+	s := &Store{Projects: []*Project{{ID: "p1"}, {ID: "p1", BrowserAccess: true}}}
+	assert.Same(t, s.Projects[0], s.Project("p1"))
+	s.Projects = append(s.Projects, &Project{ID: "p2"})
+	assert.Same(t, s.Projects[2], s.Project("p2"))
+	assert.Nil(t, s.Project("p3"))
+
+	s.WriteProviderSession("ps1", "ready", "", 0)
+	s.WriteProviderSession("ps2", "ready", "", 0)
+	s.WriteProviderSession("ps1", "running", "", 1)
+	assert.Len(t, s.ProviderSessions, 2)
+	assert.Equal(t, 2, s.ProviderSession("ps1").Writes)
+
+	s.QueuedTurns = []*QueuedTurn{{ThreadID: "a", MessageID: "m1", Status: QueuedPending}, {ThreadID: "b", MessageID: "m2", Status: QueuedPending}}
+	assert.Equal(t, "m1", s.PendingQueuedTurn("a").MessageID)
+	s.QueuedTurns[0].Status = QueuedAdopted
+	assert.Nil(t, s.PendingQueuedTurn("a"))
+	s.QueuedTurns = append(s.QueuedTurns, &QueuedTurn{ThreadID: "a", MessageID: "m3", Status: QueuedPending})
+	assert.Equal(t, "m3", s.PendingQueuedTurn("a").MessageID)
+
+	s.Natives = []*NativeConversation{{ID: "n1", ThreadID: "a"}, {ID: "n2", ThreadID: "b"}}
+	s.Natives = append(s.Natives, &NativeConversation{ID: "n3", ThreadID: "a"})
+	assert.Equal(t, []*NativeConversation{s.Natives[0], s.Natives[2]}, s.NativesOf("a"))
+}
+
+// OpenRunsFrom moves past settled runs only: it stops at the first run
+// that is not settled, and a run settled later lets it move on.
+func TestOpenRunsFrom_StopsAtTheFirstUnsettledRun(t *testing.T) {
+	s := &Store{Threads: []*Thread{{ID: "a"}}}
+	r1, r2, r3 := s.StartRun("a"), s.StartRun("a"), s.StartRun("a")
+	assert.Equal(t, 0, s.OpenRunsFrom())
+	r1.Status, r3.Status = RunCompleted, RunCancelled
+	assert.Equal(t, 1, s.OpenRunsFrom(), "r2 still runs")
+	r2.Status = RunFailed
+	assert.Equal(t, 3, s.OpenRunsFrom())
+	s.Runs = s.Runs[:1]
+	assert.Equal(t, 1, s.OpenRunsFrom(), "a shorter table starts over")
+}
+
+// A row deleted from the middle of a table (the orchestrator's Kill drops
+// unflushed tasks) and rows appended after it are seen by the next
+// question, even when the table is back to its old length.
+func TestIndexes_SeeADeletedRow(t *testing.T) {
+	s := &Store{Tasks: []*Task{{ID: "t1", ParentThread: "a"}, {ID: "t2", ParentThread: "a"}, {ID: "t3", ParentThread: "a"}}}
+	assert.NotNil(t, s.Task("t2"))
+	assert.Len(t, s.TasksDelegatedBy("a"), 3)
+	s.Tasks = append(s.Tasks[:1], s.Tasks[2:]...)
+	s.Tasks = append(s.Tasks, &Task{ID: "t4", ParentThread: "a"})
+	assert.Nil(t, s.Task("t2"), "deleted")
+	assert.NotNil(t, s.Task("t4"), "appended after the deletion")
+	assert.Equal(t, []*Task{s.Tasks[0], s.Tasks[1], s.Tasks[2]}, s.TasksDelegatedBy("a"))
+}
