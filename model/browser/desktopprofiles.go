@@ -292,9 +292,10 @@ func (b *ServerBrowser) desktopOpen(req Request, finish func(Result)) {
 		}
 		existing = nil
 	}
-	if b.Hosting != nil && req.URL != "" {
+	if b.Hosting != nil && req.URL != "" && (existing != nil || cat != nil) {
 		// Preview hosting resolves and prepares the URL itself
-		// (hosting_nav.go): on the reused tab, or before the new one.
+		// (hosting_nav.go): on the reused tab, or before the new one
+		// (a new tab without a catalogue is refused below).
 		if existing != nil {
 			res := Result{TabID: existing.TabID, TabThread: existing.ThreadID, Owner: existing.Control.AgentID}
 			b.hostedNavigate(existing, req, false, res, finish)

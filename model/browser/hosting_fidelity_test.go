@@ -713,3 +713,18 @@ func TestHostedNavigationInterruptedByTakeover(t *testing.T) {
 		})
 	}
 }
+
+// TestHostedOpenWithoutCatalogueOpensNothing: with hosting on, a new tab's
+// open whose desktop catalogue is unavailable is refused as without
+// hosting (UnavailableOpenMessage), before any preparation.
+func TestHostedOpenWithoutCatalogueOpensNothing(t *testing.T) {
+	w := newHosted(t, LocalDesktopHost)
+	w.b.Desktops.Unavailable = true
+	r := w.as("agent-a", OpOpen, func(r *Request) { r.URL, r.ReuseExistingTab = "http://localhost:5173/qa", false })
+	w.run(time.Second)
+	require.True(t, r.done)
+	assert.Equal(t, RemoteUnavailable, r.Outcome)
+	assert.Equal(t, UnavailableOpenMessage, r.Message)
+	assert.Empty(t, w.b.HostingCalls)
+	assert.Empty(t, w.b.Tabs())
+}
