@@ -115,7 +115,10 @@ type Catalog struct {
 	Obligations []Obligation `json:"obligations"`
 	Mutants     []Mutant     `json:"mutants"`
 	Probes      []Probe      `json:"probes"`
-	Scenarios   []Scenario   `json:"scenarios"`
+	// CommitPoints are where --strategy commit places its faults
+	// (model.DeclareCommitPoint).
+	CommitPoints []CommitPoint `json:"commit_points"`
+	Scenarios    []Scenario    `json:"scenarios"`
 	// Harness lists the failures the harness itself reports like
 	// invariants (model-panic, event-budget-exceeded).
 	Harness  []Harness `json:"harness"`
@@ -195,6 +198,19 @@ type Probe struct {
 	Name  string `json:"name"`
 	Group Group  `json:"group"`
 	Doc   string `json:"doc"`
+}
+
+// CommitPoint is a lifecycle edge a model declares where a durable write
+// and its acknowledgement are separated; the commit strategy places Fault
+// exactly there (at most model.CommitFaultsPerPoint times per run).
+type CommitPoint struct {
+	Name  string `json:"name"`
+	Group Group  `json:"group"`
+	// Doc says which write is done, what is still pending and what the
+	// fault does.
+	Doc string `json:"doc"`
+	// Fault names the fault placed: "server-restart", "renderer.reload", ...
+	Fault string `json:"fault"`
 }
 
 // Scenario is a named workload and fault plan.

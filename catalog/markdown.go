@@ -52,6 +52,10 @@ func WriteMarkdown(w io.Writer, c Catalog, exp map[string]Medians) error {
 	for _, p := range c.Probes {
 		fmt.Fprintf(&b, "| %s | `%s` | %s |\n", p.Group, p.Name, cell(p.Doc))
 	}
+	b.WriteString("\n## Commit points (where `--strategy commit` places its faults)\n\n| group | commit point | fault | what is written, what is pending |\n|---|---|---|---|\n")
+	for _, p := range c.CommitPoints {
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", p.Group, p.Name, p.Fault, cell(p.Doc))
+	}
 	b.WriteString("\n## Scenarios\n\n| scenario | judged by | what it runs |\n|---|---|---|\n")
 	for _, s := range c.Scenarios {
 		groups := make([]string, len(s.Groups))

@@ -123,6 +123,10 @@ type FailedSeed struct {
 	Scenario  string `json:"scenario"`
 	Seed      uint64 `json:"seed"`
 	Invariant string `json:"invariant"`
+	// Branch is set for a branch of the branch strategy: the root seed it
+	// continues and the event it branched at (orchsim run --strategy
+	// branch --branch ROOT:AT --seed SEED reproduces it).
+	Branch *scenarios.BranchFrom `json:"branch,omitempty"`
 }
 
 // Report is the summary of campaign c's results sum, with the fields that
@@ -167,7 +171,7 @@ func Results(names []string, sum *Summary) Report {
 		r.Stories = append(r.Stories, rst)
 	}
 	for _, f := range sum.Failures {
-		r.FailedSeeds = append(r.FailedSeeds, FailedSeed{f.Scenario, f.Seed, f.Invariant})
+		r.FailedSeeds = append(r.FailedSeeds, FailedSeed{f.Scenario, f.Seed, f.Invariant, f.Branch})
 	}
 	r.Later = []ReportLater{}
 	for _, g := range sum.Later {

@@ -74,8 +74,17 @@ func (p Point) String() string {
 	if p.Seq < 0 {
 		return fmt.Sprintf("before the first event (%s reseeded runs fail)", frac(p.Doomed, p.Tries))
 	}
-	return fmt.Sprintf("event %d at %s (%s reseeded continuations fail; %s after event %d)",
-		p.Seq, clock(p.Event.At), frac(p.Doomed, p.Tries), frac(p.Before, p.BeforeTries), p.Seq-1)
+	return fmt.Sprintf("event %d at %s (%s reseeded continuations fail; %s)",
+		p.Seq, clock(p.Event.At), frac(p.Doomed, p.Tries), p.before())
+}
+
+// before renders the certainty one event earlier: "9/20 after event 40",
+// or for the first event (Seq 0) "3/20 from the start".
+func (p Point) before() string {
+	if p.Seq == 0 {
+		return frac(p.Before, p.BeforeTries) + " from the start"
+	}
+	return fmt.Sprintf("%s after event %d", frac(p.Before, p.BeforeTries), p.Seq-1)
 }
 
 // Certainty says how certain the point is: "19/20 reseeded continuations
@@ -84,7 +93,7 @@ func (p Point) Certainty() string {
 	if p.Seq < 0 {
 		return frac(p.Doomed, p.Tries) + " reseeded runs fail from the start"
 	}
-	return fmt.Sprintf("%s reseeded continuations fail; %s after event %d", frac(p.Doomed, p.Tries), frac(p.Before, p.BeforeTries), p.Seq-1)
+	return fmt.Sprintf("%s reseeded continuations fail; %s", frac(p.Doomed, p.Tries), p.before())
 }
 
 func frac(f float64, n int) string { return fmt.Sprintf("%d/%d", int(f*float64(n)+0.5), n) }

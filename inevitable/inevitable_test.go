@@ -124,3 +124,16 @@ func TestFind_EveryCorpusStoryHasAPoint(t *testing.T) {
 		})
 	}
 }
+
+// A point's text names the event before it, or the start when the point
+// is the first event, and never "event -1".
+func TestPoint_RendersTheEventBefore(t *testing.T) {
+	p := inevitable.Point{Seq: 41, Doomed: 0.95, Tries: 20, Before: 0.45, BeforeTries: 20}
+	assert.Equal(t, "19/20 reseeded continuations fail; 9/20 after event 40", p.Certainty())
+	first := inevitable.Point{Seq: 0, Doomed: 1, Tries: 20, Before: 0.15, BeforeTries: 20}
+	assert.Equal(t, "20/20 reseeded continuations fail; 3/20 from the start", first.Certainty())
+	assert.NotContains(t, first.String(), "event -1")
+	assert.Contains(t, first.String(), "3/20 from the start")
+	start := inevitable.Point{Seq: -1, Doomed: 1, Tries: 20}
+	assert.Equal(t, "before the first event (20/20 reseeded runs fail)", start.String())
+}

@@ -168,6 +168,7 @@ type ProbeCounter struct {
 	page       pageLife                 // pending dialogs and withdrawn pages (pagelife.go)
 	profiles   profileLife              // profile catalogues across restarts (profiles.go)
 	native     nativeLife               // native desktop pages (nativeroots.go)
+	popups     popupLife                // native popups (nativepopups.go)
 	surfaces   surfaceLife              // captures past their deadline (surfaces.go)
 	hosting    hostingLife              // agent navigations hosting prepares (hosting.go)
 
@@ -229,6 +230,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.profiles.observe(ev, hit)
 	desktopAway(ev, hit)
 	p.native.observe(ev, hit)
+	p.popups.observe(ev, hit)
 	p.surfaces.observe(ev, hit)
 	p.hosting.observe(ev, hit)
 	switch {

@@ -136,6 +136,9 @@ func RunCommand(res *scenarios.Result) string {
 	if res.Strategy != "" && res.Strategy != scenarios.DefaultStrategy {
 		fmt.Fprintf(&b, " --strategy %s", res.Strategy)
 	}
+	if res.Branch != nil {
+		fmt.Fprintf(&b, " --branch %d:%d", res.Branch.Root, res.Branch.At)
+	}
 	if sc, err := scenarios.Lookup(res.Scenario); err == nil && res.Horizon != sc.Horizon {
 		fmt.Fprintf(&b, " --horizon %s", res.Horizon)
 	}

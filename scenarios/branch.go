@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"maps"
+	"strconv"
 
 	"github.com/orchsim/orchsim/sim"
 )
@@ -62,7 +63,8 @@ func (s *states) note(name string, seq uint64) {
 	case 1:
 		s.hits = append(s.hits, Hit{Name: name, Seq: seq})
 	case 2, 4, 8, 16, 32:
-		s.hits = append(s.hits, Hit{Name: fmt.Sprintf("%s#%d", name, n), Seq: seq})
+		var b [64]byte // name#n without fmt's boxing
+		s.hits = append(s.hits, Hit{Name: string(strconv.AppendInt(append(append(b[:0], name...), '#'), int64(n), 10)), Seq: seq})
 	}
 }
 

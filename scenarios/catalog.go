@@ -45,6 +45,9 @@ func Catalog() catalog.Catalog {
 	for _, p := range invariants.Probes {
 		c.Probes = append(c.Probes, catalog.Probe{Name: p.Name, Group: p.Group, Doc: p.Doc})
 	}
+	for _, p := range model.CommitPoints() {
+		c.CommitPoints = append(c.CommitPoints, catalog.CommitPoint{Name: p.Name, Group: p.Group, Doc: p.Doc, Fault: p.Fault})
+	}
 	for _, s := range All() {
 		c.Scenarios = append(c.Scenarios, catalog.Scenario{Name: s.Name, Doc: s.Doc, HorizonMs: s.Horizon.Milliseconds(),
 			Groups: s.Groups, Invariants: s.Invariants})

@@ -78,9 +78,12 @@ func TestDeterminism_EveryStrategy(t *testing.T) {
 	for _, sc := range All() {
 		for _, st := range []Strategy{Random, PCT, Commit, Branch} {
 			for seed := uint64(1); seed <= 30; seed++ {
+				prev := runtime.GOMAXPROCS(1)
 				a := mustRun(t, Config{Scenario: sc.Name, Seed: seed, Profile: prof, Strategy: st, RecordTape: true})
+				runtime.GOMAXPROCS(4)
 				b := mustRun(t, Config{Scenario: sc.Name, Seed: seed, Profile: prof, Strategy: st})
-				require.Equal(t, a.Fingerprint, b.Fingerprint, "%s %s seed %d", sc.Name, st, seed)
+				runtime.GOMAXPROCS(prev)
+				require.Equal(t, a.Fingerprint, b.Fingerprint, "%s %s seed %d, GOMAXPROCS 1 and 4", sc.Name, st, seed)
 				c := mustRun(t, Config{Scenario: sc.Name, Seed: seed, Profile: prof, Strategy: st, Tape: a.Tape})
 				require.Equal(t, a.Fingerprint, c.Fingerprint, "%s %s seed %d replayed from its tape", sc.Name, st, seed)
 			}

@@ -12,15 +12,17 @@ import (
 // in half the worlds that set T3World.PageLifecycle, as chaos does, and
 // whose agents use the preview tools; model/browser/native*.go):
 //   - each server process has one desktop host ("local") on its desktop
-//     browser channel; half the agent tabs the desktop would render open
+//     browser channel; two thirds of the agent tabs the desktop would render open
 //     as native roots on it instead (created, accepted and published
 //     before they are listed) while the host is connected;
 //   - the host answers a close 5 ms to 3 s later, and vetoes a sixth of
 //     them (a beforeunload handler) outside the heal phase;
-//   - the desktop takes back half of the roots a minute to an hour after
-//     they were published, and half of those lose their window as well;
+//   - the desktop takes back two thirds of the roots a minute to an hour
+//     after they were published, and two thirds of those lose their window
+//     (the person closes half of those tabs in the client, 1 s to 10 min
+//     later: a close of an unreachable root);
 //   - outside the heal phase the host's channel drops 2 to 45 min after it
-//     came up, and a quarter of the closes it receives are left unanswered
+//     came up, and a third of the closes it receives are left unanswered
 //     as it drops (it vetoed, or closed, and lost the reply); it returns
 //     2 s to 3 min later: answers due are lost (a close's intent is kept),
 //     closes meanwhile retire their roots at once, and the return
@@ -75,7 +77,7 @@ func (w *T3World) wireNativeRoots(b *browser.ServerBrowser) {
 			return nil, "" // no catalogue from a host that is away
 		}
 		ok, after := desktopFor(threadID)
-		if ok && r.Chance("root", sim.Per(1, 2)) {
+		if ok && r.Chance("root", sim.Per(2, 3)) {
 			return h, ""
 		}
 		kept = &desktopDraw{thread: threadID, ok: ok, after: after}
@@ -104,7 +106,7 @@ func (w *T3World) wireNativeRoots(b *browser.ServerBrowser) {
 	}
 	h.Close = func(_ *browser.NativePage, _ int, answer func(string)) {
 		veto := !w.env.Healing && r.Chance("close-veto", sim.Per(1, 6))
-		drop := !w.env.Healing && r.Chance("drop-before-answer", sim.Per(1, 4))
+		drop := !w.env.Healing && r.Chance("drop-before-answer", sim.Per(1, 3))
 		w.env.After(r.Duration("close-answer", 5*time.Millisecond, 3*time.Second), func() {
 			switch {
 			case drop && alive() && h.Connected:
@@ -117,16 +119,24 @@ func (w *T3World) wireNativeRoots(b *browser.ServerBrowser) {
 		})
 	}
 	h.OnPublish = func(p *browser.NativePage) {
-		if !r.Chance("withdraw", sim.Per(1, 2)) {
+		if !r.Chance("withdraw", sim.Per(2, 3)) {
 			return
 		}
-		gone := r.Chance("window-gone", sim.Per(1, 2))
+		gone := r.Chance("window-gone", sim.Per(2, 3))
 		w.env.After(r.Duration("withdraw-after", time.Minute, time.Hour), func() {
 			if t := p.Tab; alive() && t != nil && !p.Closed && t.HasPage() {
 				if gone {
 					p.Rendered = false
 				}
 				b.DesktopWithdraw(t)
+				if gone && r.Chance("client-close", sim.Per(1, 2)) {
+					// The person closes the dead root's tab in the client.
+					w.env.After(r.Duration("client-close-after", time.Second, 10*time.Minute), func() {
+						if t := p.Tab; alive() && t != nil && !p.Closed {
+							b.ManagerCloseNative(t, nil)
+						}
+					})
+				}
 			}
 		})
 	}

@@ -35,7 +35,7 @@ func TestObligationsAreListed(t *testing.T) {
 	for _, o := range sim.Obligations() {
 		names = append(names, o.Name)
 	}
-	assert.ElementsMatch(t, []string{browser.RegainTab, orchestrator.TaskSettles, orchestrator.WaitReturns, server.RunSettles}, names)
+	assert.ElementsMatch(t, []string{browser.RegainTab, browser.NativeCloseSettles, orchestrator.TaskSettles, orchestrator.WaitReturns, server.RunSettles}, names)
 }
 
 // A probe counts the attempt a violation stops: the violating event of

@@ -193,8 +193,11 @@ type Result struct {
 	Seed     uint64
 	Profile  model.Profile
 	Strategy Strategy
-	Off      []string
-	Horizon  time.Duration
+	// Branch is Config.Branch: the run a branch continues and the event it
+	// branched at (nil for a root or any other run).
+	Branch  *BranchFrom
+	Off     []string
+	Horizon time.Duration
 	// EventBudget is the most events the run could execute: Config's, or
 	// DefaultEventBudget.
 	EventBudget uint64
@@ -366,7 +369,7 @@ func Run(cfg Config) (Result, error) {
 			reached.note("commit-reached:"+name, tr.Len()-1)
 		}
 	}
-	res := Result{Scenario: sc.Name, Seed: cfg.Seed, Profile: cfg.Profile, Strategy: strategy, Off: cfg.Off, Horizon: horizon,
+	res := Result{Scenario: sc.Name, Seed: cfg.Seed, Profile: cfg.Profile, Strategy: strategy, Branch: cfg.Branch, Off: cfg.Off, Horizon: horizon,
 		EventBudget: budget}
 	if !buildSafely(sc, env) {
 		res.End = sim.EndViolation

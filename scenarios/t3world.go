@@ -96,6 +96,7 @@ type T3World struct {
 	profRand *sim.Rand // the server tabs' browser profiles (profiles.go), nil when off
 	deskRand *sim.Rand // the desktop profile catalogues (desktopprofiles.go), nil when off
 	nrand    *sim.Rand // native desktop roots (nativeroots.go), nil when off
+	poprand  *sim.Rand // native popups of those roots (nativepopups.go), nil when off
 	srand    *sim.Rand // native surfaces and captures (surfaces.go), nil when off
 	hostRand *sim.Rand // the server tabs' preview hosting (hosting.go), nil when off
 	// PageLifecycle lets the page-lifecycle dimension be drawn
@@ -369,6 +370,7 @@ func (w *T3World) Start() {
 	w.startProfiles()
 	w.startDesktopProfiles()
 	w.startNativeRoots()
+	w.startNativePopups()
 	w.startSurfaces()
 	w.startHosting()
 	w.boot()
@@ -519,6 +521,7 @@ func (w *T3World) boot() {
 	w.wireProfiles(w.srv.Browser)
 	w.wireDesktopProfiles(w.srv.Browser)
 	w.wireNativeRoots(w.srv.Browser)
+	w.wireNativePopups(w.srv.Browser)
 	w.wireSurfaces(w.srv.Browser)
 	w.wireHosting(w.srv.Browser)
 	w.srv.Orch.Nested = w.NestedDelegation
@@ -593,7 +596,8 @@ func (w *T3World) latency() time.Duration {
 // Call implements agent.Net: request and response each cross the network.
 func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.ToolCall, reply func(model.ToolResult)) {
 	c := &netCall{w: w, threadID: threadID, cred: cred, call: call, reply: reply}
-	w.env.After(w.latency(), func() { c.arrive() })
+	c.fn = func() { c.step() }
+	w.env.After(w.latency(), c.fn)
 }
 
 // netCall is one tool call crossing the network: what its delivery and
@@ -605,6 +609,26 @@ type netCall struct {
 	cred     provider.ThreadCred
 	call     model.ToolCall
 	reply    func(model.ToolResult)
+	// fn is step, bound once: it delivers the call, then (pending) the
+	// answer held in result. An answer that comes while another waits to
+	// be delivered gets a closure of its own, as every answer once did.
+	fn      func()
+	arrived bool
+	pending bool
+	result  model.ToolResult
+}
+
+// step is the call's next network hop: its arrival at the server, then
+// its answer's arrival at the caller.
+func (c *netCall) step() {
+	if !c.arrived {
+		c.arrived = true
+		c.arrive()
+		return
+	}
+	r := c.result
+	c.pending, c.result = false, model.ToolResult{}
+	c.reply(r)
 }
 
 // arrive delivers the call at the server.
@@ -651,7 +675,12 @@ func (c *netCall) arrive() {
 			w.env.Emit("fault", "response-lost", "", sim.A("thread", threadID), sim.A("tool", call.Tool))
 			return
 		}
-		w.env.After(w.latency(), func() { reply(r) })
+		if c.pending {
+			w.env.After(w.latency(), func() { reply(r) })
+			return
+		}
+		c.pending, c.result = true, r
+		w.env.After(w.latency(), c.fn)
 	})
 }
 

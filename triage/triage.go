@@ -237,7 +237,10 @@ type Verdict struct {
 
 // Explain judges every registered switch against cfg's failure of inv
 // (what ends the run as given): added alone to its profile, is it
-// sufficient; removed from the fixed preset, is it necessary.
+// sufficient; removed from the fixed preset, is it necessary. A switch is
+// necessary only when the fixed preset (with cfg's mutants) does not fail
+// inv: a failure that survives every fix (a mutant's, or a bug no switch
+// models) needs no switch off, so none is necessary.
 func Explain(cfg scenarios.Config, inv string) ([]Verdict, error) {
 	j := NewJudge(cfg, inv)
 	ends := func(p model.Profile) (string, error) {
@@ -251,6 +254,18 @@ func Explain(cfg scenarios.Config, inv string) ([]Verdict, error) {
 			return "ok", nil
 		}
 		return res.Violation.Invariant, nil
+	}
+	var all []string
+	for _, s := range model.Switches() {
+		all = append(all, string(s.Name))
+	}
+	p, err := model.NewProfile(model.PresetReported, all, cfg.Profile.MutantNames())
+	if err != nil {
+		return nil, err
+	}
+	everyFix, err := ends(p)
+	if err != nil {
+		return nil, err
 	}
 	var out []Verdict
 	for _, s := range model.Switches() {
@@ -278,7 +293,7 @@ func Explain(cfg scenarios.Config, inv string) ([]Verdict, error) {
 			return nil, err
 		}
 		out = append(out, Verdict{Switch: name, Alone: alone, Without: without,
-			Sufficient: alone != inv, Necessary: without == inv})
+			Sufficient: alone != inv, Necessary: without == inv && everyFix != inv})
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -106,6 +107,13 @@ violation was edited or removed) is refused the same way.`,
 			}
 			tw.Flush()
 			fmt.Fprintf(w, "sufficient: %v\nnecessary: %v\n", orNone(sufficient), orNone(necessary))
+			if len(necessary) == 0 && len(sufficient) == 0 {
+				if ms := cfg.Profile.MutantNames(); len(ms) > 0 {
+					fmt.Fprintf(w, "with every fix on it still fails: the cause is the mutant %s, not a switch\n", strings.Join(ms, ", "))
+				} else {
+					fmt.Fprintln(w, "with every fix on it still fails: no modelled bug explains it (a new bug, or a modelling defect)")
+				}
+			}
 			// The point of no return, on the file's own run.
 			p, err := inevitable.Find(cfg, what, inevitable.Options{Tries: tries})
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -299,4 +300,46 @@ func TestFuzz_SeedsEndAtTheLargest(t *testing.T) {
 		"--budget", "20s")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Regexp(t, `fuzz: 6 seeds in [^\n]* \(ran every seed up to the largest, 18446744073709551615\)\n`, out)
+}
+
+// A mutant's failure survives every fix: explain names no switch as
+// necessary and says the mutant is the cause (removing any one switch from
+// fixed "fails again" only because the mutant is still on).
+func TestExplain_MutantFailureNeedsNoSwitch(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "m.json")
+	code, _, errOut := cli(t, "run", "--scenario", "request-retry", "--seed", "1", "--profile", "fixed",
+		"--mutant", "receipt-write-behind", "--strategy", "commit", "--out", file)
+	require.Equal(t, exitViolation, code, errOut)
+	code, out, errOut := cli(t, "explain", file, "--tries", "2")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "necessary: [nothing]")
+	assert.Contains(t, out, "the cause is the mutant receipt-write-behind, not a switch")
+}
+
+// A branch campaign's failing continuation is listed in --json with its
+// root and branch event, and run --strategy branch --branch ROOT:AT with
+// its seed fails the same invariant; the story's run command says so too.
+func TestFuzz_BranchFailureReproducesFromJSON(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "b.json")
+	code, _, errOut := cli(t, "fuzz", "--scenario", "request-retry", "--strategy", "branch", "--seeds", "120", "--json", js)
+	require.Equal(t, exitViolation, code, errOut)
+	sum := readJSON[jsonSummary](t, js)
+	var br *jsonFailed
+	for i := range sum.FailedSeeds {
+		if sum.FailedSeeds[i].Branch != nil {
+			br = &sum.FailedSeeds[i]
+			break
+		}
+	}
+	require.NotNil(t, br, "120 seeds of request-retry under reported branch")
+	code, out, errOut := cli(t, "run", "--scenario", br.Scenario, "--seed", strconv.FormatUint(br.Seed, 10), "--strategy", "branch",
+		"--branch", fmt.Sprintf("%d:%d", br.Branch.Root, br.Branch.At))
+	require.Equal(t, exitViolation, code, errOut)
+	assert.Contains(t, out, "violation: "+br.Invariant+" at ")
+	for _, bad := range [][]string{{"--branch", "7"}, {"--branch", "a:b"}, {"--strategy", "commit", "--branch", "1:2"}} {
+		code, _, errOut = cli(t, append([]string{"run", "--scenario", "request-retry", "--seed", "1", "--strategy", "branch"}, bad...)...)
+		assert.Equal(t, exitUsage, code, "%v", bad)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	}
 }

@@ -19,12 +19,12 @@ func newListCmd() *cobra.Command {
 	var format, exploration string
 	cmd := &cobra.Command{
 		Use:   "list [--format text|json|markdown]",
-		Short: "List scenarios, invariants, obligations, probes, switches and mutants",
+		Short: "List scenarios, invariants, obligations, probes, commit points, switches and mutants",
 		Long: `List everything this build declares. Each table is ordered by component group
 (provider-session, mcp-credential, preview-tab, orchestrator-idempotency,
 restart-continuation, terminal-session, other), then by name. --format json prints
 one object with the arrays switches, invariants, obligations, mutants, probes,
-scenarios, harness and profiles (fields documented in package catalog);
+commit_points, scenarios, harness, profiles and record (fields documented in package catalog);
 --format markdown prints docs/bugs.md (with --exploration docs/exploration.md, the
 measured median seeds of each switch).`,
 		Args: cobra.NoArgs,
@@ -111,6 +111,10 @@ func printCatalog(out io.Writer, c catalog.Catalog) error {
 	fmt.Fprintln(w, "\nPROBES (coverage counted by fuzz)")
 	for _, p := range c.Probes {
 		fmt.Fprintf(w, "  %s: %s\t%s\n", p.Group, p.Name, p.Doc)
+	}
+	fmt.Fprintln(w, "\nCOMMIT POINTS (where --strategy commit places faults)")
+	for _, p := range c.CommitPoints {
+		fmt.Fprintf(w, "  %s: %s\t%s: %s\n", p.Group, p.Name, p.Fault, p.Doc)
 	}
 	fmt.Fprintln(w, "\nSWITCHES (off = reported, on = fixed; --fix NAME, --unfix NAME)")
 	for _, s := range c.Switches {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,6 +34,7 @@ type runFlags struct {
 	eventBudget int64
 	noReturn    bool
 	keepGoing   bool
+	branch      string // --branch ROOT:AT
 }
 
 func newRunCmd() *cobra.Command {
@@ -106,9 +109,13 @@ for writing, such as /dev/stdin, is bad usage).`,
 			if err != nil {
 				return usageErr("%v", err)
 			}
+			from, err := parseBranch(f.branch, strategy)
+			if err != nil {
+				return err
+			}
 			cfg := scenarios.Config{Scenario: f.scenario, Seed: f.seed, Profile: prof, Horizon: f.horizon,
-				EventBudget: uint64(f.eventBudget),
-				Strategy:    strategy, KeepTrace: true, RecordTape: f.out != "", KeepGoing: f.keepGoing}
+				EventBudget: uint64(f.eventBudget), Branch: from,
+				Strategy: strategy, KeepTrace: true, RecordTape: f.out != "", KeepGoing: f.keepGoing}
 			return execute(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg, outputs{format: f.format, trace: f.trace, out: f.out, html: f.html, noReturn: f.noReturn})
 		},
 	}
@@ -127,6 +134,7 @@ for writing, such as /dev/stdin, is bad usage).`,
 	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML timeline to FILE")
 	fl.BoolVar(&f.noReturn, "no-return", false, noReturnUsage)
 	fl.StringVar(&f.strategy, "strategy", string(scenarios.DefaultStrategy), "exploration strategy: random, swarm, pct, commit or branch (branch: a campaign strategy; one run under it is a commit run)")
+	fl.StringVar(&f.branch, "branch", "", "with --strategy branch: run a branch continuation, ROOT:AT (the root seed's draws through its event AT, then this --seed's); fuzz --json's failed_seeds gives both")
 	fl.BoolVar(&f.keepGoing, "keep-going", false, "go on past the first violation and report every distinct invariant broken, each with its first event (a \"broken:\" line each, before the last line, which names the first)")
 	return cmd
 }
@@ -244,4 +252,22 @@ func traceJSON(events []sim.Event) ([]byte, error) {
 		buf = append(append(buf, b...), '\n')
 	}
 	return buf, nil
+}
+
+// parseBranch reads --branch ROOT:AT (nil when not given); it needs
+// --strategy branch, whose campaigns make such runs.
+func parseBranch(v string, st scenarios.Strategy) (*scenarios.BranchFrom, error) {
+	if v == "" {
+		return nil, nil
+	}
+	if st != scenarios.Branch {
+		return nil, usageErr("--branch needs --strategy branch")
+	}
+	root, at, ok := strings.Cut(v, ":")
+	r, err1 := strconv.ParseUint(root, 10, 64)
+	a, err2 := strconv.ParseUint(at, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return nil, usageErr("--branch wants ROOT:AT (a root seed and an event number), got %q", v)
+	}
+	return &scenarios.BranchFrom{Root: r, At: a}, nil
 }

@@ -421,6 +421,10 @@ func (b *Broker) Kill() {
 	for len(b.hosts) > 0 {
 		b.close(b.hosts[0], "server-died")
 	}
+	// A dead broker routes nothing (Invoke answers NoAvailableHost first):
+	// its tab records need not outlive it while its timers are pending.
+	b.hosts, b.tabs = nil, nil
+	clear(b.tabAt)
 }
 
 // ReportTab is a host's reportStatus of a tab it holds for threadID,
@@ -467,6 +471,7 @@ func (b *Broker) drop(h *Host) {
 	for i, x := range b.hosts {
 		if x == h {
 			if i == 0 { // Kill closes the hosts first to last
+				b.hosts[0] = nil // the backing array must not keep it
 				b.hosts = b.hosts[1:]
 			} else {
 				b.hosts = append(b.hosts[:i], b.hosts[i+1:]...)

@@ -437,6 +437,7 @@ func NewServerBrowser(env *model.Env, incarnation int) *ServerBrowser {
 func (b *ServerBrowser) Kill() {
 	b.dead = true
 	b.sweep.Stop()
+	b.killNative()
 	for _, t := range b.tabs {
 		t.Control.Close()
 		b.env.Obligations.Discharge(RegainTab, TabEntity(t.ThreadID, t.TabID))

@@ -292,10 +292,14 @@ func (b *ServerBrowser) desktopOpen(req Request, finish func(Result)) {
 		}
 		existing = nil
 	}
-	if b.Hosting != nil && req.URL != "" && (existing != nil || cat != nil) {
+	if existing == nil && cat == nil {
+		b.env.Emit(actor, "tab.native-unavailable", pinned, sim.A("thread", req.ThreadID), sim.A("why", "catalogue"))
+		finish(unavailable(UnavailableOpenMessage, ""))
+		return
+	}
+	if b.Hosting != nil && req.URL != "" {
 		// Preview hosting resolves and prepares the URL itself
-		// (hosting_nav.go): on the reused tab, or before the new one
-		// (a new tab without a catalogue is refused below).
+		// (hosting_nav.go): on the reused tab, or before the new one.
 		if existing != nil {
 			res := Result{TabID: existing.TabID, TabThread: existing.ThreadID, Owner: existing.Control.AgentID}
 			b.hostedNavigate(existing, req, false, res, finish)
@@ -325,11 +329,6 @@ func (b *ServerBrowser) desktopOpen(req Request, finish func(Result)) {
 		b.reuseNative(existing, req, url, cat, finish)
 		return
 	}
-	if cat == nil {
-		b.env.Emit(actor, "tab.native-unavailable", pinned, sim.A("thread", req.ThreadID), sim.A("why", "catalogue"))
-		finish(unavailable(UnavailableOpenMessage, ""))
-		return
-	}
 	b.sweepIdle()
 	if len(owned) >= AgentTabLimit || b.live() >= ServerTabLimit {
 		finish(Result{Outcome: ReasonTabLimit})
@@ -337,6 +336,21 @@ func (b *ServerBrowser) desktopOpen(req Request, finish func(Result)) {
 	}
 	if cat.NoNativeRoots {
 		finish(unavailable(RootUnsupportedMessage, DetailRootUnsupported))
+		return
+	}
+	if h := b.nativeHost(cat.HostID); h != nil {
+		// The host is on the native channel: the new tab is a root it
+		// creates, accepts and publishes (native_root.go).
+		root := req
+		root.URL = url
+		host := cat.HostID
+		b.openNativeRoot(root, h, profile, func(res Result) {
+			if t := b.Tab(res.TabThread, res.TabID); t != nil && res.Outcome == OK {
+				t.DesktopHostID = host
+				b.catalogueStatus(t, key, b.Desktops.host(host), &res)
+			}
+			finish(res)
+		})
 		return
 	}
 	ok, after := true, time.Duration(0)
@@ -587,4 +601,14 @@ func (b *ServerBrowser) awaitHost(t *Tab, by string, settle func(string)) {
 		b.env.Emit(actor, "tab.connect", "desktop", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID), sim.A("by", by))
 		settle(OK)
 	})
+}
+
+// nativeHost is the native channel's host id, or nil.
+func (b *ServerBrowser) nativeHost(id string) *NativeHost {
+	for _, h := range b.native.hosts {
+		if h.ID == id {
+			return h
+		}
+	}
+	return nil
 }

@@ -214,6 +214,32 @@ func TestSBN86_OlderDesktopFailsNativeOpens(t *testing.T) {
 			assert.Equal(t, 0, w.b.DesktopConnections)
 		}
 	}
+	// With the host on the native channel, no root creation is asked for.
+	cat := catalogue("local", "work", work)
+	cat.NoNativeRoots = true
+	w, _ := newDesktopSB(t, false, cat)
+	h := w.b.AddNativeHost("local")
+	assert.Equal(t, RemoteUnavailable, w.settled(OpOpen, newTab).Outcome)
+	assert.Empty(t, h.Sent(CmdCreateRoot), "rootCreations stays empty")
+}
+
+// A catalogue open on a host of the native channel opens a native root
+// there on the chosen profile (created, accepted, published), which then
+// pins the agent's later opens to that host.
+func TestCatalogueOpenCreatesNativeRoot(t *testing.T) {
+	w, _ := newDesktopSB(t, true, catalogue("local", "work", work, personal))
+	h := w.b.AddNativeHost("local")
+	r := w.settled(OpOpenWithProfile, func(r *Request) { r.ProfileName, r.URL = "Personal", "" })
+	require.Equal(t, OK, r.Outcome, r.Message)
+	assert.Equal(t, "personal", r.ProfileID)
+	assert.Equal(t, "Personal", r.ProfileName)
+	created := h.Sent(CmdCreateRoot)
+	require.Len(t, created, 1)
+	assert.Equal(t, "personal", created[0].Profile)
+	tab := w.b.Tab(sbThread, r.TabID)
+	assert.Equal(t, "desktop-root", tab.BackingPage())
+	assert.Equal(t, "local", tab.DesktopHostID)
+	assert.Equal(t, "local", w.b.retainedHost(Request{ThreadID: sbThread, AgentSessionID: tab.Control.AgentID}))
 }
 
 // TestSBN87_UnavailableCatalogueOpensNothing is SB-N87, upstream "an

@@ -181,6 +181,7 @@ func (b *ServerBrowser) confirmNativeClosed(p *NativePage) {
 	t := p.Tab
 	p.Tab = nil
 	b.emitNative(p, "closed", "")
+	b.settleIntent(p)
 	if t == nil || b.Tab(t.ThreadID, t.TabID) != t {
 		return
 	}

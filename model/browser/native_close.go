@@ -1,6 +1,9 @@
 package browser
 
-import "github.com/orchsim/orchsim/sim"
+import (
+	"github.com/orchsim/orchsim/catalog"
+	"github.com/orchsim/orchsim/sim"
+)
 
 // Closing native pages and reconciling them when their host comes back
 // (the newest stored ServerBrowser.test.ts, index:70867653086: "an
@@ -11,6 +14,36 @@ import "github.com/orchsim/orchsim/sim"
 // an ordinary offline root close and its tab capacity (%s)"; the popup
 // half of the same mechanism is in ServerBrowser.ts, index:70905931248:
 // the desktopPopup close, the connectedHosts probe loop).
+
+// NativeCloseSettles is the liveness obligation a native close opens when
+// its answer is lost with the host's channel: the close intent must be
+// settled (the page retired, or the close vetoed) once the host is back,
+// before the heal phase ends.
+const NativeCloseSettles = "native-close-settles"
+
+func init() {
+	sim.DeclareObligation(sim.ObligationInfo{Name: NativeCloseSettles, Group: string(catalog.PreviewTab),
+		Property: "a native page's close whose answer was lost with its desktop is settled (retired or vetoed) once the desktop is back",
+		Source:   "ServerBrowser.test.ts index:70867653086, \"an interrupted online native root close handles %s without losing user intent\""})
+}
+
+// nativeEntity names p in the obligation ledger.
+func nativeEntity(p *NativePage) string {
+	return "native " + p.Kind.String() + " " + p.ID + " of " + TabEntity(p.ThreadID, p.TabID)
+}
+
+// settleIntent discharges p's close obligation, if open.
+func (b *ServerBrowser) settleIntent(p *NativePage) {
+	b.env.Obligations.Discharge(NativeCloseSettles, nativeEntity(p))
+}
+
+// killNative settles every native page's obligation: the pages die with
+// the server process.
+func (b *ServerBrowser) killNative() {
+	for _, p := range b.native.pages {
+		b.settleIntent(p)
+	}
+}
 
 // NativeCloseError is PreviewNativeCloseError, a native close that did not
 // retire its page; its reason is NativeCloseCanceled (a beforeunload
@@ -39,7 +72,7 @@ func (b *ServerBrowser) closeNative(p *NativePage, done func(outcome, reason str
 		return
 	}
 	if p.Kind == NativePopup {
-		b.closePopup(p, done) // never discarded offline (native_popup.go)
+		b.closePopup(p, "", done) // never discarded offline (native_popup.go)
 		return
 	}
 	h := p.Host
@@ -82,9 +115,11 @@ func (b *ServerBrowser) sendClose(p *NativePage, request int, done func(outcome,
 				p.Tab.UsedAt = b.env.Now()
 			}
 			b.emitNative(p, "close-canceled", "")
+			b.settleIntent(p)
 			done(NativeCloseError, NativeCloseCanceledWhy)
 		default:
 			b.emitNative(p, "close-lost", result)
+			b.env.Obligations.Open(NativeCloseSettles, nativeEntity(p), "close answer lost: "+result)
 			done(NativeCloseError, NativeCloseUnavailable)
 		}
 	})
@@ -160,6 +195,9 @@ func (b *ServerBrowser) ConnectNativeHost(h *NativeHost) {
 	for _, p := range probe {
 		b.probeNative(p)
 	}
+	if h.OnConnect != nil {
+		h.OnConnect()
+	}
 }
 
 // needsProbe: a page with a close intent, and a root whose connection
@@ -195,7 +233,7 @@ func (b *ServerBrowser) probeNative(p *NativePage) {
 		case !present:
 			b.confirmNativeClosed(p)
 		case p.CloseRequested && p.Kind == NativePopup:
-			b.closePopup(p, func(string, string) {})
+			b.closePopup(p, "reconnect", func(string, string) {})
 		case p.CloseRequested && h.Connected:
 			b.sendClose(p, p.closeRequest, func(string, string) {})
 		}

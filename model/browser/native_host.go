@@ -55,6 +55,10 @@ type NativeHost struct {
 	// OnPublish, if set, hears that a root's session was published (the
 	// worlds use it to schedule the host's own later moves on the page).
 	OnPublish func(p *NativePage)
+	// OnConnect, if set, hears that the host's channel came (back) up,
+	// after the server reconciled its pages (ConnectNativeHost); the
+	// worlds use it for the desktop's re-announcement of its living popups.
+	OnConnect func()
 
 	// Commands is every command the server sent the host, in order.
 	Commands []NativeCommand

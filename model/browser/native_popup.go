@@ -99,9 +99,9 @@ func (b *ServerBrowser) nativeStateOf(p *NativePage) *nativeState {
 	return s
 }
 
-// nativePopupOf returns the known popup (h, thread, opener tab, popupId)
+// NativePopupOf returns the known popup (h, thread, opener tab, popupId)
 // that is not retired, or nil (nativePopups' key).
-func (b *ServerBrowser) nativePopupOf(h *NativeHost, threadID, openerTabID, popupID string) *NativePage {
+func (b *ServerBrowser) NativePopupOf(h *NativeHost, threadID, openerTabID, popupID string) *NativePage {
 	for _, p := range b.native.pages {
 		if p.Kind == NativePopup && !p.Closed && p.Host == h && p.ThreadID == threadID && p.TabID == openerTabID && p.ID == popupID {
 			return p
@@ -126,11 +126,12 @@ func desktopHostOf(t *Tab) (id string, ok bool) {
 // NativePopupCreated is host h announcing that the page of thread's tab
 // openerTabID opened popup popupID at url (the channel's popups stream).
 func (b *ServerBrowser) NativePopupCreated(h *NativeHost, threadID, openerTabID, popupID, url string) {
-	if p := b.nativePopupOf(h, threadID, openerTabID, popupID); p != nil {
+	if p := b.NativePopupOf(h, threadID, openerTabID, popupID); p != nil {
 		b.env.Emit("desktop/"+h.ID, "native.popup-announce", "known", sim.A("thread", threadID), sim.A("tab", openerTabID),
 			sim.A("close-requested", boolText(p.CloseRequested)))
 		if p.CloseRequested {
-			b.closePopup(p, func(string, string) {})
+			b.emitNative(p, "popup-close-retry", "")
+			b.closePopup(p, "retry", func(string, string) {})
 		}
 		return
 	}
@@ -170,7 +171,7 @@ func (b *ServerBrowser) refusePopup(p *NativePage, why string) {
 	b.emitNative(p, "popup-refused", why)
 	p.CloseRequested = true
 	if !p.Closed {
-		b.closePopup(p, func(string, string) {})
+		b.closePopup(p, "refused", func(string, string) {})
 	}
 }
 
@@ -197,7 +198,7 @@ func (b *ServerBrowser) publishPopup(p *NativePage, opener *Tab) {
 	b.ensurePage(t, "opened", func(outcome string) {
 		// ensureTab: a popup page that failed to start closes its session.
 		if outcome != OK && !p.Closed {
-			b.closePopup(p, func(string, string) {})
+			b.closePopup(p, "failed", func(string, string) {})
 		}
 	})
 }
@@ -220,7 +221,13 @@ func (b *ServerBrowser) connectPopup(t *Tab, by string, settle func(string)) {
 			PopupBinding{ThreadID: t.ThreadID, TabID: t.TabID, HostID: p.Host.ID, PopupID: p.ID, OpenerTabID: opener})
 		p.Host.send(NativeCommand{Type: CmdBindPopup, ThreadID: t.ThreadID, TabID: t.TabID, ID: p.ID})
 	}
-	gone := func() bool { return p.Closed || b.Tab(t.ThreadID, t.TabID) != t }
+	gone := func() bool {
+		if p.Closed || b.Tab(t.ThreadID, t.TabID) != t {
+			b.emitNative(p, "popup-unregistered", "")
+			return true
+		}
+		return false
+	}
 	b.setupNative(p, func() {
 		if gone() {
 			t.page = pageNone
@@ -252,10 +259,13 @@ func (b *ServerBrowser) connectPopup(t *Tab, by string, settle func(string)) {
 }
 
 // closePopup sends p's close (closePopup) and handles its answer; done gets
-// OK once the popup is retired, or NativeCloseError with its reason. A
+// OK once the popup is retired, or NativeCloseError with its reason; by
+// names why it closes, for the trace: idle (the sweep), retry (a
+// re-announcement), reconnect (the host's probe), refused (no session was
+// made of it), failed (its page did not start), "" (manager or agent). A
 // close whose answer was lost keeps its request id, so the next close of
 // the popup replays it; an answered one frees it.
-func (b *ServerBrowser) closePopup(p *NativePage, done func(outcome, reason string)) {
+func (b *ServerBrowser) closePopup(p *NativePage, by string, done func(outcome, reason string)) {
 	if p.Closed {
 		done(OK, "")
 		return
@@ -272,7 +282,7 @@ func (b *ServerBrowser) closePopup(p *NativePage, done func(outcome, reason stri
 	}
 	request := p.closeRequest
 	h.send(b.command(p, CmdClosePopup, request))
-	b.emitNative(p, "close", "")
+	b.emitNative(p, "close", by)
 	hook := h.Close
 	h.ask(func(p *NativePage, answer func(string)) {
 		if hook == nil {
@@ -298,7 +308,7 @@ func (b *ServerBrowser) closePopup(p *NativePage, done func(outcome, reason stri
 					t.broadcastControl()
 				}
 			}
-			b.emitNative(p, "close-canceled", "")
+			b.emitNative(p, "close-canceled", by)
 			done(NativeCloseError, NativeCloseCanceledWhy)
 		default:
 			b.emitNative(p, "close-lost", result)
@@ -311,7 +321,7 @@ func (b *ServerBrowser) closePopup(p *NativePage, done func(outcome, reason stri
 // openerTabID closed (closedPopups): its session goes; a popup not yet
 // listed never will be.
 func (b *ServerBrowser) NativePopupClosed(h *NativeHost, threadID, openerTabID, popupID string) {
-	if p := b.nativePopupOf(h, threadID, openerTabID, popupID); p != nil {
+	if p := b.NativePopupOf(h, threadID, openerTabID, popupID); p != nil {
 		p.Rendered = false
 		b.confirmNativeClosed(p)
 	}
@@ -330,8 +340,8 @@ func (b *ServerBrowser) sweepPopups() {
 		}
 	}
 	for _, t := range idle {
-		b.env.Emit(actor, "tab.swept", "native-popup", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
-		b.closePopup(t.Native, func(string, string) {})
+		b.env.Emit(actor, "tab.idle-close", "native-popup", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+		b.closePopup(t.Native, "idle", func(string, string) {})
 	}
 }
 

@@ -189,6 +189,7 @@ func (b *ServerBrowser) discardRoot(p *NativePage, why string) {
 	p.pending, p.Tab = nil, nil
 	p.Host.send(b.command(p, CmdDiscardRoot, b.nextNativeRequest()))
 	b.emitNative(p, "discarded", why)
+	b.settleIntent(p)
 	if t == nil {
 		return
 	}

@@ -20,11 +20,13 @@ func newerSB(t *testing.T) *sb {
 // provider ownership and explicit targets when a session has multiple
 // tabs" in the newest stored version: agent-b's navigate on agent-a's tab
 // is agentMismatch and never reaches the page; agent-b may snapshot it but
-// not evaluate in it; with two tabs, agent-a's evaluate without a tab is
-// tabRequired and with one it runs. The recordingStop refusals are not
-// expressed (recording is another component's).
+// not evaluate in it; with two tabs, agent-a's evaluate and recordingStop
+// without a tab are tabRequired, a recordingStop on a tab with no
+// recording is an execution error caused by RecordingNotActive (with the
+// newest version's surfaces, surface.go), and the owned evaluate runs.
 func TestSBN23_OwnershipAndExplicitTargetsNewer(t *testing.T) {
 	w := newerSB(t)
+	w.b.Surfaces = &Surfaces{}
 	tab := w.ready()
 	foreign := w.as("agent-b", OpNavigate, onTab(tab, func(r *Request) { r.URL = "http://localhost:5173/foreign" }))
 	assert.Equal(t, ReasonAgentMismatch, foreign.Outcome)
@@ -33,6 +35,10 @@ func TestSBN23_OwnershipAndExplicitTargetsNewer(t *testing.T) {
 	assert.Equal(t, ReasonAgentMismatch, w.as("agent-b", OpEvaluate, onTab(tab, nil)).Outcome, "but not run page script")
 	require.Equal(t, OK, w.as("agent-a", OpOpen, newTab).Outcome)
 	assert.Equal(t, ReasonTabRequired, w.as("agent-a", OpEvaluate, nil).Outcome)
+	assert.Equal(t, ReasonTabRequired, w.as("agent-a", OpRecordingStop, nil).Outcome)
+	stop := w.as("agent-a", OpRecordingStop, onTab(tab, nil))
+	assert.Equal(t, ExecutionError, stop.Outcome)
+	assert.Equal(t, RecordingNotActive, stop.Cause)
 	owned := w.as("agent-a", OpEvaluate, onTab(tab, func(r *Request) { r.Value = "evaluated" }))
 	w.run(2e9)
 	require.True(t, owned.done)

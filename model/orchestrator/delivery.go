@@ -446,18 +446,34 @@ func (o *Orchestrator) armDispatch(c *store.Cohort, generation int) {
 	})
 }
 
+// armStart polls, every DeliveryPoll, for the parent thread to be idle,
+// then starts the delivery run d. The poll is bound once per delivery
+// (a parent's run can keep it polling for an hour: a closure per poll was
+// chaos's largest single source of allocations).
 func (o *Orchestrator) armStart(d *store.DeliveryRun) {
-	o.env.After(DeliveryPoll, func() {
-		if o.dead || d.Status != DeliveryQueued {
-			return
-		}
-		if o.st.ActiveRun(d.ParentThread) != nil {
-			o.armStart(d)
-			return
-		}
-		o.StartDelivery(d.ID)
-		o.armEnd(d)
-	})
+	p := &startPoll{o: o, d: d}
+	p.fn = p.poll
+	o.env.After(DeliveryPoll, p.fn)
+}
+
+// startPoll is one delivery run's start poll; fn is poll, bound once.
+type startPoll struct {
+	o  *Orchestrator
+	d  *store.DeliveryRun
+	fn func()
+}
+
+func (p *startPoll) poll() {
+	o, d := p.o, p.d
+	if o.dead || d.Status != DeliveryQueued {
+		return
+	}
+	if o.st.ActiveRun(d.ParentThread) != nil {
+		o.env.After(DeliveryPoll, p.fn)
+		return
+	}
+	o.StartDelivery(d.ID)
+	o.armEnd(d)
 }
 
 func (o *Orchestrator) armEnd(d *store.DeliveryRun) {

@@ -11,6 +11,7 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/orchsim/orchsim/catalog"
@@ -570,7 +571,9 @@ func (m *Manager) open(sid, threadID, instance string, openLatency time.Duration
 		}
 	}
 	m.opened++
-	inc := fmt.Sprintf("%s#%d.%d", sid, m.process, m.opened)
+	var ib [96]byte // sid#process.opened, one allocation fewer than fmt
+	incb := strconv.AppendInt(append(append(ib[:0], sid...), '#'), int64(m.process), 10)
+	inc := m.env.Str().Bytes(strconv.AppendInt(append(incb, '.'), int64(m.opened), 10))
 	o := &opening{sessionID: sid, incarnation: inc, instance: instance, threadID: threadID}
 	o.waiters = append(o.waiters, waiter{threadID, done, busy})
 	m.env.Emit(actor, "session.open", "", sim.A("providerSessionId", sid), sim.A("incarnation", inc), sim.A("thread", threadID), sim.A("instance", instance))

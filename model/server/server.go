@@ -353,11 +353,13 @@ func (s *Server) startRunFor(threadID, continuationOf, messageID string) {
 	if t := s.Store.Thread(threadID); t != nil {
 		t.SessionStatus, t.RuntimeStatus = SessionRunning, SessionRunning
 	}
+	var kb [128]byte // keys built here and kept by env.Str: one chunk, not an allocation each
 	if messageID != "" {
-		s.seen = append(s.seen, threadID+" "+messageID)
+		s.seen = append(s.seen, s.env.Str().Bytes(append(append(append(kb[:0], threadID...), ' '), messageID...)))
 	}
-	s.env.Obligations.Open(RunSettles, run.ID+" of "+threadID, "run.start")
-	attrs := []sim.Attr{sim.A("thread", threadID), sim.A("run", run.ID), sim.A("instance", run.Instance)}
+	s.env.Obligations.Open(RunSettles, s.env.Str().Bytes(append(append(append(kb[:0], run.ID...), " of "...), threadID...)), "run.start")
+	var ab [5]sim.Attr
+	attrs := append(ab[:0], sim.A("thread", threadID), sim.A("run", run.ID), sim.A("instance", run.Instance))
 	if continuationOf != "" {
 		attrs = append(attrs, sim.A("continuation-of", continuationOf))
 	}

@@ -4,7 +4,7 @@
 package store
 
 import (
-	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -427,7 +427,8 @@ func (s *Store) ActiveRun(threadID string) *Run {
 func (s *Store) StartRun(threadID string) *Run {
 	t := s.Thread(threadID)
 	s.runs++
-	r := &Run{ID: fmt.Sprintf("run:%d", s.runs), ThreadID: threadID, Instance: t.Instance, Status: RunRunning}
+	var b [24]byte
+	r := &Run{ID: string(strconv.AppendInt(append(b[:0], "run:"...), int64(s.runs), 10)), ThreadID: threadID, Instance: t.Instance, Status: RunRunning}
 	s.Runs = append(s.Runs, r)
 	t.ActiveRunID = r.ID
 	return r
