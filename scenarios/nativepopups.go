@@ -9,15 +9,17 @@ import (
 )
 
 // Native popups of the native roots (a dimension drawn from its own stream,
-// native-popups, so the other draws keep their places; on in two thirds of
-// the worlds where native-roots is; model/browser/native_popup.go):
-//   - half the roots published open a popup (a sign-in window) 10 s to
+// native-popups, so the other draws keep their places; on in three
+// quarters of the worlds where native-roots is; model/browser/native_popup.go):
+//   - two thirds of the roots published open a popup (a sign-in window) 10 s to
 //     20 min later, and each popup is followed by another with chance 1/2,
 //     while the root's session lasts and the host is connected:
 //     the popup becomes a session of the root's agent (it counts against
 //     its tabs, the agent's requests keep it from idling, the idle sweep
-//     closes it through the desktop, which may veto it as it vetoes roots'
-//     closes, or lose the answer as its channel drops);
+//     closes it through the desktop, where its beforeunload handler (a
+//     sign-in form) vetoes a quarter of its closes outside the heal phase
+//     and the host answers the rest as it answers a root's: vetoed, or
+//     lost as its channel drops);
 //   - a popup's page attaches 20 ms to 1.5 s after its session is listed;
 //   - half the popups close by themselves, a third of those at once (0.1
 //     to 3 s after they were announced: a sign-in that needed no input,
@@ -39,11 +41,11 @@ func (w *T3World) startNativePopups() {
 		return
 	}
 	r := w.env.Rand(popupActor)
-	if !r.Chance("enable", sim.Per(2, 3)) || !w.env.Enabled(popupActor) {
+	if !r.Chance("enable", sim.Per(3, 4)) || !w.env.Enabled(popupActor) {
 		return
 	}
 	w.poprand = r
-	w.env.Emit("world", popupActor, "", sim.A("popups", "1/2"), sim.A("self-close", "1/2"), sim.A("reannounce", "1/2"))
+	w.env.Emit("world", popupActor, "", sim.A("popups", "2/3"), sim.A("self-close", "1/2"), sim.A("popup-vetoes", "1/4"), sim.A("reannounce", "1/2"))
 }
 
 // wireNativePopups hooks the dimension onto the native host that
@@ -97,7 +99,7 @@ func (w *T3World) wireNativePopups(b *browser.ServerBrowser) {
 		if published != nil {
 			published(root)
 		}
-		if r.Chance("popup", sim.Per(1, 2)) {
+		if r.Chance("popup", sim.Per(2, 3)) {
 			open(root)
 		}
 	}
@@ -114,6 +116,23 @@ func (w *T3World) wireNativePopups(b *browser.ServerBrowser) {
 			return
 		}
 		w.env.After(r.Duration("popup-attach", 20*time.Millisecond, 1500*time.Millisecond), done)
+	}
+	// A sign-in popup often holds a form: its beforeunload handler vetoes
+	// a quarter of its closes outside the heal phase; the rest are the
+	// host's to answer as it answers a root's.
+	closing := h.Close
+	h.Close = func(p *browser.NativePage, request int, answer func(string)) {
+		if p.Kind == browser.NativePopup && !w.env.Healing && r.Chance("popup-veto", sim.Per(1, 4)) {
+			w.env.After(r.Duration("popup-veto-after", 5*time.Millisecond, 2*time.Second), func() {
+				answer(browser.NativeCloseCanceled)
+			})
+			return
+		}
+		if closing != nil {
+			closing(p, request, answer)
+			return
+		}
+		answer(browser.NativeClosed)
 	}
 	connected := h.OnConnect
 	h.OnConnect = func() {

@@ -9,7 +9,7 @@ import (
 	scripts "github.com/orchsim/orchsim/script" // fidelity_test.go has a func script
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the fidelity scripts' expected output with the actual output (review the diff)")
+var rewrite = flag.Bool("rewrite", false, "rewrite the fidelity scripts' expected output, and docs/fidelity.md's copy of the fidelity table, with the actual output (review the diff)")
 
 // runScript runs one script file (package script) and fails t on an error
 // or on output that differs from the file's; with -rewrite it writes the

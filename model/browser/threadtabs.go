@@ -32,14 +32,14 @@ func TabOwner(t *Tab) string {
 
 // latestThreadTab is latestThreadTab: the caller's newest live tab of the
 // thread, else the thread's tab somebody watches, else the one used last
-// (ties: the earlier tab).
+// (ties: the earlier tab, as upstream's stable sort keeps it).
 func (b *ServerBrowser) latestThreadTab(threadID, key string) *Tab {
 	var own, other *Tab
 	for _, t := range b.tabs {
 		if t.ThreadID != threadID || t.pageless() {
 			continue
 		}
-		if t.Control.AgentID == key && (own == nil || t.CreatedAt >= own.CreatedAt) {
+		if t.Control.AgentID == key && (own == nil || t.CreatedAt > own.CreatedAt) {
 			own = t
 		}
 		if other == nil || t.Watched() && !other.Watched() || t.Watched() == other.Watched() && t.UsedAt > other.UsedAt {

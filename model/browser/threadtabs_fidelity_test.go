@@ -106,3 +106,14 @@ func TestSBN77_OwnTabStaysDefault(t *testing.T) {
 		{TabID: other.TabID, URL: "http://localhost:5173/", Owner: OwnerAgent, OwnedByCaller: false},
 	}, status.Tabs)
 }
+
+// latestThreadTab breaks ties as upstream's stable sort does: of two own
+// tabs opened at the same instant the earlier is the default, and of two
+// unwatched tabs of others used at the same instant, the earlier too.
+func TestLatestThreadTabTies(t *testing.T) {
+	w := newerSB(t)
+	first := w.ready()
+	w.ready()
+	assert.Equal(t, first, w.b.latestThreadTab(sbThread, first.Control.AgentID))
+	assert.Equal(t, first, w.b.latestThreadTab(sbThread, "someone-else"))
+}
