@@ -170,6 +170,7 @@ type ProbeCounter struct {
 	native     nativeLife               // native desktop pages (nativeroots.go)
 	popups     popupLife                // native popups (nativepopups.go)
 	surfaces   surfaceLife              // captures past their deadline (surfaces.go)
+	hosting    hostingLife              // agent navigations hosting prepares (hosting.go)
 
 	// liveSessions counts provider sessions opened and not yet released.
 	liveSessions int
@@ -231,6 +232,7 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	p.native.observe(ev, hit)
 	p.popups.observe(ev, hit)
 	p.surfaces.observe(ev, hit)
+	p.hosting.observe(ev, hit)
 	switch {
 	case ev.Kind == "server.start":
 		p.liveSessions = 0 // sessions die with their process

@@ -98,6 +98,7 @@ type T3World struct {
 	nrand    *sim.Rand // native desktop roots (nativeroots.go), nil when off
 	poprand  *sim.Rand // native popups of those roots (nativepopups.go), nil when off
 	srand    *sim.Rand // native surfaces and captures (surfaces.go), nil when off
+	hostRand *sim.Rand // the server tabs' preview hosting (hosting.go), nil when off
 	// PageLifecycle lets the page-lifecycle dimension be drawn
 	// (pagelife.go): page dialogs, failed navigations, desktop
 	// withdrawals. Off keeps the worlds of the scenarios that predate it
@@ -371,6 +372,7 @@ func (w *T3World) Start() {
 	w.startNativeRoots()
 	w.startNativePopups()
 	w.startSurfaces()
+	w.startHosting()
 	w.boot()
 	w.startHosts()
 	for _, u := range w.Users {
@@ -521,6 +523,7 @@ func (w *T3World) boot() {
 	w.wireNativeRoots(w.srv.Browser)
 	w.wireNativePopups(w.srv.Browser)
 	w.wireSurfaces(w.srv.Browser)
+	w.wireHosting(w.srv.Browser)
 	w.srv.Orch.Nested = w.NestedDelegation
 	for _, h := range w.hosts {
 		h.Attach(w.srv.Broker)

@@ -272,7 +272,7 @@ type Request struct {
 	ProfileName string
 	// Timeout is the broker's timeoutMs (0: none): a native root open
 	// answers ErrTimeout at Timeout (native_root.go), a hosted navigation
-	// at its ExecutionDeadline (hosting_nav.go). Cancel, if set, is the
+	// at handleRequest's deadline (hostDeadline; hosting_nav.go). Cancel, if set, is the
 	// caller's interruption (its fiber interrupted) of a hosted navigation.
 	Timeout time.Duration
 	Cancel  *Signal

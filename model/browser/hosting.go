@@ -45,9 +45,6 @@ const (
 	// HostingBootstrapFailed is the PreviewHostingAuthError reason of a
 	// failed credential mint or an identity mismatch of the two origins.
 	HostingBootstrapFailed = "bootstrap_failed"
-	// TimeoutMessage is the text of a request that outlived its deadline
-	// (PreviewAutomationTimeoutError).
-	TimeoutMessage = "The browser operation exceeded its execution deadline."
 )
 
 // HostingInput is what a navigation asks hosting to prepare: the thread,
@@ -124,8 +121,11 @@ type tabHosting struct {
 	// (every connection gets its own SessionControl, freshControl).
 	conn int
 	ctl  *Control
-	// viewerNav is the signal of the viewer navigation being prepared.
+	// viewerNav is the signal of the viewer navigation being prepared;
+	// agentNav: an agent's navigation is being prepared or exchanging its
+	// credential.
 	viewerNav *Signal
+	agentNav  bool
 	// watchers hear the current control's generation changes.
 	watchers []func()
 }
@@ -170,6 +170,10 @@ func (t *Tab) Cookies() []string {
 	}
 	return append([]string(nil), t.hosting.cookies...)
 }
+
+// Preparing reports whether an agent's navigation of t is being prepared by
+// hosting or exchanging its credential (the page has not moved yet).
+func (t *Tab) Preparing() bool { return t.hosting != nil && t.hosting.agentNav }
 
 // Connection is the number of t's current page connection (1 for its
 // first; a desktop page that reconnects gets the next).
@@ -224,6 +228,23 @@ func (h *tabHosting) verify(browserURL, localURL string) {
 func (b *ServerBrowser) onHandoff(t *Tab, f func()) {
 	h := b.hostingOf(t)
 	h.watchers = append(h.watchers, f)
+}
+
+// handoffReason is the abort reason of a preparation a control handoff
+// cancelled.
+const handoffReason = "handoff"
+
+// abortOutcome is the outcome of work sig cancelled: interrupted for a
+// handoff (BrowserControlInterrupted), closed when the tab closed, else the
+// abort's reason.
+func abortOutcome(sig *Signal) string {
+	switch sig.Reason {
+	case handoffReason:
+		return ReasonInterrupted
+	case ReasonClosed:
+		return ReasonClosed
+	}
+	return Aborted(sig.Reason)
 }
 
 // wait is one cancellable step of a preparation: done(false) after hold
@@ -286,13 +307,12 @@ func (b *ServerBrowser) prepareHosting(threadID string, h *tabHosting, nav prepa
 	answer := b.Hosting(in)
 	b.HostingCalls = append(b.HostingCalls, HostingCall{Input: in})
 	call := len(b.HostingCalls) - 1
-	b.env.Emit(actor, "hosting.prepare", "", sim.A("thread", threadID), sim.A("url", in.URL))
 	b.wait(answer.Hold, answer.Never, sig, func(cancelled bool) {
 		c := &b.HostingCalls[call]
 		switch {
 		case cancelled:
 			c.Outcome = "interrupted"
-			then(nav, Aborted(sig.Reason), "")
+			then(nav, abortOutcome(sig), "")
 		case answer.Failure != "":
 			c.Outcome = "failed"
 			then(nav, ExecutionError, HostingAuthMessage)
@@ -303,7 +323,6 @@ func (b *ServerBrowser) prepareHosting(threadID string, h *tabHosting, nav prepa
 				nav.managed, nav.token = true, answer.BootstrapToken
 				h.verify(nav.browser, nav.local)
 			}
-			b.env.Emit(actor, "hosting.prepared", c.Outcome, sim.A("thread", threadID), sim.A("url", in.URL))
 			then(nav, OK, "")
 		}
 	})

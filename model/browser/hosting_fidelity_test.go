@@ -677,3 +677,54 @@ func TestSBN62_CancelledRemoteResolutionNeverNavigates(t *testing.T) {
 	assert.Zero(t, tab.Gotos)
 	assert.Empty(t, pageEntries(tab, "goto "))
 }
+
+// TestHostedNavigationInterruptedByTakeover is the model's reading beside
+// SB-N32..N34 (no upstream case): a human who takes over a tab while an
+// agent's navigation is being prepared interrupts it, so the page never
+// moves under the human's control; a takeover during the credential
+// exchange lets the exchange drain and then stops the navigation.
+func TestHostedNavigationInterruptedByTakeover(t *testing.T) {
+	for _, during := range []string{"preparation", "exchange"} {
+		t.Run(during, func(t *testing.T) {
+			w := newHosted(t, "")
+			tab := w.blank()
+			w.b.AttachViewer(tab, "viewer", true)
+			if during == "preparation" {
+				w.b.Hosting = func(HostingInput) HostingAnswer { return HostingAnswer{Hold: 5 * time.Second} }
+			} else {
+				w.b.Hosting = func(HostingInput) HostingAnswer { return HostingAnswer{Managed: true, BootstrapToken: oneUse} }
+				w.b.SessionExchange = func(string, string, string) (time.Duration, string) { return 5 * time.Second, "" }
+			}
+			r := w.as("agent-a", OpNavigate, onTab(tab, func(r *Request) { r.URL = "http://localhost:5173/qa" }))
+			w.run(time.Second)
+			require.True(t, tab.Preparing())
+			require.True(t, w.b.TakeControl(tab, "viewer"))
+			w.run(10 * time.Second)
+			require.True(t, r.done)
+			assert.Equal(t, ReasonInterrupted, r.Outcome)
+			assert.False(t, tab.Preparing())
+			assert.Zero(t, tab.Gotos)
+			if during == "preparation" {
+				assert.Equal(t, "interrupted", w.b.HostingCalls[0].Outcome)
+				assert.Empty(t, w.b.Exchanges)
+			} else {
+				assert.Equal(t, []string{"cookie written http://localhost:5173", "response disposed"}, pageEntries(tab, "cookie", "response"))
+			}
+		})
+	}
+}
+
+// TestHostedOpenWithoutCatalogueOpensNothing: with hosting on, a new tab's
+// open whose desktop catalogue is unavailable is refused as without
+// hosting (UnavailableOpenMessage), before any preparation.
+func TestHostedOpenWithoutCatalogueOpensNothing(t *testing.T) {
+	w := newHosted(t, LocalDesktopHost)
+	w.b.Desktops.Unavailable = true
+	r := w.as("agent-a", OpOpen, func(r *Request) { r.URL, r.ReuseExistingTab = "http://localhost:5173/qa", false })
+	w.run(time.Second)
+	require.True(t, r.done)
+	assert.Equal(t, RemoteUnavailable, r.Outcome)
+	assert.Equal(t, UnavailableOpenMessage, r.Message)
+	assert.Empty(t, w.b.HostingCalls)
+	assert.Empty(t, w.b.Tabs())
+}

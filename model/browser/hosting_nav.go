@@ -1,18 +1,15 @@
 package browser
 
-import "time"
+import (
+	"time"
+
+	"github.com/orchsim/orchsim/sim"
+)
 
 // The navigations that go through preview hosting (hosting.go) once
 // ServerBrowser.Hosting is set: an agent's navigate and its open with a URL
 // (reusing a tab, or a new one), a viewer's navigate, reload and history
 // step, and the manager's hard reload.
-
-// ExecutionDeadline is the deadline handleRequest gives a request with the
-// broker's timeout: the timeout less a tenth of it, at most 500 ms, and at
-// least 1 ms (ServerBrowser.ts, index:70905931248).
-func ExecutionDeadline(timeout time.Duration) time.Duration {
-	return max(time.Millisecond, timeout-min(500*time.Millisecond, timeout/10))
-}
 
 // requestSignal returns the signal that cancels req's hosted work and the
 // reply that answers req once. The signal aborts when req's caller cancels
@@ -39,11 +36,11 @@ func (b *ServerBrowser) requestSignal(req Request, finish func(Result)) (*Signal
 		}
 	}
 	if req.Timeout > 0 {
-		b.env.After(ExecutionDeadline(req.Timeout), func() {
+		b.env.After(hostDeadline(req.Timeout), func() {
 			if replied {
 				return
 			}
-			reply(Result{Outcome: ErrTimeout, Message: TimeoutMessage})
+			reply(Result{Outcome: ErrTimeout, Message: MsgDeadline})
 			sig.Abort("timeout")
 		})
 	}
@@ -52,7 +49,17 @@ func (b *ServerBrowser) requestSignal(req Request, finish func(Result)) (*Signal
 
 // hostedNavigate is an agent's navigation of t (navigate, or open reusing
 // t) as queued agent work: prepared, its credential exchanged, then the
-// page goes to the browser URL; res is answered with the page's URL.
+// page goes to the browser URL; res is answered with the page's URL when
+// the navigation starts, and its load (the page's action time) holds the
+// queue as tracked work.
+//
+// A control handoff (a human taking over, or the tab closing) cancels the
+// preparation as it cancels a viewer's, and a handoff during the
+// credential exchange stops the navigation after it (interrupted): the
+// newest stored test file cancels only viewers' preparations at a
+// handoff; that an agent's navigation never lands under a human's control
+// is the model's reading of "while a human controls a tab, no agent
+// action runs on it" (SessionControl).
 func (b *ServerBrowser) hostedNavigate(t *Tab, req Request, ignore bool, res Result, finish func(Result)) {
 	sig, reply := b.requestSignal(req, finish)
 	raw := req.URL
@@ -62,8 +69,23 @@ func (b *ServerBrowser) hostedNavigate(t *Tab, req Request, ignore bool, res Res
 				done(ReasonDialogPending)
 				return
 			}
-			b.navigateHosted(t, raw, sig, func(outcome, msg string) {
+			b.env.Emit(actor, "hosting.navigate", "", sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
+			h := b.hostingOf(t)
+			h.agentNav = true
+			if !t.Control.IgnoreHuman {
+				ctl := t.Control
+				b.onHandoff(t, func() {
+					if ctl.Closed {
+						sig.Abort(ReasonClosed)
+						return
+					}
+					sig.Abort(handoffReason)
+				})
+			}
+			b.navigateHosted(t, raw, b.hold(req), sig, func(outcome, msg string) {
+				h.agentNav = false
 				res.Message, res.URL = msg, t.URL
+				b.env.Emit(actor, "hosting.navigated", outcome, sim.A("thread", t.ThreadID), sim.A("tab", t.TabID))
 				done(outcome)
 			})
 		},
@@ -74,10 +96,13 @@ func (b *ServerBrowser) hostedNavigate(t *Tab, req Request, ignore bool, res Res
 }
 
 // navigateHosted prepares raw for t, exchanges its credential, and, unless
-// sig aborted meanwhile or the page went, navigates the page.
-func (b *ServerBrowser) navigateHosted(t *Tab, raw string, sig *Signal, then func(outcome, msg string)) {
+// sig aborted meanwhile, control changed hands or the page went, navigates
+// the page (a drawn net error fails it, as NavigationFailure says), whose
+// load then takes load, tracked by the tab's control.
+func (b *ServerBrowser) navigateHosted(t *Tab, raw string, load time.Duration, sig *Signal, then func(outcome, msg string)) {
 	h := b.hostingOf(t)
 	ctl := t.Control
+	epoch := ctl.Epoch
 	b.prepare(t.ThreadID, t.DesktopHostID, h, raw, sig, func(nav preparedNav, outcome, msg string) {
 		if outcome != OK {
 			then(outcome, msg)
@@ -89,11 +114,24 @@ func (b *ServerBrowser) navigateHosted(t *Tab, raw string, sig *Signal, then fun
 			case outcome != OK:
 				then(outcome, msg)
 			case sig.Aborted:
-				then(Aborted(sig.Reason), "")
+				then(abortOutcome(sig), "")
 			case t.Control != ctl || ctl.Closed:
 				then(ReasonClosed, "")
+			case ctl.Epoch != epoch && !ctl.IgnoreHuman:
+				then(ReasonInterrupted, "")
 			default:
+				if b.NavigationFailure != nil {
+					if e := b.NavigationFailure(t.ThreadID, t.TabID); e != "" {
+						t.Gotos++
+						var res Result
+						b.failNavigation(t, nav.browser, e, &res)
+						then(ExecutionError, res.Message)
+						return
+					}
+				}
 				b.pageGoto(t, nav.browser)
+				settle := ctl.Track()
+				b.env.After(load, func() { settle("") })
 				then(OK, "")
 			}
 		})
@@ -185,7 +223,7 @@ func (b *ServerBrowser) hostedViewerNavigation(t *Tab, viewer string, in ViewerI
 		c.Submit(Item{Kind: ItemHuman, Actor: viewer,
 			Run: func(finish func(string)) {
 				if sig.Aborted {
-					finish(Aborted(sig.Reason))
+					finish(abortOutcome(sig))
 					return
 				}
 				if q := t.queue(viewer); q != nil {

@@ -29,7 +29,7 @@ func (b *ServerBrowser) resolveRemote(threadID, host, raw string, sig *Signal, t
 	b.env.Emit(actor, "remote.resolve", "", sim.A("thread", threadID), sim.A("host", host))
 	b.wait(d.ResolveHold, false, sig, func(cancelled bool) {
 		if cancelled {
-			then("", Aborted(sig.Reason), "")
+			then("", abortOutcome(sig), "")
 			return
 		}
 		resolved, ok := d.resolve(host, raw)
