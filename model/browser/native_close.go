@@ -93,8 +93,27 @@ func (b *ServerBrowser) sendClose(p *NativePage, request int, done func(outcome,
 	h := p.Host
 	h.send(b.command(p, CmdCloseRoot, request))
 	b.emitNative(p, "close", "")
-	hook := h.Close
-	h.ask(func(p *NativePage, answer func(string)) {
+	b.askClose(p, request, done, func(result string) {
+		if result == NativeCloseCanceled {
+			b.emitNative(p, "close-canceled", "")
+			b.settleIntent(p)
+			done(NativeCloseError, NativeCloseCanceledWhy)
+			return
+		}
+		b.emitNative(p, "close-lost", result)
+		b.env.Obligations.Open(NativeCloseSettles, nativeEntity(p), "close answer lost: "+result)
+		done(NativeCloseError, NativeCloseUnavailable)
+	})
+}
+
+// askClose waits for the host's answer to close command request on p (a
+// root's or a popup's): a page already closed or answered closed is done;
+// a veto (NativeCloseCanceled) clears p's close intent if it is still this
+// request's and restarts its tab's idle clock; then a veto or a lost
+// answer goes to other, which says what the page's kind does with it.
+func (b *ServerBrowser) askClose(p *NativePage, request int, done func(outcome, reason string), other func(result string)) {
+	hook := p.Host.Close
+	p.Host.ask(func(p *NativePage, answer func(string)) {
 		if hook == nil {
 			answer(NativeClosed)
 			return
@@ -107,20 +126,16 @@ func (b *ServerBrowser) sendClose(p *NativePage, request int, done func(outcome,
 		case result == NativeClosed || result == "":
 			b.confirmNativeClosed(p)
 			done(OK, "")
-		case result == NativeCloseCanceled:
-			if p.closeRequest == request {
-				p.CloseRequested, p.closeRequest = false, 0
-			}
-			if p.Tab != nil {
-				p.Tab.UsedAt = b.env.Now()
-			}
-			b.emitNative(p, "close-canceled", "")
-			b.settleIntent(p)
-			done(NativeCloseError, NativeCloseCanceledWhy)
 		default:
-			b.emitNative(p, "close-lost", result)
-			b.env.Obligations.Open(NativeCloseSettles, nativeEntity(p), "close answer lost: "+result)
-			done(NativeCloseError, NativeCloseUnavailable)
+			if result == NativeCloseCanceled {
+				if p.closeRequest == request {
+					p.CloseRequested, p.closeRequest = false, 0
+				}
+				if p.Tab != nil {
+					p.Tab.UsedAt = b.env.Now()
+				}
+			}
+			other(result)
 		}
 	})
 }

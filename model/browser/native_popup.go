@@ -283,37 +283,19 @@ func (b *ServerBrowser) closePopup(p *NativePage, by string, done func(outcome, 
 	request := p.closeRequest
 	h.send(b.command(p, CmdClosePopup, request))
 	b.emitNative(p, "close", by)
-	hook := h.Close
-	h.ask(func(p *NativePage, answer func(string)) {
-		if hook == nil {
-			answer(NativeClosed)
-			return
-		}
-		hook(p, request, answer)
-	}, p, func(result string) {
-		switch {
-		case p.Closed:
-			done(OK, "")
-		case result == NativeClosed || result == "":
-			b.confirmNativeClosed(p)
-			done(OK, "")
-		case result == NativeCloseCanceled:
-			if p.closeRequest == request {
-				p.CloseRequested, p.closeRequest = false, 0
-			}
-			if t := p.Tab; t != nil {
-				t.UsedAt = b.env.Now()
-				if t.dialog != nil && t.dialog.Type == "beforeunload" {
-					t.dialog = nil
-					t.broadcastControl()
-				}
+	b.askClose(p, request, done, func(result string) {
+		if result == NativeCloseCanceled {
+			// The veto answered the page's beforeunload dialog.
+			if t := p.Tab; t != nil && t.dialog != nil && t.dialog.Type == "beforeunload" {
+				t.dialog = nil
+				t.broadcastControl()
 			}
 			b.emitNative(p, "close-canceled", by)
 			done(NativeCloseError, NativeCloseCanceledWhy)
-		default:
-			b.emitNative(p, "close-lost", result)
-			done(NativeCloseError, NativeCloseUnavailable)
+			return
 		}
+		b.emitNative(p, "close-lost", result)
+		done(NativeCloseError, NativeCloseUnavailable)
 	})
 }
 
