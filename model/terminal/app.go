@@ -295,7 +295,7 @@ func (a *App) ClosePane(session string) {
 		r.View.Debug = ""
 	}
 	r.render()
-	delete(r.runtimes, session)
+	r.dropRuntime(session)
 }
 
 // NewSession creates a session in the active tab at run time (the user

@@ -1,11 +1,13 @@
 package terminal
 
 import (
+	"bytes"
 	"maps"
 	"path"
 	"slices"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
@@ -152,8 +154,14 @@ type claim struct {
 type replayBuffer struct {
 	segs  []segment
 	total int
-	// shown caches widths() until the runs change (every attach shows it).
-	shown string
+	// text[from:] is widths() kept in step with segs: a new run appends its
+	// width, a dropped one moves from past its own. Every attach shows the
+	// list (up to ~180 bytes at 24 h), so it is not formatted and copied
+	// again per attach. text is append-only: bytes once shown are never
+	// written again (a full buffer is left to the strings over it and a new
+	// one started), as in sim.Strings.
+	text []byte
+	from int
 }
 
 type segment struct{ cols, bytes int }
@@ -163,7 +171,7 @@ func (r *replayBuffer) append(cols, n int) {
 		r.segs[k-1].bytes += n
 	} else {
 		r.segs = append(r.segs, segment{cols, n})
-		r.shown = ""
+		r.addWidth(cols, k > 0)
 	}
 	r.total += n
 	for r.total > ReplayBufferCap {
@@ -171,7 +179,7 @@ func (r *replayBuffer) append(cols, n int) {
 		if r.segs[0].bytes <= over {
 			r.total -= r.segs[0].bytes
 			r.segs = r.segs[1:]
-			r.shown = ""
+			r.dropWidth()
 			continue
 		}
 		r.segs[0].bytes -= over
@@ -179,24 +187,38 @@ func (r *replayBuffer) append(cols, n int) {
 	}
 }
 
+// addWidth appends a new run's width to text (after a comma unless it is
+// the only run).
+func (r *replayBuffer) addWidth(cols int, comma bool) {
+	var d [24]byte
+	w := strconv.AppendInt(d[:0], int64(cols), 10)
+	if len(r.text)+len(w)+1 > cap(r.text) {
+		live := r.text[r.from:]
+		next := make([]byte, len(live), max(2*(len(live)+len(w)+1), 64))
+		copy(next, live)
+		r.text, r.from = next, 0
+	}
+	if comma {
+		r.text = append(r.text, ',')
+	}
+	r.text = append(r.text, w...)
+}
+
+// dropWidth drops the oldest run's width from text.
+func (r *replayBuffer) dropWidth() {
+	if i := bytes.IndexByte(r.text[r.from:], ','); i >= 0 {
+		r.from += i + 1
+		return
+	}
+	r.from = len(r.text)
+}
+
 // widths lists the PTY widths of the buffer's runs, oldest first.
-func (r *replayBuffer) widths(e *model.Env) string {
+func (r *replayBuffer) widths() string {
 	if r == nil || len(r.segs) == 0 {
 		return "-"
 	}
-	if r.shown != "" {
-		return r.shown
-	}
-	var buf [64]byte
-	b := buf[:0]
-	for i, s := range r.segs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(s.cols), 10)
-	}
-	r.shown = e.Str().Bytes(b)
-	return r.shown
+	return unsafe.String(&r.text[r.from], len(r.text)-r.from)
 }
 
 // Manager is the main process's SessionManager: the registry of backends,
@@ -250,6 +272,8 @@ type Manager struct {
 	deliverySeq int
 	// transcripts numbers fresh Claude transcript ids.
 	transcripts int
+	// The profile's switches every write and detach asks about, read once.
+	holdComposer, holdStarted, detachOwn bool
 }
 
 func newManager(app *App) *Manager {
@@ -258,7 +282,9 @@ func newManager(app *App) *Manager {
 		restores: map[string]ownedSize{}, sizes: map[string]ownedSize{}, buffers: map[string]*replayBuffer{},
 		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}, refs: map[string][]string{},
 		reapGen: map[string]int{}, gateNotes: map[string]*gateNote{}, mcp: NewMCPHost(), known: map[string]bool{},
-		reserved: map[string]bool{}, constructFail: map[string]bool{}}
+		reserved: map[string]bool{}, constructFail: map[string]bool{},
+		holdComposer: app.Profile().Fixed(HoldInputUntilComposer), holdStarted: app.Profile().Has(HoldUntilStarted),
+		detachOwn: app.Profile().Fixed(DetachOwnReference)}
 }
 
 func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
@@ -286,7 +312,7 @@ func (m *Manager) ReplayBuffer(session string) (int, string) {
 	if b == nil {
 		return 0, "-"
 	}
-	return b.total, b.widths(m.env)
+	return b.total, b.widths()
 }
 
 // WedgeNextSpawn makes the next spawn of session wedge (scripts).
@@ -831,7 +857,7 @@ func (m *Manager) Attach(session, pane string, terminalView bool) AttachResult {
 // DetachOwnReference reads it, releasing only a reference pane holds.
 func (m *Manager) Detach(session, pane string) {
 	held := m.releaseRef(session, pane)
-	if !held && m.app.Profile().Fixed(DetachOwnReference) {
+	if !held && m.detachOwn {
 		if !m.app.Profile().Has(DetachReleasesOldest) || len(m.refs[session]) == 0 {
 			m.emit("pty.detach", "ignored", sim.A("session", session), sim.A("pane", pane),
 				sim.A("count", m.env.Itoa(m.counts[session])), sim.A("why", "no-reference"))
@@ -951,11 +977,10 @@ func (m *Manager) Write(session, pane string, chunks []Chunk) {
 // holdsInput reports whether a write to b waits: under the fix until its
 // composer paints, under HoldUntilStarted only until start() resolves.
 func (m *Manager) holdsInput(b *Backend) bool {
-	p := m.app.Profile()
 	switch {
-	case !p.Fixed(HoldInputUntilComposer):
+	case !m.holdComposer:
 		return false
-	case p.Has(HoldUntilStarted):
+	case m.holdStarted:
 		return b.state == starting
 	}
 	return !b.composer || len(b.held) > 0
