@@ -121,6 +121,8 @@ type AttachResult struct {
 	OK     bool
 	Bytes  int
 	Widths string
+	// replay is fmtBytes(Bytes), as main traced it ("" when not built).
+	replay string
 }
 
 type readiness struct {
@@ -162,6 +164,9 @@ type replayBuffer struct {
 	// one started), as in sim.Strings.
 	text []byte
 	from int
+	// sized is fmtBytes(sizedAt), the last size shown.
+	sized   string
+	sizedAt int
 }
 
 type segment struct{ cols, bytes int }
@@ -211,6 +216,18 @@ func (r *replayBuffer) dropWidth() {
 		return
 	}
 	r.from = len(r.text)
+}
+
+// size is fmtBytes(total), formatted again only when the total changed
+// since the last attach showed it.
+func (r *replayBuffer) size(e *model.Env) string {
+	if r == nil {
+		return fmtBytes(e, 0)
+	}
+	if r.sized == "" || r.sizedAt != r.total {
+		r.sized, r.sizedAt = fmtBytes(e, r.total), r.total
+	}
+	return r.sized
 }
 
 // widths lists the PTY widths of the buffer's runs, oldest first.
@@ -845,10 +862,15 @@ func (m *Manager) Attach(session, pane string, terminalView bool) AttachResult {
 	if n == 1 {
 		m.restores[session] = m.sizes[session]
 	}
-	bytes, widths := m.ReplayBuffer(session)
+	buf := m.buffers[session]
+	bytes, widths := 0, "-"
+	if buf != nil {
+		bytes, widths = buf.total, buf.widths()
+	}
+	replay := buf.size(m.env)
 	m.emit("pty.attach", "attached", sim.A("session", session), sim.A("pane", pane), sim.A("count", m.env.Itoa(n)),
-		sim.A("replay", fmtBytes(m.env, bytes)), sim.A("widths", widths))
-	return AttachResult{OK: true, Bytes: bytes, Widths: widths}
+		sim.A("replay", replay), sim.A("widths", widths))
+	return AttachResult{OK: true, Bytes: bytes, Widths: widths, replay: replay}
 }
 
 // Detach is detachAgentPty: count > 1 decrements; otherwise the count is

@@ -127,7 +127,7 @@ func (r *Renderer) guarded() bool { return r.guard }
 // Runtime returns session's runtime, creating an empty one.
 func (r *Renderer) Runtime(session string) *Runtime {
 	for i := range r.runtimes {
-		if r.runtimes[i].session == session {
+		if sameID(r.runtimes[i].session, session) {
 			return r.runtimes[i].rt
 		}
 	}
@@ -187,7 +187,7 @@ func (r *Renderer) rehydrate(m *Meta) {
 // active tab (the leaves rehydrate.ts spawned; the rest stayed dormant).
 func (r *Renderer) visibleAtBoot(session string) bool {
 	for _, s := range r.slots() {
-		if s.session == session {
+		if sameID(s.session, session) {
 			return true
 		}
 	}
@@ -392,7 +392,7 @@ func (r *Renderer) onExit(session, backend string, code int, cause string) {
 
 func (r *Renderer) toastPanes(session, msg string) {
 	for _, p := range r.Panes {
-		if p.Session == session {
+		if sameID(p.Session, session) {
 			p.toast(msg)
 		}
 	}
@@ -402,7 +402,7 @@ func (r *Renderer) toastPanes(session, msg string) {
 // not yet attached terminal pane of session.
 func (r *Renderer) onPTYData(session string, chunks int) {
 	for _, p := range r.Panes {
-		if p.Session != session || p.Mode != Terminal || p.Attached {
+		if !sameID(p.Session, session) || p.Mode != Terminal || p.Attached {
 			continue
 		}
 		p.backlog += chunks
@@ -480,7 +480,7 @@ func (r *Renderer) renderStrict(session string) {
 	for _, p := range panes {
 		keep := false
 		for _, s := range want {
-			if s.key == p.Key {
+			if sameID(s.key, p.Key) {
 				keep = true
 				break
 			}
@@ -501,7 +501,7 @@ func (r *Renderer) renderStrict(session string) {
 
 func (r *Renderer) mountedKey(key string) *Pane {
 	for _, p := range r.Panes {
-		if p.Key == key {
+		if sameID(p.Key, key) {
 			return p
 		}
 	}
@@ -514,7 +514,7 @@ func (r *Renderer) mountedKey(key string) *Pane {
 func (r *Renderer) VisiblePane(session string) *Pane {
 	var debug *Pane
 	for _, p := range r.Panes {
-		if p.Session != session {
+		if !sameID(p.Session, session) {
 			continue
 		}
 		if p.Surface == "debug" {
@@ -552,7 +552,7 @@ func (r *Renderer) removePane(p *Pane) {
 func (r *Renderer) strictRemount(session string) {
 	var old *Pane
 	for _, p := range r.Panes {
-		if p.Session == session && p.Surface != "debug" {
+		if sameID(p.Session, session) && p.Surface != "debug" {
 			old = p
 			break
 		}
