@@ -250,22 +250,16 @@ type Manager struct {
 	gens      map[string]int
 	readiness map[string]readiness
 	revision  int
-	counts    map[string]int
-	restores  map[string]ownedSize
-	sizes     map[string]ownedSize
-	buffers   map[string]*replayBuffer
+	// sessions holds each session's attach counts, references, sizes,
+	// readiness, replay buffer and reaper generation (see mainSession);
+	// last is the one found last (an attach, its resize and its detach
+	// ask for the same session in a row).
+	sessions  map[string]*mainSession
+	last      *mainSession
 	wedgeNext map[string]bool
 	// construct draws the provider-construction time of the unreserved
 	// spawn (AtomicSpawnClaim off), from its own stream.
 	construct *sim.Rand
-	// leafSized marks sessions attached in terminal view mode: their
-	// AgentTerminalLeaf owns the PTY size (KeepPTYSize).
-	leafSized map[string]bool
-	// refs is the attach ledger: per session, the client (pane) of each
-	// attach reference, oldest first (DetachOwnReference).
-	refs map[string][]string
-	// reapGen is the generation of each session's pending reaper check.
-	reapGen map[string]int
 	// lifecycle.go: the journal and its gate notes and sampler, the MCP
 	// host, the tmux registry, the fresh-spawn counter, the pre-agent
 	// hook, the provider construction count and every id main has owned
@@ -295,13 +289,52 @@ type Manager struct {
 
 func newManager(app *App) *Manager {
 	return &Manager{env: app.env, app: app, cfg: app.cfg, entries: map[string]*Backend{}, claims: map[string]*claim{},
-		gens: map[string]int{}, readiness: map[string]readiness{}, counts: map[string]int{},
-		restores: map[string]ownedSize{}, sizes: map[string]ownedSize{}, buffers: map[string]*replayBuffer{},
-		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}, refs: map[string][]string{},
-		reapGen: map[string]int{}, gateNotes: map[string]*gateNote{}, mcp: NewMCPHost(), known: map[string]bool{},
+		gens: map[string]int{}, sessions: map[string]*mainSession{},
+		wedgeNext: map[string]bool{}, gateNotes: map[string]*gateNote{}, mcp: NewMCPHost(), known: map[string]bool{},
 		reserved: map[string]bool{}, constructFail: map[string]bool{},
 		holdComposer: app.Profile().Fixed(HoldInputUntilComposer), holdStarted: app.Profile().Has(HoldUntilStarted),
 		detachOwn: app.Profile().Fixed(DetachOwnReference)}
+}
+
+// mainSession is main's per-session PTY state, one lookup instead of one
+// string-keyed map per field (the attach path read eight of them).
+type mainSession struct {
+	id string
+	// count is agentPtyAttachCounts[id] (0: none).
+	count int
+	// refs is the attach ledger: the client (pane) of each attach
+	// reference, oldest first (DetachOwnReference).
+	refs []string
+	// size is sessionSizes[id] (sized: set); restore is the restore size
+	// captured on the first attach (restoring: captured, not yet popped).
+	size      ownedSize
+	sized     bool
+	restore   ownedSize
+	restoring bool
+	// leafSized: attached in terminal view mode; its AgentTerminalLeaf
+	// owns the PTY size (KeepPTYSize).
+	leafSized bool
+	// ready is the readiness last published (published: there was one).
+	ready     readiness
+	published bool
+	buffer    *replayBuffer
+	// reapGen is the generation of the pending reaper check.
+	reapGen int
+}
+
+// sess returns session's state, creating an empty one (an empty one reads
+// as every map did for a missing key).
+func (m *Manager) sess(session string) *mainSession {
+	if s := m.last; s != nil && sameID(s.id, session) {
+		return s
+	}
+	s := m.sessions[session]
+	if s == nil {
+		s = &mainSession{id: session}
+		m.sessions[session] = s
+	}
+	m.last = s
+	return s
 }
 
 func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
@@ -312,20 +345,20 @@ func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
 func (m *Manager) Backend(session string) *Backend { return m.entries[session] }
 
 // AttachCount returns agentPtyAttachCounts[session].
-func (m *Manager) AttachCount(session string) int { return m.counts[session] }
+func (m *Manager) AttachCount(session string) int { return m.sess(session).count }
 
 // PTYSize returns sessionSizes[session] and who set it.
 func (m *Manager) PTYSize(session string) (Size, string) {
-	s, ok := m.sizes[session]
-	if !ok {
+	st := m.sess(session)
+	if !st.sized {
 		return Size{}, ""
 	}
-	return s.Size, s.owner
+	return st.size.Size, st.size.owner
 }
 
 // ReplayBuffer describes the replay buffer: its size and the widths of its runs.
 func (m *Manager) ReplayBuffer(session string) (int, string) {
-	b := m.buffers[session]
+	b := m.sess(session).buffer
 	if b == nil {
 		return 0, "-"
 	}
@@ -347,8 +380,8 @@ func (m *Manager) Snapshot(session string) Snapshot {
 			s.Lifecycle = Live
 		}
 	}
-	if r, ok := m.readiness[session]; ok {
-		s.Ready, s.Reason, s.Rev = r.ready, r.reason, r.rev
+	if st := m.sess(session); st.published {
+		s.Ready, s.Reason, s.Rev = st.ready.ready, st.ready.reason, st.ready.rev
 	}
 	if m.mcp != nil {
 		s.Domains = m.mcp.SessionDomains(session)
@@ -473,24 +506,25 @@ func (m *Manager) rendererReloaded() {
 	}
 	for _, meta := range m.app.metas {
 		id := meta.ID
-		for _, pane := range m.refs[id] {
-			c := m.counts[id] - 1
+		st := m.sess(id)
+		for _, pane := range st.refs {
+			c := st.count - 1
 			outcome := "decremented"
 			if c <= 0 {
 				c, outcome = 0, "released"
 			}
-			m.counts[id] = c
+			st.count = c
 			m.emit("pty.detach", outcome, sim.A("session", id), sim.A("pane", pane), sim.A("count", m.env.Itoa(c)),
 				sim.A("cause", "renderer-reload"))
 		}
-		delete(m.refs, id)
-		if m.counts[id] > 0 {
+		st.refs = nil
+		if st.count > 0 {
 			// References no pane holds (a leak of a pre-fix detach path).
 			m.emit("pty.detach", "reset", sim.A("session", id), sim.A("pane", "-"), sim.A("count", "0"),
 				sim.A("cause", "renderer-reload"))
 		}
-		delete(m.counts, id)
-		delete(m.restores, id)
+		st.count = 0
+		st.restore, st.restoring = ownedSize{}, false
 	}
 }
 
@@ -518,7 +552,8 @@ func (m *Manager) spawn(kind string, req RecoverRequest, attrs []sim.Attr, reply
 	m.known[id] = true
 	// spawnWithId inserts the registry entry before awaiting start().
 	m.entries[id] = b
-	m.sizes[id] = ownedSize{SpawnDefault, ownerSpawn}
+	st := m.sess(id)
+	st.size, st.sized = ownedSize{SpawnDefault, ownerSpawn}, true
 	create := func() {
 		b.created = true
 		b.startAt = m.env.Now()
@@ -831,12 +866,13 @@ func (m *Manager) setInputReadiness(b *Backend, ready bool, reason string) {
 	if m.entries[id] != b {
 		return
 	}
-	if last, ok := m.readiness[id]; ok && last.ready == ready && last.reason == reason {
+	st := m.sess(id)
+	if last := st.ready; st.published && last.ready == ready && last.reason == reason {
 		return
 	}
 	m.revision++
 	rev := m.revision
-	m.readiness[id] = readiness{ready, reason, rev}
+	st.ready, st.published = readiness{ready, reason, rev}, true
 	m.emit("input-readiness", "", sim.A("session", id), sim.A("backend", b.ID), sim.A("ready", b2s(ready)),
 		sim.A("reason", reason), sim.A("rev", m.env.Itoa(rev)))
 	m.record("readiness.publish", id, sim.A("ready", b2s(ready)), sim.A("reason", reason), sim.A("revision", strconv.Itoa(rev)))
@@ -848,21 +884,22 @@ func (m *Manager) setInputReadiness(b *Backend, ready bool, reason string) {
 // terminalView tells main the session is shown in terminal view mode, so
 // its leaf owns the PTY size; only KeepPTYSize reads it.
 func (m *Manager) Attach(session, pane string, terminalView bool) AttachResult {
+	st := m.sess(session)
 	if m.entries[session] == nil {
 		m.emit("pty.attach", "no-entry", sim.A("session", session), sim.A("pane", pane),
-			sim.A("count", m.env.Itoa(m.counts[session])))
+			sim.A("count", m.env.Itoa(st.count)))
 		return AttachResult{}
 	}
-	m.counts[session]++
-	m.refs[session] = append(m.refs[session], pane)
+	st.count++
+	st.refs = append(st.refs, pane)
 	if terminalView {
-		m.leafSized[session] = true
+		st.leafSized = true
 	}
-	n := m.counts[session]
+	n := st.count
 	if n == 1 {
-		m.restores[session] = m.sizes[session]
+		st.restore, st.restoring = st.size, true
 	}
-	buf := m.buffers[session]
+	buf := st.buffer
 	bytes, widths := 0, "-"
 	if buf != nil {
 		bytes, widths = buf.total, buf.widths()
@@ -879,21 +916,22 @@ func (m *Manager) Attach(session, pane string, terminalView bool) AttachResult {
 // DetachOwnReference reads it, releasing only a reference pane holds.
 func (m *Manager) Detach(session, pane string) {
 	held := m.releaseRef(session, pane)
+	st := m.sess(session)
 	if !held && m.detachOwn {
-		if !m.app.Profile().Has(DetachReleasesOldest) || len(m.refs[session]) == 0 {
+		if !m.app.Profile().Has(DetachReleasesOldest) || len(st.refs) == 0 {
 			m.emit("pty.detach", "ignored", sim.A("session", session), sim.A("pane", pane),
-				sim.A("count", m.env.Itoa(m.counts[session])), sim.A("why", "no-reference"))
+				sim.A("count", m.env.Itoa(st.count)), sim.A("why", "no-reference"))
 			return
 		}
-		m.refs[session] = m.refs[session][1:]
+		st.refs = st.refs[1:]
 	}
-	c := m.counts[session]
+	c := st.count
 	if c > 1 {
-		m.counts[session] = c - 1
+		st.count = c - 1
 		m.emit("pty.detach", "decremented", sim.A("session", session), sim.A("pane", pane), sim.A("count", m.env.Itoa(c-1)))
 		return
 	}
-	delete(m.counts, session)
+	st.count = 0
 	outcome := "released"
 	if c == 0 {
 		outcome = "unmatched"
@@ -902,23 +940,23 @@ func (m *Manager) Detach(session, pane string) {
 	if outcome == "released" {
 		m.armReaper(session, m.cfg.DetachedIdleTimeout)
 	}
-	restore, ok := m.restores[session]
-	delete(m.restores, session)
+	restore, ok := st.restore, st.restoring
+	st.restore, st.restoring = ownedSize{}, false
 	if !ok {
 		return
 	}
-	cur := m.sizes[session]
+	cur := st.size
 	if restore.Size == cur.Size {
 		return
 	}
-	if m.app.Profile().Fixed(KeepPTYSize) && m.leafSized[session] {
+	if m.app.Profile().Fixed(KeepPTYSize) && st.leafSized {
 		// The terminal leaf owns the size; the next leaf sets its own.
 		m.emit("pty.restore", "kept", sim.A("session", session), sim.A("pane", pane),
 			sim.A("restore", sizeStr(m.env, restore.Size)), sim.A("restore-owner", restore.owner),
 			sim.A("size", sizeStr(m.env, cur.Size)), sim.A("size-owner", cur.owner))
 		return
 	}
-	m.sizes[session] = restore
+	st.size, st.sized = restore, true
 	if b := m.entries[session]; b != nil {
 		m.resizePTY(b, restore.Size, "restore", pane)
 	}
@@ -927,10 +965,11 @@ func (m *Manager) Detach(session, pane string) {
 // releaseRef removes pane's oldest attach reference to session from the
 // ledger and reports whether it held one.
 func (m *Manager) releaseRef(session, pane string) bool {
-	refs := m.refs[session]
+	st := m.sess(session)
+	refs := st.refs
 	for i, r := range refs {
-		if r == pane {
-			m.refs[session] = append(refs[:i], refs[i+1:]...) // in place: nothing else holds refs
+		if sameID(r, pane) {
+			st.refs = append(refs[:i], refs[i+1:]...) // in place: nothing else holds refs
 			return true
 		}
 	}
@@ -939,8 +978,9 @@ func (m *Manager) releaseRef(session, pane string) bool {
 
 // Resize is resize(id, cols, rows) from a pane.
 func (m *Manager) Resize(session, pane string, s Size) {
-	prev := m.sizes[session]
-	m.sizes[session] = ownedSize{s, m.env.Str().Concat("pane/", pane)}
+	st := m.sess(session)
+	prev := st.size
+	st.size, st.sized = ownedSize{s, m.env.Str().Concat("pane/", pane)}, true
 	b := m.entries[session]
 	if b == nil {
 		m.emit("pty.resize", "no-entry", sim.A("session", session), sim.A("pane", pane),
@@ -1075,20 +1115,21 @@ func (m *Manager) output(b *Backend, n int) {
 	if m.entries[b.Session] != b {
 		return
 	}
-	size := m.sizes[b.Session].Size
+	size := m.sess(b.Session).size.Size
 	b.emit("output", "", sim.A("bytes", fmtBytes(m.env, n)), sim.A("cols", m.env.Itoa(size.Cols)))
 	m.appendOutput(b, n)
 }
 
 func (m *Manager) appendOutput(b *Backend, n int) {
 	id := b.Session
-	buf := m.buffers[id]
+	st := m.sess(id)
+	buf := st.buffer
 	if buf == nil {
 		buf = &replayBuffer{}
-		m.buffers[id] = buf
+		st.buffer = buf
 	}
-	buf.append(m.sizes[id].Cols, n)
-	if m.counts[id] > 0 {
+	buf.append(st.size.Cols, n)
+	if st.count > 0 {
 		m.app.toRendererMsg(hopPTYData, id, false, (n+4095)/4096)
 	}
 }
