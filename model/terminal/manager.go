@@ -242,16 +242,15 @@ func (r *replayBuffer) widths() string {
 // in-flight recovery claims, input readiness with its global revision, and
 // the agent PTY attach counts, restore sizes, sizes and replay buffers.
 type Manager struct {
-	env       *model.Env
-	app       *App
-	cfg       Config
-	entries   map[string]*Backend
-	claims    map[string]*claim
-	gens      map[string]int
-	readiness map[string]readiness
-	revision  int
-	// sessions holds each session's attach counts, references, sizes,
-	// readiness, replay buffer and reaper generation (see mainSession);
+	env      *model.Env
+	app      *App
+	cfg      Config
+	claims   map[string]*claim
+	gens     map[string]int
+	revision int
+	// sessions holds each session's registry entry, attach counts,
+	// references, sizes, readiness, replay buffer and reaper generation
+	// (see mainSession);
 	// last is the one found last (an attach, its resize and its detach
 	// ask for the same session in a row).
 	sessions  map[string]*mainSession
@@ -288,7 +287,7 @@ type Manager struct {
 }
 
 func newManager(app *App) *Manager {
-	return &Manager{env: app.env, app: app, cfg: app.cfg, entries: map[string]*Backend{}, claims: map[string]*claim{},
+	return &Manager{env: app.env, app: app, cfg: app.cfg, claims: map[string]*claim{},
 		gens: map[string]int{}, sessions: map[string]*mainSession{},
 		wedgeNext: map[string]bool{}, gateNotes: map[string]*gateNote{}, mcp: NewMCPHost(), known: map[string]bool{},
 		reserved: map[string]bool{}, constructFail: map[string]bool{},
@@ -300,6 +299,8 @@ func newManager(app *App) *Manager {
 // string-keyed map per field (the attach path read eight of them).
 type mainSession struct {
 	id string
+	// entry is the registry entry (starting or live), or nil.
+	entry *Backend
 	// count is agentPtyAttachCounts[id] (0: none).
 	count int
 	// refs is the attach ledger: the client (pane) of each attach
@@ -342,7 +343,7 @@ func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
 }
 
 // Backend returns the registry entry of session (starting or live), or nil.
-func (m *Manager) Backend(session string) *Backend { return m.entries[session] }
+func (m *Manager) Backend(session string) *Backend { return m.sess(session).entry }
 
 // AttachCount returns agentPtyAttachCounts[session].
 func (m *Manager) AttachCount(session string) int { return m.sess(session).count }
@@ -371,7 +372,7 @@ func (m *Manager) WedgeNextSpawn(session string) { m.wedgeNext[session] = true }
 // Snapshot returns the backend snapshot recover would report for session.
 func (m *Manager) Snapshot(session string) Snapshot {
 	s := Snapshot{Session: session, Lifecycle: Spawning, Reason: "starting"}
-	if b := m.entries[session]; b != nil {
+	if b := m.sess(session).entry; b != nil {
 		s.Backend, s.Kind, s.Cwd = b.ID, b.Kind, b.Cwd
 		// A claim in flight reports spawning (sessionManager.recover.test.ts:
 		// the snapshot during a gated start); live means a settled entry,
@@ -427,7 +428,7 @@ func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
 		reply(RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership, Actual: &Owner{c.kind, c.cwd, Spawning}})
 		return
 	}
-	if b := m.entries[id]; b != nil {
+	if b := m.sess(id).entry; b != nil {
 		if b.Kind != req.Kind || b.Cwd != req.Cwd {
 			m.emit("recover", CodeOwnershipConflict, append(attrs, sim.A("reason", "live-entry-mismatch"))...)
 			m.record("recover.conflict", id, sim.A("kind", string(req.Kind)), sim.A("code", CodeOwnershipConflict),
@@ -469,7 +470,7 @@ func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
 // session's).
 func (m *Manager) ColdSpawn(req RecoverRequest, reply func(RecoverResult)) {
 	attrs := []sim.Attr{sim.A("session", req.Session), sim.A("kind", string(req.Kind)), sim.A("caller", req.Caller)}
-	if b := m.entries[req.Session]; b != nil {
+	if b := m.sess(req.Session).entry; b != nil {
 		attrs = append(attrs, sim.A("replaces", b.ID))
 	}
 	m.spawn("spawn.cold", req, attrs, reply)
@@ -478,7 +479,7 @@ func (m *Manager) ColdSpawn(req RecoverRequest, reply func(RecoverResult)) {
 // AdoptLiveOrSpawn is the mutant AdoptSettledOnly: adopt a settled live
 // backend, otherwise cold-spawn, whatever claim is in flight.
 func (m *Manager) AdoptLiveOrSpawn(req RecoverRequest, reply func(RecoverResult)) {
-	if b := m.entries[req.Session]; b != nil && m.claims[req.Session] == nil {
+	if b := m.sess(req.Session).entry; b != nil && m.claims[req.Session] == nil {
 		m.Recover(req, reply)
 		return
 	}
@@ -495,8 +496,8 @@ func (m *Manager) rendererReloaded() {
 		for _, id := range slices.Sorted(maps.Keys(m.claims)) {
 			c := m.claims[id]
 			delete(m.claims, id)
-			if m.entries[id] == c.backend {
-				delete(m.entries, id)
+			if m.sess(id).entry == c.backend {
+				m.sess(id).entry = nil
 			}
 			m.emit("claim.drop", "reload", sim.A("session", id), sim.A("backend", c.backend.ID))
 		}
@@ -551,7 +552,7 @@ func (m *Manager) spawn(kind string, req RecoverRequest, attrs []sim.Attr, reply
 	}
 	m.known[id] = true
 	// spawnWithId inserts the registry entry before awaiting start().
-	m.entries[id] = b
+	m.sess(id).entry = b
 	st := m.sess(id)
 	st.size, st.sized = ownedSize{SpawnDefault, ownerSpawn}, true
 	create := func() {
@@ -652,9 +653,9 @@ func (m *Manager) settled(c *claim, fails bool) {
 	took := sim.A("durationMs", ms(m.env.Now()-b.startAt))
 	var res RecoverResult
 	switch {
-	case c.cancelled || m.entries[id] != b:
-		if m.entries[id] == b {
-			delete(m.entries, id)
+	case c.cancelled || m.sess(id).entry != b:
+		if m.sess(id).entry == b {
+			m.sess(id).entry = nil
 			m.revokeMCP(b)
 		}
 		b.stop()
@@ -673,7 +674,7 @@ func (m *Manager) settled(c *claim, fails bool) {
 		// The rollback stops the wrapper it constructed, cleans up (revoking
 		// MCP) and destroys only a tmux session this spawn created.
 		m.requestStop(b)
-		delete(m.entries, id)
+		m.sess(id).entry = nil
 		m.revokeMCP(b)
 		b.stop()
 		m.emit("start", CodeStartFailed, sim.A("session", id), sim.A("backend", b.ID))
@@ -722,7 +723,7 @@ func (m *Manager) armLateExit(b *Backend, code int) {
 // holds. The trace's entry= names the entry the exit found ("-" none).
 func (m *Manager) lateExit(b *Backend, code int) {
 	id := b.Session
-	cur := m.entries[id]
+	cur := m.sess(id).entry
 	entry := "-"
 	if cur != nil {
 		entry = cur.ID
@@ -745,7 +746,7 @@ func (m *Manager) lateExit(b *Backend, code int) {
 	}
 	m.emit("exit.late", "applied", attrs...)
 	m.setInputReadiness(cur, false, "provider-not-ready")
-	delete(m.entries, id)
+	m.sess(id).entry = nil
 	m.rejectHeld(cur, "exited")
 	r := m.app.Renderer
 	m.app.toRenderer(func() { r.onExit(id, "", code, "late-exit") })
@@ -767,7 +768,7 @@ func (m *Manager) armSpawnDeadline(b *Backend) {
 		return
 	}
 	m.env.After(SpawnDeadline, func() {
-		if m.entries[b.Session] != b || !b.Live() || b.Interactive() {
+		if m.sess(b.Session).entry != b || !b.Live() || b.Interactive() {
 			return
 		}
 		if m.app.Profile().Has(NeverKillOnTimeout) {
@@ -784,7 +785,7 @@ func (m *Manager) armSpawnDeadline(b *Backend) {
 // the renderer wake that asked, for the trace.
 func (m *Manager) KillOwned(session string, kind Kind, cwd, cause, wake string) bool {
 	cwd = path.Clean(cwd)
-	if b := m.entries[session]; b != nil && b.Kind == kind && b.Cwd == cwd {
+	if b := m.sess(session).entry; b != nil && b.Kind == kind && b.Cwd == cwd {
 		m.kill(session, cause, wake)
 		return true
 	}
@@ -807,7 +808,7 @@ func (m *Manager) kill(session, cause, wake string) {
 		c.cancelled = true
 		b = c.backend
 	}
-	e := m.entries[session]
+	e := m.sess(session).entry
 	cause0 := "no-owner"
 	switch {
 	case e != nil:
@@ -818,7 +819,7 @@ func (m *Manager) kill(session, cause, wake string) {
 	m.record("kill.request", session, sim.A("cause", cause0))
 	if e != nil {
 		b = e
-		delete(m.entries, session)
+		m.sess(session).entry = nil
 		m.revokeMCP(e)
 	}
 	if b == nil {
@@ -841,8 +842,8 @@ func (m *Manager) kill(session, cause, wake string) {
 
 // exited handles a backend process exiting on its own.
 func (m *Manager) exited(b *Backend, code int, cause string) {
-	if m.entries[b.Session] == b {
-		delete(m.entries, b.Session)
+	if m.sess(b.Session).entry == b {
+		m.sess(b.Session).entry = nil
 		m.revokeMCP(b)
 	}
 	b.stop()
@@ -863,7 +864,7 @@ func (m *Manager) notifyExit(b *Backend, code int, cause string) {
 // input-readiness to the renderer.
 func (m *Manager) setInputReadiness(b *Backend, ready bool, reason string) {
 	id := b.Session
-	if m.entries[id] != b {
+	if m.sess(id).entry != b {
 		return
 	}
 	st := m.sess(id)
@@ -885,7 +886,7 @@ func (m *Manager) setInputReadiness(b *Backend, ready bool, reason string) {
 // its leaf owns the PTY size; only KeepPTYSize reads it.
 func (m *Manager) Attach(session, pane string, terminalView bool) AttachResult {
 	st := m.sess(session)
-	if m.entries[session] == nil {
+	if m.sess(session).entry == nil {
 		m.emit("pty.attach", "no-entry", sim.A("session", session), sim.A("pane", pane),
 			sim.A("count", m.env.Itoa(st.count)))
 		return AttachResult{}
@@ -957,7 +958,7 @@ func (m *Manager) Detach(session, pane string) {
 		return
 	}
 	st.size, st.sized = restore, true
-	if b := m.entries[session]; b != nil {
+	if b := m.sess(session).entry; b != nil {
 		m.resizePTY(b, restore.Size, "restore", pane)
 	}
 }
@@ -981,7 +982,7 @@ func (m *Manager) Resize(session, pane string, s Size) {
 	st := m.sess(session)
 	prev := st.size
 	st.size, st.sized = ownedSize{s, m.env.Str().Concat("pane/", pane)}, true
-	b := m.entries[session]
+	b := m.sess(session).entry
 	if b == nil {
 		m.emit("pty.resize", "no-entry", sim.A("session", session), sim.A("pane", pane),
 			sim.A("cols", m.env.Itoa(s.Cols)), sim.A("rows", m.env.Itoa(s.Rows)), sim.A("cause", "pane"))
@@ -1015,7 +1016,7 @@ func (m *Manager) Write(session, pane string, chunks []Chunk) {
 		return
 	}
 	seq := seqRange(m.env, chunks)
-	b := m.entries[session]
+	b := m.sess(session).entry
 	if m.reserved[session] {
 		// The delivery owns the composer: a raw write could splice into
 		// its paste or consume its Enter (sessionManager.ts@428aed2d
@@ -1082,7 +1083,7 @@ func (m *Manager) rejectHeld(b *Backend, why string) {
 
 // DeliverPrompt is deliverPromptToAgent for a feed-mode Send.
 func (m *Manager) DeliverPrompt(session string) bool {
-	b := m.entries[session]
+	b := m.sess(session).entry
 	if b == nil {
 		why := "never-owned"
 		if m.known[session] {
@@ -1106,13 +1107,13 @@ func (m *Manager) DeliverPrompt(session string) bool {
 
 // Answer answers the prompt on screen from the feed's prompt card.
 func (m *Manager) Answer(session string) bool {
-	b := m.entries[session]
+	b := m.sess(session).entry
 	return b != nil && b.answer()
 }
 
 // output appends turn output and forwards it while a pane holds a reference.
 func (m *Manager) output(b *Backend, n int) {
-	if m.entries[b.Session] != b {
+	if m.sess(b.Session).entry != b {
 		return
 	}
 	size := m.sess(b.Session).size.Size

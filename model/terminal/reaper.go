@@ -100,7 +100,7 @@ func (m *Manager) armReaper(session string, d time.Duration) {
 // running background job (re-armed when it ends); otherwise a session idle
 // for the timeout is killed, process tree and background jobs with it.
 func (m *Manager) reapCheck(session string, gen int) {
-	b := m.entries[session]
+	b := m.sess(session).entry
 	if st := m.sess(session); st.reapGen != gen || st.count > 0 || b == nil || !b.Live() {
 		return
 	}
