@@ -204,8 +204,10 @@ func (t *Trace) AddChecker(c Checker) {
 	t.checkers = append(t.checkers, c)
 	t.muted = append(t.muted, false)
 	var kinds []string
-	if k, ok := c.(KindObserver); ok && len(k.ObservedKinds()) > 0 {
-		kinds = k.ObservedKinds()
+	if k, ok := c.(KindObserver); ok {
+		if kinds = k.ObservedKinds(); len(kinds) == 0 {
+			kinds = nil // declares none: every kind
+		}
 	}
 	t.declared = append(t.declared, kinds)
 	// The spans built so far do not include c.
