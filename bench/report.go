@@ -298,7 +298,10 @@ func (r *Report) Write(w io.Writer) error {
 	if err := r.writeMemory(w); err != nil {
 		return err
 	}
-	return r.writeScale(w)
+	if err := r.writeScale(w); err != nil {
+		return err
+	}
+	return r.writeGoals(w)
 }
 
 func orUnknown(s string) string {

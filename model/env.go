@@ -116,8 +116,15 @@ func (e *Env) Rand(actor string) *sim.Rand {
 	return r
 }
 
-// Now returns virtual time since the run's start.
-func (e *Env) Now() time.Duration { return sim.Since(e.Clock) }
+// Now returns virtual time since the run's start. On the kernel it reads
+// the elapsed time directly: sim.Since's round trip through time.Time gives
+// the same value and was 2% of terminal-remount's CPU.
+func (e *Env) Now() time.Duration {
+	if k, ok := e.Clock.(*sim.Kernel); ok {
+		return k.Elapsed()
+	}
+	return sim.Since(e.Clock)
+}
 
 // Emit appends an observable event to the trace.
 func (e *Env) Emit(actor, kind, outcome string, attrs ...sim.Attr) {

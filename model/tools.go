@@ -101,3 +101,16 @@ type ToolResult struct {
 	// WaitTimedOut is delegate_task wait's timeout upgrade flag.
 	WaitTimedOut bool
 }
+
+// Replier gets a tool call's answer. A model's own in-flight call object
+// implements it, so that answering a call needs no closure of its own
+// (each was an allocation per call); ReplyFunc adapts a function.
+type Replier interface {
+	Reply(ToolResult)
+}
+
+// ReplyFunc is a function as a Replier.
+type ReplyFunc func(ToolResult)
+
+// Reply calls f.
+func (f ReplyFunc) Reply(r ToolResult) { f(r) }

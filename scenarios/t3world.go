@@ -8,6 +8,7 @@ import (
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/model/agent"
 	"github.com/orchsim/orchsim/model/browser"
+	"github.com/orchsim/orchsim/model/orchestrator"
 	"github.com/orchsim/orchsim/model/provider"
 	"github.com/orchsim/orchsim/model/server"
 	"github.com/orchsim/orchsim/model/store"
@@ -49,6 +50,7 @@ type T3World struct {
 	agentIdx int
 	userIdx  int
 	tabs     []tabSeen
+	tabNoted map[string]bool // the tab ids in tabs
 
 	// Faults configures the fault loop.
 	Faults FaultMix
@@ -594,7 +596,7 @@ func (w *T3World) latency() time.Duration {
 }
 
 // Call implements agent.Net: request and response each cross the network.
-func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.ToolCall, reply func(model.ToolResult)) {
+func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.ToolCall, reply model.Replier) {
 	c := &netCall{w: w, threadID: threadID, cred: cred, call: call, reply: reply}
 	c.fn = func() { c.step() }
 	w.env.After(w.latency(), c.fn)
@@ -602,13 +604,13 @@ func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.Too
 
 // netCall is one tool call crossing the network: what its delivery and
 // answer need, in one allocation (closures over Call's parameters took
-// several).
+// several). It is the server's Replier for the call.
 type netCall struct {
 	w        *T3World
 	threadID string
 	cred     provider.ThreadCred
 	call     model.ToolCall
-	reply    func(model.ToolResult)
+	reply    model.Replier
 	// fn is step, bound once: it delivers the call, then (pending) the
 	// answer held in result. An answer that comes while another waits to
 	// be delivered gets a closure of its own, as every answer once did.
@@ -616,6 +618,11 @@ type netCall struct {
 	arrived bool
 	pending bool
 	result  model.ToolResult
+	// redelivered marks a call the network delivers twice; first is what
+	// the first delivery's dispatch did, as its answer says (a wait still
+	// holding the answer dispatched its command).
+	redelivered bool
+	first       string
 }
 
 // step is the call's next network hop: its arrival at the server, then
@@ -628,7 +635,7 @@ func (c *netCall) step() {
 	}
 	r := c.result
 	c.pending, c.result = false, model.ToolResult{}
-	c.reply(r)
+	c.reply.Reply(r)
 }
 
 // arrive delivers the call at the server.
@@ -637,51 +644,53 @@ func (c *netCall) arrive() {
 	s := w.srv
 	if s == nil {
 		w.env.Emit("agent/"+threadID, call.Tool, model.OutcomeServerDown, sim.A("thread", threadID), sim.A("cred", cred.CredID))
-		w.env.After(w.latency(), func() { reply(model.ToolResult{Outcome: model.OutcomeServerDown}) })
+		w.env.After(w.latency(), func() { reply.Reply(model.ToolResult{Outcome: model.OutcomeServerDown}) })
 		return
 	}
-	var redelivered *string
 	if call.ClientRequestID == "" && call.CallID != "" && model.IsOrchestratorTool(call.Tool) && !w.env.Healing &&
 		w.env.Rand("net/redelivery").Chance("redeliver", w.CallRedelivery) {
 		dup := *call
 		dup.Redelivered = true
-		// What the first delivery's dispatch did, as its answer says;
-		// a wait still holding the answer dispatched its command.
-		first := "dispatched"
-		redelivered = &first
+		c.redelivered, c.first = true, "dispatched"
 		w.env.After(w.env.Rand("net/redelivery").Duration("redeliver-after", time.Second, 30*time.Second), func() {
 			if s := w.srv; s != nil {
-				w.env.Emit("fault", "tool-call-redelivered", "", sim.A("thread", threadID), sim.A("tool", call.Tool),
-					sim.A("tool-call", call.CallID), sim.A("first", first))
-				s.CallTool(threadID, cred.Token, cred.CredID, dup, func(model.ToolResult) {})
+				w.env.Emit("fault", "tool-call-redelivered", "", sim.A("thread", c.threadID), sim.A("tool", dup.Tool),
+					sim.A("tool-call", dup.CallID), sim.A("first", c.first))
+				s.CallTool(c.threadID, c.cred.Token, c.cred.CredID, dup, func(model.ToolResult) {})
 			}
 		})
 	}
-	s.CallTool(threadID, cred.Token, cred.CredID, *call, func(r model.ToolResult) {
-		if redelivered != nil {
-			*redelivered = r.Outcome
-		}
-		if call.Tool == model.ToolPreviewOpen && r.Outcome == browser.OK {
-			w.noteTab(r.TabID, threadID)
-		}
-		if model.IsOrchestratorTool(call.Tool) && w.env.AtCommitPoint(CommitToolReply, sim.A("thread", threadID), sim.A("tool", call.Tool)) {
-			// The server dies before the reply leaves it: the reply is
-			// lost with the process, and the caller retries (or not)
-			// against the next one.
-			w.env.CrashProcess()
-			return
-		}
-		if model.IsOrchestratorTool(call.Tool) && !w.env.Healing && w.net.Chance("response-loss", w.ResponseLoss) {
-			w.env.Emit("fault", "response-lost", "", sim.A("thread", threadID), sim.A("tool", call.Tool))
-			return
-		}
-		if c.pending {
-			w.env.After(w.latency(), func() { reply(r) })
-			return
-		}
-		c.pending, c.result = true, r
-		w.env.After(w.latency(), c.fn)
-	})
+	s.CallToolTo(threadID, cred.Token, cred.CredID, *call, orchestrator.Extra{}, c)
+}
+
+// Reply is the server's answer to the call: it crosses the network back
+// (or is lost with the process or on the way).
+func (c *netCall) Reply(r model.ToolResult) {
+	w, threadID, call := c.w, c.threadID, &c.call
+	if c.redelivered {
+		c.first = r.Outcome
+	}
+	if call.Tool == model.ToolPreviewOpen && r.Outcome == browser.OK {
+		w.noteTab(r.TabID, threadID)
+	}
+	if model.IsOrchestratorTool(call.Tool) && w.env.AtCommitPoint(CommitToolReply, sim.A("thread", threadID), sim.A("tool", call.Tool)) {
+		// The server dies before the reply leaves it: the reply is
+		// lost with the process, and the caller retries (or not)
+		// against the next one.
+		w.env.CrashProcess()
+		return
+	}
+	if model.IsOrchestratorTool(call.Tool) && !w.env.Healing && w.net.Chance("response-loss", w.ResponseLoss) {
+		w.env.Emit("fault", "response-lost", "", sim.A("thread", threadID), sim.A("tool", call.Tool))
+		return
+	}
+	if c.pending {
+		late, reply := r, c.reply // a copy: r itself stays on the stack
+		w.env.After(w.latency(), func() { reply.Reply(late) })
+		return
+	}
+	c.pending, c.result = true, r
+	w.env.After(w.latency(), c.fn)
 }
 
 // TurnFinished implements agent.Net.
@@ -697,11 +706,13 @@ func (w *T3World) TurnFinished(threadID string, backgroundFor time.Duration) {
 }
 
 func (w *T3World) noteTab(tab, thread string) {
-	for _, t := range w.tabs {
-		if t.tab == tab {
-			return
-		}
+	if w.tabNoted[tab] {
+		return
 	}
+	if w.tabNoted == nil {
+		w.tabNoted = map[string]bool{}
+	}
+	w.tabNoted[tab] = true
 	w.tabs = append(w.tabs, tabSeen{tab, thread})
 }
 

@@ -22,8 +22,8 @@ import (
 // them; while the server is down calls fail with ECONNREFUSED.
 type Net interface {
 	// Call sends a tool call with cred on behalf of thread's agent; reply
-	// runs when the answer arrives.
-	Call(threadID string, cred provider.ThreadCred, call model.ToolCall, reply func(model.ToolResult))
+	// gets the answer when it arrives.
+	Call(threadID string, cred provider.ThreadCred, call model.ToolCall, reply model.Replier)
 	// TurnFinished reports the end of the agent's turn (turn.terminal),
 	// with pending background work for backgroundFor.
 	TurnFinished(threadID string, backgroundFor time.Duration)
@@ -256,8 +256,8 @@ func (a *Agent) send(turn int, call model.ToolCall) {
 	a.callSeq++
 	seq := a.callSeq
 	call.CallID = a.env.Str().Join("toolu_"+a.Thread+"_", seq)
-	c := call // the closure below reads c, not call, so call stays on the stack
-	a.inflight = &c
+	c := &sentCall{a: a, seq: seq, turn: turn, call: call} // call itself stays on the stack
+	a.inflight = &c.call
 	if d := CallTimeout(a.Instance); d > 0 && model.IsOrchestratorTool(call.Tool) {
 		if a.timeout == nil {
 			a.timeout = a.env.Clock.AfterFunc(d, func() { a.clientTimeout() })
@@ -265,19 +265,31 @@ func (a *Agent) send(turn int, call model.ToolCall) {
 			a.timeout.Reset(d)
 		}
 	}
-	a.net.Call(a.Thread, a.cred, call, func(r model.ToolResult) {
-		if a.callSeq != seq || a.inflight == nil {
-			return // answered after the client gave up, or after an abort
-		}
-		a.inflight = nil
-		if a.timeout != nil {
-			a.timeout.Stop()
-		}
-		a.rememberOrchestrator(c, r)
-		if a.turn == turn && a.active {
-			a.next(turn)
-		}
-	})
+	a.net.Call(a.Thread, a.cred, call, c)
+}
+
+// sentCall is one call send made: the in-flight copy of the call and what
+// its answer needs, in one allocation that is its own Replier.
+type sentCall struct {
+	a         *Agent
+	seq, turn int
+	call      model.ToolCall
+}
+
+// Reply continues the turn with the call's answer.
+func (c *sentCall) Reply(r model.ToolResult) {
+	a, turn := c.a, c.turn
+	if a.callSeq != c.seq || a.inflight == nil {
+		return // answered after the client gave up, or after an abort
+	}
+	a.inflight = nil
+	if a.timeout != nil {
+		a.timeout.Stop()
+	}
+	a.rememberOrchestrator(c.call, r)
+	if a.turn == turn && a.active {
+		a.next(turn)
+	}
 }
 
 func (a *Agent) clientTimeout() {
@@ -441,12 +453,24 @@ func (a *Agent) previewStep(turn int) {
 			}
 		}
 	}
-	a.net.Call(a.Thread, a.cred, call, func(r model.ToolResult) {
-		a.remember(call, r)
-		if a.turn == turn && a.active {
-			a.next(turn)
-		}
-	})
+	a.net.Call(a.Thread, a.cred, call, &previewCall{a: a, turn: turn, tool: call.Tool, tab: call.TabID})
+}
+
+// previewCall is what a preview call's answer needs (one allocation, its
+// own Replier): the call's tool and tab, for remember.
+type previewCall struct {
+	a         *Agent
+	turn      int
+	tool, tab string
+}
+
+// Reply remembers the answer and continues the turn.
+func (c *previewCall) Reply(r model.ToolResult) {
+	a := c.a
+	a.remember(model.ToolCall{Tool: c.tool, TabID: c.tab}, r)
+	if a.turn == c.turn && a.active {
+		a.next(c.turn)
+	}
 }
 
 // hostStep reads the thread's page on a client host: preview_evaluate, or
@@ -458,11 +482,11 @@ func (a *Agent) hostStep(turn int) {
 		call.Tool = model.ToolPreviewWaitFor
 		call.Timeout = []time.Duration{0, 5 * time.Second, 30 * time.Second}[a.hrand.Pick("wait-timeout", 2, 1, 1)]
 	}
-	a.net.Call(a.Thread, a.cred, call, func(model.ToolResult) {
+	a.net.Call(a.Thread, a.cred, call, model.ReplyFunc(func(model.ToolResult) {
 		if a.turn == turn && a.active {
 			a.next(turn)
 		}
-	})
+	}))
 }
 
 func (a *Agent) remember(call model.ToolCall, r model.ToolResult) {
@@ -508,6 +532,6 @@ func (a *Agent) StaleCall() bool {
 	if len(a.Tabs) > 0 {
 		call = model.ToolCall{Tool: model.ToolPreviewNavigate, TabID: a.Tabs[0], URL: "http://localhost:5173/stale"}
 	}
-	a.net.Call(a.Thread, old, call, func(model.ToolResult) {})
+	a.net.Call(a.Thread, old, call, model.ReplyFunc(func(model.ToolResult) {}))
 	return true
 }

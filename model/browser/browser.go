@@ -562,14 +562,31 @@ func (b *ServerBrowser) markUsed(threadID, key string) {
 // Handle serves one broker request and calls reply with the outcome when it
 // is decided: when the action starts, or at once for a refusal. Outcome
 // events are the caller's to trace.
-func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
+func (b *ServerBrowser) Handle(req Request, reply func(Result)) { b.HandleTo(req, HandlerFunc(reply)) }
+
+// Handler gets the outcome of a request Handle serves. The server's call
+// object implements it, so a request needs no closure to be answered.
+type Handler interface {
+	Handled(Result)
+}
+
+// HandlerFunc is a function as a Handler.
+type HandlerFunc func(Result)
+
+// Handled calls f.
+func (f HandlerFunc) Handled(r Result) { f(r) }
+
+// HandleTo is Handle answering to h. Closures that outlive the call copy
+// req where they need it, so that req itself stays on the stack.
+func (b *ServerBrowser) HandleTo(req Request, h Handler) {
 	ignore := b.env.Profile.Has(model.IgnoreTabOwner)
+	thread, agentSession := req.ThreadID, req.AgentSessionID
 	finish := func(r Result) {
-		b.markUsed(req.ThreadID, req.AgentSessionID)
-		reply(r)
+		b.markUsed(thread, agentSession)
+		h.Handled(r)
 	}
 	if b.dead {
-		reply(Result{Outcome: ReasonInterrupted})
+		h.Handled(Result{Outcome: ReasonInterrupted})
 		return
 	}
 	if req.AgentSessionID == "" {
@@ -615,12 +632,13 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 	if tab.pageless() {
 		// findTab: an explicit tab whose page is gone is opened again
 		// (ensureTab) before the request runs; a failed open is no tab.
+		again := req
 		b.ensurePage(tab, "agent", func(outcome string) {
 			if outcome != OK || tab.pageless() {
 				finish(Result{Outcome: TabNotFound})
 				return
 			}
-			b.Handle(req, reply)
+			b.HandleTo(again, h)
 		})
 		return
 	}
@@ -694,38 +712,40 @@ func (b *ServerBrowser) Handle(req Request, reply func(Result)) {
 	if req.Op == OpNavigate && b.remoteNavigation(tab, &req, res, finish) {
 		return
 	}
+	// run outlives the call: copies, so that req and res stay on the stack
+	rq, rs := req, res
 	run := func() (string, time.Duration) {
 		if tab.dialog != nil {
 			return ReasonDialogPending, 0
 		}
-		switch req.Op {
+		switch rq.Op {
 		case OpNavigate:
 			tab.Gotos++
-			tab.GotoURLs = append(tab.GotoURLs, req.URL)
+			tab.GotoURLs = append(tab.GotoURLs, rq.URL)
 			if b.NavigationFailure != nil {
 				if e := b.NavigationFailure(tab.ThreadID, tab.TabID); e != "" {
-					b.failNavigation(tab, req.URL, e, &res)
+					b.failNavigation(tab, rq.URL, e, &rs)
 					return ExecutionError, b.rand.Duration("action-time", 5*time.Millisecond, 1500*time.Millisecond)
 				}
 			}
-			b.PageRequest(tab, req.URL)
-			tab.URL, tab.Loading = req.URL, false
+			b.PageRequest(tab, rq.URL)
+			tab.URL, tab.Loading = rq.URL, false
 		case OpSnapshot:
-			res.Ref = b.ref(tab)
-			res.LoadError = b.LoadErrorOf(tab)
+			rs.Ref = b.ref(tab)
+			rs.LoadError = b.LoadErrorOf(tab)
 		case OpType, OpPress:
-			tab.log("agent " + req.Op)
+			tab.log("agent " + rq.Op)
 		}
 		return OK, b.rand.Duration("action-time", 5*time.Millisecond, 1500*time.Millisecond)
 	}
-	if IsRead(req.Op) {
-		res.Outcome, _ = run()
-		finish(res)
+	if IsRead(rq.Op) {
+		rs.Outcome, _ = run()
+		finish(rs)
 		return
 	}
-	tab.Control.Agent(req.AgentSessionID, ignore, b.leasedRun(tab, &res, run), func(outcome string) {
-		res.Outcome = outcome
-		finish(res)
+	tab.Control.Agent(rq.AgentSessionID, ignore, b.leasedRun(tab, &rs, run), func(outcome string) {
+		rs.Outcome = outcome
+		finish(rs)
 	})
 }
 

@@ -511,10 +511,32 @@ func (o *Orchestrator) fresh() string {
 // has been dispatched (or refused); done is called with the tool result:
 // at once, or, for delegate_task in wait mode, when the wait ends.
 func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answer, model.ToolResult)) {
+	o.DispatchTo(c, &funcReplier{dispatched, done})
+}
+
+// Replier gets a dispatched call's answers: Dispatched once its command
+// has been dispatched (or refused), Done with its tool result. The
+// server's call object implements it, so a dispatch needs no closures.
+type Replier interface {
+	Dispatched(Answer)
+	Done(Answer, model.ToolResult)
+}
+
+// funcReplier is Dispatch's two functions as a Replier.
+type funcReplier struct {
+	dispatched func(Answer)
+	done       func(Answer, model.ToolResult)
+}
+
+func (f *funcReplier) Dispatched(a Answer)                 { f.dispatched(a) }
+func (f *funcReplier) Done(a Answer, res model.ToolResult) { f.done(a, res) }
+
+// DispatchTo is Dispatch answering to r.
+func (o *Orchestrator) DispatchTo(c Call, r Replier) {
 	if c.Tool == ToolThreadRollback {
 		a := o.rollback(c)
-		dispatched(a)
-		done(a, model.ToolResult{Outcome: a.Outcome, Result: a.Result})
+		r.Dispatched(a)
+		r.Done(a, model.ToolResult{Outcome: a.Outcome, Result: a.Result})
 		return
 	}
 	ns := o.encNamespace(c.Scope)
@@ -549,8 +571,8 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 		return o.env.Str().Bytes(b)
 	}
 	reply := func(a Answer) {
-		dispatched(a)
-		done(a, model.ToolResult{Outcome: a.Outcome, Result: a.Result})
+		r.Dispatched(a)
+		r.Done(a, model.ToolResult{Outcome: a.Outcome, Result: a.Result})
 	}
 	switch c.Tool {
 	case model.ToolDelegateTask:
@@ -615,8 +637,8 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 			reply(a)
 			return
 		}
-		dispatched(a)
-		o.wait(c, a, k, ns, done)
+		r.Dispatched(a)
+		o.wait(c, a, k, ns, r)
 	case model.ToolCreateThreads:
 		specs := c.Extra.Threads
 		n := len(specs)
@@ -759,7 +781,7 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 		caps := o.capabilities(caller)
 		reply(Answer{Outcome: "ok", Caps: &caps})
 	case ToolThreadWait:
-		o.waitThread(c, done, dispatched)
+		o.waitThread(c, r)
 	case model.ToolThreadSend:
 		if o.st.Thread(c.Target) == nil {
 			reply(Answer{Outcome: ErrThreadNotFound})
@@ -1125,7 +1147,7 @@ type wait struct {
 	call     Call
 	done     bool
 	deadline sim.Timer
-	reply    func(Answer, model.ToolResult)
+	reply    Replier
 }
 
 // WaitBudget returns how long a delegate_task wait with timeoutMs timeout
@@ -1148,7 +1170,7 @@ func WaitBudget(p model.Profile, timeout time.Duration) time.Duration {
 
 // wait blocks a delegate_task mode:"wait" call until its task settles or
 // its WaitBudget runs out.
-func (o *Orchestrator) wait(c Call, a Answer, k, ns string, done func(Answer, model.ToolResult)) {
+func (o *Orchestrator) wait(c Call, a Answer, k, ns string, done Replier) {
 	budget := WaitBudget(o.env.Profile, c.Timeout)
 	o.uuids++
 	w := &wait{task: a.Result.TaskID, start: o.env.Now(), answer: a, key: k, ns: ns, call: c, reply: done,
@@ -1208,5 +1230,5 @@ func (o *Orchestrator) finishWait(w *wait, timedOut bool) {
 		t.Delivery = "delivered"
 	}
 	o.env.Emit(actor, "delegate_task.wait", outcome, sim.A("thread", w.call.Scope.Thread.ThreadID), sim.A("task", w.task))
-	w.reply(w.answer, res)
+	w.reply.Done(w.answer, res)
 }

@@ -64,14 +64,7 @@ func (o *Orchestrator) archive(thread string) string {
 	return Archived
 }
 
-func (o *Orchestrator) schedule(id string) *store.Schedule {
-	for _, s := range o.st.Schedules {
-		if s.ID == id {
-			return s
-		}
-	}
-	return nil
-}
+func (o *Orchestrator) schedule(id string) *store.Schedule { return o.st.Schedule(id) }
 
 // scheduledTool serves list_scheduled_tasks (the caller's project),
 // update_scheduled_task (enabled, title, prompt) and delete_scheduled_task
@@ -112,12 +105,12 @@ func (o *Orchestrator) scheduledTool(c Call, caller string) Answer {
 // thread's latest) is watched until it is terminal or the budget
 // (min(60 min, max(1 ms, timeoutMs or 10 min))) runs out; it only
 // observes, acknowledging nothing. The model polls every TaskPollInterval.
-func (o *Orchestrator) waitThread(c Call, done func(Answer, model.ToolResult), dispatched func(Answer)) {
+func (o *Orchestrator) waitThread(c Call, r Replier) {
 	thread := c.Target
 	if o.st.Thread(thread) == nil {
 		a := Answer{Outcome: ErrThreadNotFound}
-		dispatched(a)
-		done(a, model.ToolResult{Outcome: a.Outcome})
+		r.Dispatched(a)
+		r.Done(a, model.ToolResult{Outcome: a.Outcome})
 		return
 	}
 	runID := c.Extra.RunID
@@ -136,8 +129,8 @@ func (o *Orchestrator) waitThread(c Call, done func(Answer, model.ToolResult), d
 		}
 		w := &WaitResult{ThreadID: thread, RunID: runID, Status: status, TimedOut: timedOut}
 		a := Answer{Outcome: "ok", Result: store.Result{RunID: runID, Status: status}, Wait: w}
-		dispatched(a)
-		done(a, model.ToolResult{Outcome: a.Outcome, Result: a.Result})
+		r.Dispatched(a)
+		r.Done(a, model.ToolResult{Outcome: a.Outcome, Result: a.Result})
 	}
 	var poll func()
 	poll = func() {

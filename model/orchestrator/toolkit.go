@@ -326,14 +326,7 @@ type row struct {
 	source, itemID, kind, runID, messageID, text, createdBy, creationSource string
 }
 
-func (o *Orchestrator) taskOfChild(thread string) *store.Task {
-	for _, t := range o.st.Tasks {
-		if t.ChildThreadID == thread {
-			return t
-		}
-	}
-	return nil
-}
+func (o *Orchestrator) taskOfChild(thread string) *store.Task { return o.st.TaskOfChild(thread) }
 
 // ResultItemID is the timeline item id of a delegated task's result.
 func ResultItemID(t *store.Task) string { return "item:result:" + t.ID }

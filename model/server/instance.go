@@ -81,7 +81,7 @@ func (s *Server) ExtraInstance(n int, why string) {
 	sum := Reconcile(s.Store, "startup", s.env.Now())
 	for _, r := range sum.CancelledRuns {
 		s.env.Obligations.Discharge(RunSettles, r.ID+" of "+r.ThreadID)
-		r.CancelledByRestart = true
+		s.Store.MarkCancelledByRestart(r)
 		s.env.Emit(actor, "reconcile", store.RunCancelled, sim.A("trigger", "startup"), sim.A("thread", r.ThreadID),
 			sim.A("run", r.ID), sim.A("instance", name))
 	}

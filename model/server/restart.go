@@ -119,15 +119,13 @@ func (s *Server) continueRestartedRuns() {
 	if s.dead {
 		return
 	}
-	for _, t := range s.Store.Threads {
-		var latest *store.Run
-		if runs := s.Store.RunsOf(t.ID); len(runs) > 0 {
-			latest = runs[len(runs)-1]
-		}
-		if latest == nil || !latest.CancelledByRestart {
+	// The marked latest runs in thread order, each still checked when its
+	// turn comes (an earlier continuation could have started a run).
+	for _, latest := range s.Store.RestartSources() {
+		if runs := s.Store.RunsOf(latest.ThreadID); runs[len(runs)-1] != latest {
 			continue
 		}
-		s.ContinueRestartedRun(t.ID, latest.ID)
+		s.ContinueRestartedRun(latest.ThreadID, latest.ID)
 	}
 }
 

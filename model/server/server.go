@@ -225,7 +225,7 @@ func (s *Server) reconcile(trigger string) {
 	sum := Reconcile(s.Store, trigger, s.env.Now())
 	for _, r := range sum.CancelledRuns {
 		s.env.Obligations.Discharge(RunSettles, r.ID+" of "+r.ThreadID)
-		r.CancelledByRestart = true
+		s.Store.MarkCancelledByRestart(r)
 		status := store.RunCancelled
 		if s.env.Profile.Has(ReconcileCompletesOrphans) {
 			status, r.Status = store.RunCompleted, store.RunCompleted
@@ -578,14 +578,20 @@ func (s *Server) SwitchProvider(threadID, instance string) bool {
 // takes the thread from the credential). reply gets the result when it is
 // decided; the outcome is traced then.
 func (s *Server) CallTool(caller, token, credID string, call model.ToolCall, reply func(model.ToolResult)) {
-	s.CallToolExt(caller, token, credID, call, orchestrator.Extra{}, reply)
+	s.CallToolTo(caller, token, credID, call, orchestrator.Extra{}, model.ReplyFunc(reply))
 }
 
 // CallToolExt is CallTool with the orchestrator arguments model.ToolCall
 // does not carry (the fidelity cases' task texts, create_threads entries,
 // target instances).
 func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, extra orchestrator.Extra, reply func(model.ToolResult)) {
-	t := &toolCall{s: s, caller: caller, credID: credID, call: call, reply: reply}
+	s.CallToolTo(caller, token, credID, call, extra, model.ReplyFunc(reply))
+}
+
+// CallToolTo is CallToolExt answering to a Replier (the network's call
+// object, which needs no closure to be answered).
+func (s *Server) CallToolTo(caller, token, credID string, call model.ToolCall, extra orchestrator.Extra, r model.Replier) {
+	t := &toolCall{s: s, caller: caller, credID: credID, call: call, reply: r}
 	t.attrs = append(t.buf[:0], sim.A("thread", caller), sim.A("cred", credID))
 	if call.TabID != "" {
 		t.attrs = append(t.attrs, sim.A("tab", call.TabID))
@@ -593,19 +599,19 @@ func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, 
 	trace := t.trace
 	if s.dead {
 		trace(model.OutcomeServerDown)
-		reply(model.ToolResult{Outcome: model.OutcomeServerDown})
+		r.Reply(model.ToolResult{Outcome: model.OutcomeServerDown})
 		return
 	}
 	cred := s.Registry.Resolve(token)
 	if cred == nil {
 		trace(model.OutcomeUnauthorized)
-		reply(model.ToolResult{Outcome: model.OutcomeUnauthorized})
+		r.Reply(model.ToolResult{Outcome: model.OutcomeUnauthorized})
 		return
 	}
 	scope := cred.Scope
 	if scope.Thread == nil {
 		trace(model.OutcomeThreadCredential)
-		reply(model.ToolResult{Outcome: model.OutcomeThreadCredential})
+		r.Reply(model.ToolResult{Outcome: model.OutcomeThreadCredential})
 		return
 	}
 	// The credential, not the caller's claim, says which thread calls.
@@ -617,12 +623,12 @@ func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, 
 	}
 	if scope.Capabilities&mcp.CapPreview == 0 {
 		trace(model.OutcomePreviewDisabled)
-		reply(model.ToolResult{Outcome: model.OutcomePreviewDisabled})
+		r.Reply(model.ToolResult{Outcome: model.OutcomePreviewDisabled})
 		return
 	}
 	if call.Tool != model.ToolPreviewSnapshot && !s.liveCaller(scope) {
 		trace(model.OutcomeParentNotActive)
-		reply(model.ToolResult{Outcome: model.OutcomeParentNotActive})
+		r.Reply(model.ToolResult{Outcome: model.OutcomeParentNotActive})
 		return
 	}
 	if call.Tool == model.ToolPreviewEvaluate || call.Tool == model.ToolPreviewWaitFor {
@@ -647,12 +653,12 @@ func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, 
 		req.Op = browser.OpClose
 	default:
 		trace("invalid_request")
-		reply(model.ToolResult{Outcome: "invalid_request"})
+		r.Reply(model.ToolResult{Outcome: "invalid_request"})
 		return
 	}
 	t.attrs = append(t.attrs, sim.A("key", showKey(s.env.Str(), key)))
 	t.authorized = s.env.Now()
-	s.Browser.Handle(t.req, func(r browser.Result) { t.handled(r) })
+	s.Browser.HandleTo(t.req, t)
 }
 
 // toolCall is one CallToolExt in flight: its trace attributes and what its
@@ -663,7 +669,7 @@ type toolCall struct {
 	caller, credID string
 	actor          string // an orchestrator call's actor
 	call           model.ToolCall
-	reply          func(model.ToolResult)
+	reply          model.Replier
 	attrs          []sim.Attr
 	buf            [12]sim.Attr // attrs' first backing array
 	key, threadID  string
@@ -677,8 +683,9 @@ func (t *toolCall) trace(outcome string, extra ...sim.Attr) {
 	s.env.Emit(s.env.Str().Concat("agent/", t.caller), t.call.Tool, outcome, append(t.attrs, extra...)...)
 }
 
-// handled traces and answers a preview tool the browser served.
-func (t *toolCall) handled(r browser.Result) {
+// Handled traces and answers a preview tool the browser served (the call
+// is its own browser.Handler).
+func (t *toolCall) Handled(r browser.Result) {
 	s, call, key, threadID, req, credID, reply, authorized := t.s, &t.call, t.key, t.threadID, &t.req, t.credID, t.reply, t.authorized
 	{
 		var xb [4]sim.Attr
@@ -707,7 +714,7 @@ func (t *toolCall) handled(r browser.Result) {
 				s.env.Obligations.Discharge(browser.RegainTab, entity)
 			}
 		}
-		reply(model.ToolResult{Outcome: r.Outcome, TabID: r.TabID})
+		reply.Reply(model.ToolResult{Outcome: r.Outcome, TabID: r.TabID})
 	}
 }
 
@@ -738,11 +745,11 @@ func (s *Server) callHost(scope mcp.Scope, t *toolCall) {
 				attrs = append(attrs, sim.A("deadline", "missed"))
 			}
 			t.trace(e.Tag, attrs...)
-			reply(model.ToolResult{Outcome: e.Tag, TabID: e.TabID})
+			reply.Reply(model.ToolResult{Outcome: e.Tag, TabID: e.TabID})
 			return
 		}
 		t.trace(browser.OK, append(attrs, sim.A("client", r.ClientID), sim.A("tab", orNone(r.TabID)), sim.A("value", r.Value))...)
-		reply(model.ToolResult{Outcome: browser.OK, TabID: r.TabID})
+		reply.Reply(model.ToolResult{Outcome: browser.OK, TabID: r.TabID})
 	})
 }
 
@@ -798,7 +805,7 @@ func (s *Server) callOrchestrator(scope mcp.Scope, t *toolCall, extra orchestrat
 	t.actor = s.env.Str().Concat("agent/", scope.Thread.ThreadID)
 	refuse := func(code string) {
 		s.env.Emit(t.actor, call.Tool, code, t.attrs...)
-		t.reply(model.ToolResult{Outcome: code})
+		t.reply.Reply(model.ToolResult{Outcome: code})
 	}
 	if scope.Capabilities&mcp.CapOrchestration == 0 {
 		refuse("capability_denied")
@@ -808,25 +815,33 @@ func (s *Server) callOrchestrator(scope mcp.Scope, t *toolCall, extra orchestrat
 		refuse(model.OutcomeParentNotActive)
 		return
 	}
-	s.Orch.Dispatch(orchestrator.Call{Scope: scope, ToolCall: t.call, Extra: extra}, func(a orchestrator.Answer) {
-		if a.CommandID != "" {
-			t.attrs = append(t.attrs, sim.A("command", a.CommandID))
+	s.Orch.DispatchTo(orchestrator.Call{Scope: scope, ToolCall: t.call, Extra: extra}, t)
+}
+
+// Dispatched traces an orchestrator call's dispatch (the call is its own
+// orchestrator.Replier).
+func (t *toolCall) Dispatched(a orchestrator.Answer) {
+	s := t.s
+	if a.CommandID != "" {
+		t.attrs = append(t.attrs, sim.A("command", a.CommandID))
+	}
+	{ // the result is built on the stack
+		var rb [128]byte
+		if res := appendResult(rb[:0], a.Result); len(res) > 0 {
+			t.attrs = append(t.attrs, sim.A("result", s.env.Str().Bytes(res)))
 		}
-		{ // the result is built on the stack
-			var rb [128]byte
-			if res := appendResult(rb[:0], a.Result); len(res) > 0 {
-				t.attrs = append(t.attrs, sim.A("result", s.env.Str().Bytes(res)))
-			}
-		}
-		if a.Effect != "" {
-			t.attrs = append(t.attrs, sim.A("effect", a.Effect))
-		}
-		s.env.Emit(t.actor, t.call.Tool, a.Outcome, t.attrs...)
-	}, func(_ orchestrator.Answer, r model.ToolResult) {
-		if !s.dead {
-			t.reply(r)
-		}
-	})
+	}
+	if a.Effect != "" {
+		t.attrs = append(t.attrs, sim.A("effect", a.Effect))
+	}
+	s.env.Emit(t.actor, t.call.Tool, a.Outcome, t.attrs...)
+}
+
+// Done answers an orchestrator call, unless the server died meanwhile.
+func (t *toolCall) Done(_ orchestrator.Answer, r model.ToolResult) {
+	if !t.s.dead {
+		t.reply.Reply(r)
+	}
 }
 
 // DescribeResult renders the durable result ids for traces, e.g.

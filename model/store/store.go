@@ -4,6 +4,7 @@
 package store
 
 import (
+	"slices"
 	"strconv"
 	"time"
 )
@@ -278,6 +279,21 @@ type Store struct {
 	messageIdx index[*Message]
 	projectIdx index[*Project]
 	sessionIdx index[*ProviderSession]
+	// scheduleIdx finds a schedule row by id, childTaskIdx a task by its
+	// child thread (the first, as a scan would): the orchestrator asks both
+	// per call, and a world of 1,000 threads has thousands of rows.
+	scheduleIdx  index[*Schedule]
+	childTaskIdx index[*Task]
+	// threadPos is the position of each thread id's first row in Threads
+	// (RestartSources orders by it), extended like index.
+	threadPos     map[string]int
+	threadPosDone int
+	threadPosLast *Thread
+	// restartCancelled are the runs MarkCancelledByRestart marked that
+	// were still their thread's latest run when RestartSources last looked
+	// (a run that stops being the latest never is again: runs are only
+	// appended), in marking order.
+	restartCancelled []*Run
 	// Groups of rows by a key they never change, extended the same way:
 	// the runs of each thread, the tasks of each parent thread and of
 	// each parent task. They make per-thread questions cost the thread's
@@ -432,6 +448,63 @@ func (s *Store) StartRun(threadID string) *Run {
 	s.Runs = append(s.Runs, r)
 	t.ActiveRunID = r.ID
 	return r
+}
+
+// MarkCancelledByRestart sets r.CancelledByRestart: reconcile cancelled
+// it because the server process died under it. Mark runs through it, not
+// by setting the field, so RestartSources sees them.
+func (s *Store) MarkCancelledByRestart(r *Run) {
+	if !r.CancelledByRestart {
+		s.restartCancelled = append(s.restartCancelled, r)
+	}
+	r.CancelledByRestart = true
+}
+
+// RestartSources returns the latest run of every thread whose latest run
+// is marked CancelledByRestart, in the order of the threads' rows in
+// Threads: what a scan of every thread's latest run would find, at the
+// cost of the marked runs rather than the world's threads (a restart of a
+// world of 1,000 threads asks once). The result is the caller's.
+func (s *Store) RestartSources() []*Run {
+	live := s.restartCancelled[:0]
+	for _, r := range s.restartCancelled {
+		if runs := s.RunsOf(r.ThreadID); len(runs) > 0 && runs[len(runs)-1] == r {
+			live = append(live, r)
+		}
+	}
+	clear(s.restartCancelled[len(live):])
+	s.restartCancelled = live
+	out := make([]*Run, 0, len(live))
+	pos := make([]int, 0, len(live))
+	for _, r := range live {
+		if !r.CancelledByRestart {
+			continue
+		}
+		p, ok := s.threadPosition(r.ThreadID)
+		if !ok {
+			continue // no thread row: the scan would not reach it
+		}
+		i, _ := slices.BinarySearch(pos, p)
+		out, pos = slices.Insert(out, i, r), slices.Insert(pos, i, p)
+	}
+	return out
+}
+
+// threadPosition returns the position in Threads of thread id's first row.
+func (s *Store) threadPosition(id string) (int, bool) {
+	if s.threadPos == nil || s.threadPosDone > len(s.Threads) ||
+		s.threadPosDone > 0 && s.Threads[s.threadPosDone-1] != s.threadPosLast { // replaced, truncated or cut
+		s.threadPos, s.threadPosDone = map[string]int{}, 0
+	}
+	for ; s.threadPosDone < len(s.Threads); s.threadPosDone++ {
+		t := s.Threads[s.threadPosDone]
+		if _, dup := s.threadPos[t.ID]; !dup {
+			s.threadPos[t.ID] = s.threadPosDone
+		}
+		s.threadPosLast = t
+	}
+	p, ok := s.threadPos[id]
+	return p, ok
 }
 
 // EndRun gives the run a terminal status and clears the thread's active run.
@@ -617,6 +690,19 @@ type Schedule struct {
 	EveryMs        int64
 	CreatedBy      string
 	CreationSource string
+}
+
+// Schedule returns the schedule row id, or nil.
+func (s *Store) Schedule(id string) *Schedule {
+	r, _ := s.scheduleIdx.lookup(s.Schedules, func(r *Schedule) string { return r.ID }, id)
+	return r
+}
+
+// TaskOfChild returns the first task whose child thread is threadID, or
+// nil.
+func (s *Store) TaskOfChild(threadID string) *Task {
+	t, _ := s.childTaskIdx.lookup(s.Tasks, func(t *Task) string { return t.ChildThreadID }, threadID)
+	return t
 }
 
 // Receipt returns the receipt of commandID, or nil.

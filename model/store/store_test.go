@@ -90,3 +90,40 @@ func TestIndexes_SeeADeletedRow(t *testing.T) {
 	assert.NotNil(t, s.Task("t4"), "appended after the deletion")
 	assert.Equal(t, []*Task{s.Tasks[0], s.Tasks[1], s.Tasks[2]}, s.TasksDelegatedBy("a"))
 }
+
+// RestartSources finds what a scan of every thread's latest run would:
+// the marked latest runs, in thread-row order (not marking order), and
+// drops a marked run once a newer run of its thread starts; the schedule
+// and child-task indexes answer as scans, also after a row is deleted.
+func TestRestartSourcesAndIndexes_AnswerAsAScanWould(t *testing.T) {
+	s := &Store{Threads: []*Thread{{ID: "thread-a"}, {ID: "thread-b"}, {ID: "thread-c"}}}
+	scan := func() []*Run {
+		var out []*Run
+		for _, th := range s.Threads {
+			if runs := s.RunsOf(th.ID); len(runs) > 0 && runs[len(runs)-1].CancelledByRestart {
+				out = append(out, runs[len(runs)-1])
+			}
+		}
+		return out
+	}
+	c1, a1, b1 := s.StartRun("thread-c"), s.StartRun("thread-a"), s.StartRun("thread-b")
+	s.MarkCancelledByRestart(c1)
+	s.MarkCancelledByRestart(a1)
+	s.MarkCancelledByRestart(a1) // twice: listed once
+	assert.Equal(t, []*Run{a1, c1}, s.RestartSources())
+	assert.Equal(t, scan(), s.RestartSources())
+	a2 := s.StartRun("thread-a")
+	s.MarkCancelledByRestart(b1)
+	assert.Equal(t, []*Run{b1, c1}, s.RestartSources())
+	s.MarkCancelledByRestart(a2)
+	assert.Equal(t, scan(), s.RestartSources())
+
+	s.Schedules = []*Schedule{{ID: "s1"}, {ID: "s2"}, {ID: "s3"}}
+	assert.Same(t, s.Schedules[1], s.Schedule("s2"))
+	s.Schedules = append(s.Schedules[:1], s.Schedules[2:]...)
+	assert.Nil(t, s.Schedule("s2"))
+	assert.Same(t, s.Schedules[1], s.Schedule("s3"))
+	s.Tasks = []*Task{{ID: "t1", ChildThreadID: "thread-x"}, {ID: "t2", ChildThreadID: "thread-x"}}
+	assert.Equal(t, "t1", s.TaskOfChild("thread-x").ID)
+	assert.Nil(t, s.TaskOfChild("thread-y"))
+}

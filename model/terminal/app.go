@@ -171,7 +171,7 @@ func (a *App) Sessions() []*Meta { return a.metas }
 // Meta returns the session named id, or nil.
 func (a *App) Meta(id string) *Meta {
 	for _, m := range a.metas {
-		if m.ID == id {
+		if sameID(m.ID, id) {
 			return m
 		}
 	}
@@ -282,7 +282,7 @@ func (a *App) ClosePane(session string) {
 	a.toMain(func() { a.Main.KillOwned(session, kind, cwd, "close", "") })
 	r := a.Renderer
 	for _, p := range r.Panes {
-		if p.Session == session && len(p.pending) > 0 {
+		if sameID(p.Session, session) && len(p.pending) > 0 {
 			p.emit("input.drop", "dropped", sim.A("seq", seqRange(a.env, p.pending)), sim.A("cause", "close"))
 			p.pending = nil
 		}
@@ -295,7 +295,7 @@ func (a *App) ClosePane(session string) {
 		r.View.Debug = ""
 	}
 	r.render()
-	delete(r.runtimes, session)
+	r.dropRuntime(session)
 }
 
 // NewSession creates a session in the active tab at run time (the user

@@ -114,6 +114,12 @@ type Backend struct {
 	// claudeScreen is Claude's screen for claudeView (backendScreen.Screen).
 	claudeScreen, claudeView string
 	claudeShown              bool
+	// codexScreen is Codex's composer screen for codexView, the same way.
+	codexScreen, codexView string
+	codexShown             bool
+	// providerSurface is the surface cs or cx gives (promptSurface), made
+	// once: its functions read the session's state when called.
+	providerSurface *PromptSurface
 }
 
 // heldWrite is one pane write main holds for a backend.
@@ -139,6 +145,7 @@ func newBackend(m *Manager, meta *Meta, gen int) *Backend {
 		b.cs = NewClaudeSession(now, after, resume, m.transcripts)
 	case Codex:
 		b.cx = NewCodexSession(now, after)
+		b.cx.schedule = m.env.After
 	}
 	return b
 }

@@ -80,7 +80,12 @@ func (s backendScreen) Screen() string {
 		case b.busy:
 			return "• Working (3s • esc to interrupt)"
 		}
-		return "› " + b.view + "\n  gpt-5 high · " + b.Cwd
+		if !b.codexShown || b.codexView != b.view {
+			// Rendered again only when the composer's text changed (a
+			// readiness poll reads it every 50 ms).
+			b.codexScreen, b.codexView, b.codexShown = "› "+b.view+"\n  gpt-5 high · "+b.Cwd, b.view, true
+		}
+		return b.codexScreen
 	}
 	if !b.composer {
 		return ""
@@ -97,10 +102,14 @@ func (b *Backend) promptSurface() *PromptSurface {
 	switch {
 	case b.surface != nil:
 		return b.surface
+	case b.providerSurface != nil:
+		return b.providerSurface
 	case b.cs != nil:
-		return b.cs.Surface(b.ptyWrite)
+		b.providerSurface = b.cs.Surface(b.ptyWrite)
+		return b.providerSurface
 	case b.cx != nil:
-		return b.cx.Surface(b.ptyWrite)
+		b.providerSurface = b.cx.Surface(b.ptyWrite)
+		return b.providerSurface
 	}
 	return &PromptSurface{Write: b.ptyWrite}
 }

@@ -55,6 +55,23 @@ type CodexSession struct {
 	ComposerReady bool
 	// OnInputReadiness, when set, receives the latch's ready edge.
 	OnInputReadiness func(ready bool, reason string)
+	// schedule, when set, runs the readiness poll's ticks instead of after
+	// (whose timer the poll never stops): the kernel's pooled Schedule.
+	schedule func(time.Duration, func())
+	// lastScreen and lastReady cache readyScreen's verdict: it is a
+	// function of the screen, and a poll mostly reads the last one again.
+	lastScreen string
+	lastReady  bool
+	haveLast   bool
+}
+
+// readyScreen is IsCodexReadyForPromptScreen(screen), cached for the last
+// screen.
+func (cs *CodexSession) readyScreen(screen string) bool {
+	if !cs.haveLast || screen != cs.lastScreen {
+		cs.lastScreen, cs.lastReady, cs.haveLast = screen, IsCodexReadyForPromptScreen(screen), true
+	}
+	return cs.lastReady
 }
 
 // NewCodexSession returns a Codex session on the given clock.
@@ -125,7 +142,7 @@ func (cs *CodexSession) AwaitReadyForPrompt(o ReadyOpts, done func(Readiness)) {
 			done(Readiness{GateState: GateState{Kind: "blocked", Condition: c.Kind, Resolvable: c.Actions > 0}})
 			return
 		}
-		if screen := cs.Headless.Screen(); IsCodexReadyForPromptScreen(screen) {
+		if screen := cs.Headless.Screen(); cs.readyScreen(screen) {
 			cs.markComposerReady(screen)
 			done(Readiness{GateState: GateState{Kind: "ready"}, Waited: cs.now() - started})
 			return
@@ -133,6 +150,10 @@ func (cs *CodexSession) AwaitReadyForPrompt(o ReadyOpts, done func(Readiness)) {
 		if cs.now() >= deadline {
 			done(Readiness{GateState: GateState{Kind: "timeout"}, Waited: cs.now() - started,
 				Last: GateState{Kind: "warming", Reason: "composer-unpainted"}})
+			return
+		}
+		if cs.schedule != nil {
+			cs.schedule(poll, tick)
 			return
 		}
 		cs.after(poll, tick)
@@ -144,7 +165,7 @@ func (cs *CodexSession) AwaitReadyForPrompt(o ReadyOpts, done func(Readiness)) {
 // composer disappears while Codex works, and ordinary turns must not flap
 // the renderer; only exit clears it.
 func (cs *CodexSession) markComposerReady(screen string) {
-	if cs.ComposerReady || cs.Exited || !IsCodexReadyForPromptScreen(screen) {
+	if cs.ComposerReady || cs.Exited || !cs.readyScreen(screen) {
 		return
 	}
 	cs.ComposerReady = true

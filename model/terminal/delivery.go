@@ -588,7 +588,7 @@ func (m *Manager) DeliverPromptToAgent(session, prompt string, images []string, 
 			Message: fmt.Sprintf("A prompt delivery is already in flight for session %s", session)})
 		return
 	}
-	b := m.entries[session]
+	b := m.sess(session).entry
 	if b == nil {
 		m.emit("delivery", "refused", sim.A("session", session), sim.A("stage", StageBeforeWrite), sim.A("code", CodeNotReady),
 			sim.A("reason", "no-entry"))
@@ -604,7 +604,7 @@ func (m *Manager) DeliverPromptToAgent(session, prompt string, images []string, 
 	var release func(DeliveryResult, error)
 	io := &PromptIO{SessionID: session, Prompt: prompt, ImagePaths: images, Session: b.promptSurface(), Record: record,
 		Write: func(data string) (bool, error) {
-			if m.entries[session] != b {
+			if m.sess(session).entry != b {
 				m.emit("delivery.write", "refused", sim.A("session", session), sim.A("backend", b.ID), sim.A("delivery", id),
 					sim.A("data", describeBytes(data)), sim.A("why", "entry-replaced"))
 				return false, nil
@@ -694,7 +694,7 @@ func (m *Manager) ResolveCondition(session string, done func(ConditionResult)) {
 		done(ConditionResult{Reason: "aborted", FailedAtStep: "prompt delivery in progress"})
 		return
 	}
-	b := m.entries[session]
+	b := m.sess(session).entry
 	if b == nil {
 		done(ConditionResult{Reason: "no-session"})
 		return

@@ -128,7 +128,7 @@ type gateNote struct {
 // session does so directly; a Claude backend does so on every readiness
 // evaluation). Main ignores a backend that no longer owns its entry.
 func (b *Backend) EmitPromptGate(g PromptGate) {
-	if b.m.entries[b.Session] != b {
+	if b.m.sess(b.Session).entry != b {
 		return
 	}
 	b.m.noteGate(b, g)
@@ -182,7 +182,7 @@ func (m *Manager) sampleGates() {
 	stalled := 0
 	for _, id := range sortedKeys(m.gateNotes) {
 		n := m.gateNotes[id]
-		if n.gate == "ready" || n.gate == "occupied" || n.gate == "blocked" || m.entries[id] == nil || n.samples >= GateMaxSamples {
+		if n.gate == "ready" || n.gate == "occupied" || n.gate == "blocked" || m.sess(id).entry == nil || n.samples >= GateMaxSamples {
 			continue
 		}
 		stalled++
@@ -448,8 +448,8 @@ func (m *Manager) CancelRecovery(session string, kind Kind, cwd string) bool {
 	c.cancelled = true
 	b := c.backend
 	m.emit("recover.cancel", CodeCancelled, sim.A("session", session), sim.A("backend", b.ID))
-	if m.entries[session] == b {
-		delete(m.entries, session)
+	if m.sess(session).entry == b {
+		m.sess(session).entry = nil
 		m.revokeMCP(b)
 		m.requestStop(b)
 	}
@@ -459,7 +459,7 @@ func (m *Manager) CancelRecovery(session string, kind Kind, cwd string) bool {
 // owner returns the backend kill would stop and whether an entry or claim
 // owns session.
 func (m *Manager) owner(session string) (*Backend, bool) {
-	if e := m.entries[session]; e != nil {
+	if e := m.sess(session).entry; e != nil {
 		return e, true
 	}
 	if c := m.claims[session]; c != nil {

@@ -1,11 +1,13 @@
 package terminal
 
 import (
+	"bytes"
 	"maps"
 	"path"
 	"slices"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/model"
@@ -119,6 +121,8 @@ type AttachResult struct {
 	OK     bool
 	Bytes  int
 	Widths string
+	// replay is fmtBytes(Bytes), as main traced it ("" when not built).
+	replay string
 }
 
 type readiness struct {
@@ -152,8 +156,17 @@ type claim struct {
 type replayBuffer struct {
 	segs  []segment
 	total int
-	// shown caches widths() until the runs change (every attach shows it).
-	shown string
+	// text[from:] is widths() kept in step with segs: a new run appends its
+	// width, a dropped one moves from past its own. Every attach shows the
+	// list (up to ~180 bytes at 24 h), so it is not formatted and copied
+	// again per attach. text is append-only: bytes once shown are never
+	// written again (a full buffer is left to the strings over it and a new
+	// one started), as in sim.Strings.
+	text []byte
+	from int
+	// sized is fmtBytes(sizedAt), the last size shown.
+	sized   string
+	sizedAt int
 }
 
 type segment struct{ cols, bytes int }
@@ -163,7 +176,7 @@ func (r *replayBuffer) append(cols, n int) {
 		r.segs[k-1].bytes += n
 	} else {
 		r.segs = append(r.segs, segment{cols, n})
-		r.shown = ""
+		r.addWidth(cols, k > 0)
 	}
 	r.total += n
 	for r.total > ReplayBufferCap {
@@ -171,7 +184,7 @@ func (r *replayBuffer) append(cols, n int) {
 		if r.segs[0].bytes <= over {
 			r.total -= r.segs[0].bytes
 			r.segs = r.segs[1:]
-			r.shown = ""
+			r.dropWidth()
 			continue
 		}
 		r.segs[0].bytes -= over
@@ -179,54 +192,73 @@ func (r *replayBuffer) append(cols, n int) {
 	}
 }
 
+// addWidth appends a new run's width to text (after a comma unless it is
+// the only run).
+func (r *replayBuffer) addWidth(cols int, comma bool) {
+	var d [24]byte
+	w := strconv.AppendInt(d[:0], int64(cols), 10)
+	if len(r.text)+len(w)+1 > cap(r.text) {
+		live := r.text[r.from:]
+		next := make([]byte, len(live), max(2*(len(live)+len(w)+1), 64))
+		copy(next, live)
+		r.text, r.from = next, 0
+	}
+	if comma {
+		r.text = append(r.text, ',')
+	}
+	r.text = append(r.text, w...)
+}
+
+// dropWidth drops the oldest run's width from text.
+func (r *replayBuffer) dropWidth() {
+	if i := bytes.IndexByte(r.text[r.from:], ','); i >= 0 {
+		r.from += i + 1
+		return
+	}
+	r.from = len(r.text)
+}
+
+// size is fmtBytes(total), formatted again only when the total changed
+// since the last attach showed it.
+func (r *replayBuffer) size(e *model.Env) string {
+	if r == nil {
+		return fmtBytes(e, 0)
+	}
+	if r.sized == "" || r.sizedAt != r.total {
+		r.sized, r.sizedAt = fmtBytes(e, r.total), r.total
+	}
+	return r.sized
+}
+
 // widths lists the PTY widths of the buffer's runs, oldest first.
-func (r *replayBuffer) widths(e *model.Env) string {
+func (r *replayBuffer) widths() string {
 	if r == nil || len(r.segs) == 0 {
 		return "-"
 	}
-	if r.shown != "" {
-		return r.shown
-	}
-	var buf [64]byte
-	b := buf[:0]
-	for i, s := range r.segs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(s.cols), 10)
-	}
-	r.shown = e.Str().Bytes(b)
-	return r.shown
+	return unsafe.String(&r.text[r.from], len(r.text)-r.from)
 }
 
 // Manager is the main process's SessionManager: the registry of backends,
 // in-flight recovery claims, input readiness with its global revision, and
 // the agent PTY attach counts, restore sizes, sizes and replay buffers.
 type Manager struct {
-	env       *model.Env
-	app       *App
-	cfg       Config
-	entries   map[string]*Backend
-	claims    map[string]*claim
-	gens      map[string]int
-	readiness map[string]readiness
-	revision  int
-	counts    map[string]int
-	restores  map[string]ownedSize
-	sizes     map[string]ownedSize
-	buffers   map[string]*replayBuffer
+	env      *model.Env
+	app      *App
+	cfg      Config
+	claims   map[string]*claim
+	gens     map[string]int
+	revision int
+	// sessions holds each session's registry entry, attach counts,
+	// references, sizes, readiness, replay buffer and reaper generation
+	// (see mainSession);
+	// last is the one found last (an attach, its resize and its detach
+	// ask for the same session in a row).
+	sessions  map[string]*mainSession
+	last      *mainSession
 	wedgeNext map[string]bool
 	// construct draws the provider-construction time of the unreserved
 	// spawn (AtomicSpawnClaim off), from its own stream.
 	construct *sim.Rand
-	// leafSized marks sessions attached in terminal view mode: their
-	// AgentTerminalLeaf owns the PTY size (KeepPTYSize).
-	leafSized map[string]bool
-	// refs is the attach ledger: per session, the client (pane) of each
-	// attach reference, oldest first (DetachOwnReference).
-	refs map[string][]string
-	// reapGen is the generation of each session's pending reaper check.
-	reapGen map[string]int
 	// lifecycle.go: the journal and its gate notes and sampler, the MCP
 	// host, the tmux registry, the fresh-spawn counter, the pre-agent
 	// hook, the provider construction count and every id main has owned
@@ -250,15 +282,60 @@ type Manager struct {
 	deliverySeq int
 	// transcripts numbers fresh Claude transcript ids.
 	transcripts int
+	// The profile's switches every write and detach asks about, read once.
+	holdComposer, holdStarted, detachOwn bool
 }
 
 func newManager(app *App) *Manager {
-	return &Manager{env: app.env, app: app, cfg: app.cfg, entries: map[string]*Backend{}, claims: map[string]*claim{},
-		gens: map[string]int{}, readiness: map[string]readiness{}, counts: map[string]int{},
-		restores: map[string]ownedSize{}, sizes: map[string]ownedSize{}, buffers: map[string]*replayBuffer{},
-		wedgeNext: map[string]bool{}, leafSized: map[string]bool{}, refs: map[string][]string{},
-		reapGen: map[string]int{}, gateNotes: map[string]*gateNote{}, mcp: NewMCPHost(), known: map[string]bool{},
-		reserved: map[string]bool{}, constructFail: map[string]bool{}}
+	return &Manager{env: app.env, app: app, cfg: app.cfg, claims: map[string]*claim{},
+		gens: map[string]int{}, sessions: map[string]*mainSession{},
+		wedgeNext: map[string]bool{}, gateNotes: map[string]*gateNote{}, mcp: NewMCPHost(), known: map[string]bool{},
+		reserved: map[string]bool{}, constructFail: map[string]bool{},
+		holdComposer: app.Profile().Fixed(HoldInputUntilComposer), holdStarted: app.Profile().Has(HoldUntilStarted),
+		detachOwn: app.Profile().Fixed(DetachOwnReference)}
+}
+
+// mainSession is main's per-session PTY state, one lookup instead of one
+// string-keyed map per field (the attach path read eight of them).
+type mainSession struct {
+	id string
+	// entry is the registry entry (starting or live), or nil.
+	entry *Backend
+	// count is agentPtyAttachCounts[id] (0: none).
+	count int
+	// refs is the attach ledger: the client (pane) of each attach
+	// reference, oldest first (DetachOwnReference).
+	refs []string
+	// size is sessionSizes[id] (sized: set); restore is the restore size
+	// captured on the first attach (restoring: captured, not yet popped).
+	size      ownedSize
+	sized     bool
+	restore   ownedSize
+	restoring bool
+	// leafSized: attached in terminal view mode; its AgentTerminalLeaf
+	// owns the PTY size (KeepPTYSize).
+	leafSized bool
+	// ready is the readiness last published (published: there was one).
+	ready     readiness
+	published bool
+	buffer    *replayBuffer
+	// reapGen is the generation of the pending reaper check.
+	reapGen int
+}
+
+// sess returns session's state, creating an empty one (an empty one reads
+// as every map did for a missing key).
+func (m *Manager) sess(session string) *mainSession {
+	if s := m.last; s != nil && sameID(s.id, session) {
+		return s
+	}
+	s := m.sessions[session]
+	if s == nil {
+		s = &mainSession{id: session}
+		m.sessions[session] = s
+	}
+	m.last = s
+	return s
 }
 
 func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
@@ -266,27 +343,27 @@ func (m *Manager) emit(kind, outcome string, attrs ...sim.Attr) {
 }
 
 // Backend returns the registry entry of session (starting or live), or nil.
-func (m *Manager) Backend(session string) *Backend { return m.entries[session] }
+func (m *Manager) Backend(session string) *Backend { return m.sess(session).entry }
 
 // AttachCount returns agentPtyAttachCounts[session].
-func (m *Manager) AttachCount(session string) int { return m.counts[session] }
+func (m *Manager) AttachCount(session string) int { return m.sess(session).count }
 
 // PTYSize returns sessionSizes[session] and who set it.
 func (m *Manager) PTYSize(session string) (Size, string) {
-	s, ok := m.sizes[session]
-	if !ok {
+	st := m.sess(session)
+	if !st.sized {
 		return Size{}, ""
 	}
-	return s.Size, s.owner
+	return st.size.Size, st.size.owner
 }
 
 // ReplayBuffer describes the replay buffer: its size and the widths of its runs.
 func (m *Manager) ReplayBuffer(session string) (int, string) {
-	b := m.buffers[session]
+	b := m.sess(session).buffer
 	if b == nil {
 		return 0, "-"
 	}
-	return b.total, b.widths(m.env)
+	return b.total, b.widths()
 }
 
 // WedgeNextSpawn makes the next spawn of session wedge (scripts).
@@ -295,7 +372,7 @@ func (m *Manager) WedgeNextSpawn(session string) { m.wedgeNext[session] = true }
 // Snapshot returns the backend snapshot recover would report for session.
 func (m *Manager) Snapshot(session string) Snapshot {
 	s := Snapshot{Session: session, Lifecycle: Spawning, Reason: "starting"}
-	if b := m.entries[session]; b != nil {
+	if b := m.sess(session).entry; b != nil {
 		s.Backend, s.Kind, s.Cwd = b.ID, b.Kind, b.Cwd
 		// A claim in flight reports spawning (sessionManager.recover.test.ts:
 		// the snapshot during a gated start); live means a settled entry,
@@ -304,8 +381,8 @@ func (m *Manager) Snapshot(session string) Snapshot {
 			s.Lifecycle = Live
 		}
 	}
-	if r, ok := m.readiness[session]; ok {
-		s.Ready, s.Reason, s.Rev = r.ready, r.reason, r.rev
+	if st := m.sess(session); st.published {
+		s.Ready, s.Reason, s.Rev = st.ready.ready, st.ready.reason, st.ready.rev
 	}
 	if m.mcp != nil {
 		s.Domains = m.mcp.SessionDomains(session)
@@ -351,7 +428,7 @@ func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
 		reply(RecoverResult{Code: CodeOwnershipConflict, Message: MsgOwnership, Actual: &Owner{c.kind, c.cwd, Spawning}})
 		return
 	}
-	if b := m.entries[id]; b != nil {
+	if b := m.sess(id).entry; b != nil {
 		if b.Kind != req.Kind || b.Cwd != req.Cwd {
 			m.emit("recover", CodeOwnershipConflict, append(attrs, sim.A("reason", "live-entry-mismatch"))...)
 			m.record("recover.conflict", id, sim.A("kind", string(req.Kind)), sim.A("code", CodeOwnershipConflict),
@@ -393,7 +470,7 @@ func (m *Manager) Recover(req RecoverRequest, reply func(RecoverResult)) {
 // session's).
 func (m *Manager) ColdSpawn(req RecoverRequest, reply func(RecoverResult)) {
 	attrs := []sim.Attr{sim.A("session", req.Session), sim.A("kind", string(req.Kind)), sim.A("caller", req.Caller)}
-	if b := m.entries[req.Session]; b != nil {
+	if b := m.sess(req.Session).entry; b != nil {
 		attrs = append(attrs, sim.A("replaces", b.ID))
 	}
 	m.spawn("spawn.cold", req, attrs, reply)
@@ -402,7 +479,7 @@ func (m *Manager) ColdSpawn(req RecoverRequest, reply func(RecoverResult)) {
 // AdoptLiveOrSpawn is the mutant AdoptSettledOnly: adopt a settled live
 // backend, otherwise cold-spawn, whatever claim is in flight.
 func (m *Manager) AdoptLiveOrSpawn(req RecoverRequest, reply func(RecoverResult)) {
-	if b := m.entries[req.Session]; b != nil && m.claims[req.Session] == nil {
+	if b := m.sess(req.Session).entry; b != nil && m.claims[req.Session] == nil {
 		m.Recover(req, reply)
 		return
 	}
@@ -419,8 +496,8 @@ func (m *Manager) rendererReloaded() {
 		for _, id := range slices.Sorted(maps.Keys(m.claims)) {
 			c := m.claims[id]
 			delete(m.claims, id)
-			if m.entries[id] == c.backend {
-				delete(m.entries, id)
+			if m.sess(id).entry == c.backend {
+				m.sess(id).entry = nil
 			}
 			m.emit("claim.drop", "reload", sim.A("session", id), sim.A("backend", c.backend.ID))
 		}
@@ -430,24 +507,25 @@ func (m *Manager) rendererReloaded() {
 	}
 	for _, meta := range m.app.metas {
 		id := meta.ID
-		for _, pane := range m.refs[id] {
-			c := m.counts[id] - 1
+		st := m.sess(id)
+		for _, pane := range st.refs {
+			c := st.count - 1
 			outcome := "decremented"
 			if c <= 0 {
 				c, outcome = 0, "released"
 			}
-			m.counts[id] = c
+			st.count = c
 			m.emit("pty.detach", outcome, sim.A("session", id), sim.A("pane", pane), sim.A("count", m.env.Itoa(c)),
 				sim.A("cause", "renderer-reload"))
 		}
-		delete(m.refs, id)
-		if m.counts[id] > 0 {
+		st.refs = nil
+		if st.count > 0 {
 			// References no pane holds (a leak of a pre-fix detach path).
 			m.emit("pty.detach", "reset", sim.A("session", id), sim.A("pane", "-"), sim.A("count", "0"),
 				sim.A("cause", "renderer-reload"))
 		}
-		delete(m.counts, id)
-		delete(m.restores, id)
+		st.count = 0
+		st.restore, st.restoring = ownedSize{}, false
 	}
 }
 
@@ -474,8 +552,9 @@ func (m *Manager) spawn(kind string, req RecoverRequest, attrs []sim.Attr, reply
 	}
 	m.known[id] = true
 	// spawnWithId inserts the registry entry before awaiting start().
-	m.entries[id] = b
-	m.sizes[id] = ownedSize{SpawnDefault, ownerSpawn}
+	m.sess(id).entry = b
+	st := m.sess(id)
+	st.size, st.sized = ownedSize{SpawnDefault, ownerSpawn}, true
 	create := func() {
 		b.created = true
 		b.startAt = m.env.Now()
@@ -574,9 +653,9 @@ func (m *Manager) settled(c *claim, fails bool) {
 	took := sim.A("durationMs", ms(m.env.Now()-b.startAt))
 	var res RecoverResult
 	switch {
-	case c.cancelled || m.entries[id] != b:
-		if m.entries[id] == b {
-			delete(m.entries, id)
+	case c.cancelled || m.sess(id).entry != b:
+		if m.sess(id).entry == b {
+			m.sess(id).entry = nil
 			m.revokeMCP(b)
 		}
 		b.stop()
@@ -595,7 +674,7 @@ func (m *Manager) settled(c *claim, fails bool) {
 		// The rollback stops the wrapper it constructed, cleans up (revoking
 		// MCP) and destroys only a tmux session this spawn created.
 		m.requestStop(b)
-		delete(m.entries, id)
+		m.sess(id).entry = nil
 		m.revokeMCP(b)
 		b.stop()
 		m.emit("start", CodeStartFailed, sim.A("session", id), sim.A("backend", b.ID))
@@ -644,7 +723,7 @@ func (m *Manager) armLateExit(b *Backend, code int) {
 // holds. The trace's entry= names the entry the exit found ("-" none).
 func (m *Manager) lateExit(b *Backend, code int) {
 	id := b.Session
-	cur := m.entries[id]
+	cur := m.sess(id).entry
 	entry := "-"
 	if cur != nil {
 		entry = cur.ID
@@ -667,7 +746,7 @@ func (m *Manager) lateExit(b *Backend, code int) {
 	}
 	m.emit("exit.late", "applied", attrs...)
 	m.setInputReadiness(cur, false, "provider-not-ready")
-	delete(m.entries, id)
+	m.sess(id).entry = nil
 	m.rejectHeld(cur, "exited")
 	r := m.app.Renderer
 	m.app.toRenderer(func() { r.onExit(id, "", code, "late-exit") })
@@ -689,7 +768,7 @@ func (m *Manager) armSpawnDeadline(b *Backend) {
 		return
 	}
 	m.env.After(SpawnDeadline, func() {
-		if m.entries[b.Session] != b || !b.Live() || b.Interactive() {
+		if m.sess(b.Session).entry != b || !b.Live() || b.Interactive() {
 			return
 		}
 		if m.app.Profile().Has(NeverKillOnTimeout) {
@@ -706,7 +785,7 @@ func (m *Manager) armSpawnDeadline(b *Backend) {
 // the renderer wake that asked, for the trace.
 func (m *Manager) KillOwned(session string, kind Kind, cwd, cause, wake string) bool {
 	cwd = path.Clean(cwd)
-	if b := m.entries[session]; b != nil && b.Kind == kind && b.Cwd == cwd {
+	if b := m.sess(session).entry; b != nil && b.Kind == kind && b.Cwd == cwd {
 		m.kill(session, cause, wake)
 		return true
 	}
@@ -729,7 +808,7 @@ func (m *Manager) kill(session, cause, wake string) {
 		c.cancelled = true
 		b = c.backend
 	}
-	e := m.entries[session]
+	e := m.sess(session).entry
 	cause0 := "no-owner"
 	switch {
 	case e != nil:
@@ -740,7 +819,7 @@ func (m *Manager) kill(session, cause, wake string) {
 	m.record("kill.request", session, sim.A("cause", cause0))
 	if e != nil {
 		b = e
-		delete(m.entries, session)
+		m.sess(session).entry = nil
 		m.revokeMCP(e)
 	}
 	if b == nil {
@@ -763,8 +842,8 @@ func (m *Manager) kill(session, cause, wake string) {
 
 // exited handles a backend process exiting on its own.
 func (m *Manager) exited(b *Backend, code int, cause string) {
-	if m.entries[b.Session] == b {
-		delete(m.entries, b.Session)
+	if m.sess(b.Session).entry == b {
+		m.sess(b.Session).entry = nil
 		m.revokeMCP(b)
 	}
 	b.stop()
@@ -785,15 +864,16 @@ func (m *Manager) notifyExit(b *Backend, code int, cause string) {
 // input-readiness to the renderer.
 func (m *Manager) setInputReadiness(b *Backend, ready bool, reason string) {
 	id := b.Session
-	if m.entries[id] != b {
+	if m.sess(id).entry != b {
 		return
 	}
-	if last, ok := m.readiness[id]; ok && last.ready == ready && last.reason == reason {
+	st := m.sess(id)
+	if last := st.ready; st.published && last.ready == ready && last.reason == reason {
 		return
 	}
 	m.revision++
 	rev := m.revision
-	m.readiness[id] = readiness{ready, reason, rev}
+	st.ready, st.published = readiness{ready, reason, rev}, true
 	m.emit("input-readiness", "", sim.A("session", id), sim.A("backend", b.ID), sim.A("ready", b2s(ready)),
 		sim.A("reason", reason), sim.A("rev", m.env.Itoa(rev)))
 	m.record("readiness.publish", id, sim.A("ready", b2s(ready)), sim.A("reason", reason), sim.A("revision", strconv.Itoa(rev)))
@@ -805,24 +885,30 @@ func (m *Manager) setInputReadiness(b *Backend, ready bool, reason string) {
 // terminalView tells main the session is shown in terminal view mode, so
 // its leaf owns the PTY size; only KeepPTYSize reads it.
 func (m *Manager) Attach(session, pane string, terminalView bool) AttachResult {
-	if m.entries[session] == nil {
+	st := m.sess(session)
+	if m.sess(session).entry == nil {
 		m.emit("pty.attach", "no-entry", sim.A("session", session), sim.A("pane", pane),
-			sim.A("count", m.env.Itoa(m.counts[session])))
+			sim.A("count", m.env.Itoa(st.count)))
 		return AttachResult{}
 	}
-	m.counts[session]++
-	m.refs[session] = append(m.refs[session], pane)
+	st.count++
+	st.refs = append(st.refs, pane)
 	if terminalView {
-		m.leafSized[session] = true
+		st.leafSized = true
 	}
-	n := m.counts[session]
+	n := st.count
 	if n == 1 {
-		m.restores[session] = m.sizes[session]
+		st.restore, st.restoring = st.size, true
 	}
-	bytes, widths := m.ReplayBuffer(session)
+	buf := st.buffer
+	bytes, widths := 0, "-"
+	if buf != nil {
+		bytes, widths = buf.total, buf.widths()
+	}
+	replay := buf.size(m.env)
 	m.emit("pty.attach", "attached", sim.A("session", session), sim.A("pane", pane), sim.A("count", m.env.Itoa(n)),
-		sim.A("replay", fmtBytes(m.env, bytes)), sim.A("widths", widths))
-	return AttachResult{OK: true, Bytes: bytes, Widths: widths}
+		sim.A("replay", replay), sim.A("widths", widths))
+	return AttachResult{OK: true, Bytes: bytes, Widths: widths, replay: replay}
 }
 
 // Detach is detachAgentPty: count > 1 decrements; otherwise the count is
@@ -831,21 +917,22 @@ func (m *Manager) Attach(session, pane string, terminalView bool) AttachResult {
 // DetachOwnReference reads it, releasing only a reference pane holds.
 func (m *Manager) Detach(session, pane string) {
 	held := m.releaseRef(session, pane)
-	if !held && m.app.Profile().Fixed(DetachOwnReference) {
-		if !m.app.Profile().Has(DetachReleasesOldest) || len(m.refs[session]) == 0 {
+	st := m.sess(session)
+	if !held && m.detachOwn {
+		if !m.app.Profile().Has(DetachReleasesOldest) || len(st.refs) == 0 {
 			m.emit("pty.detach", "ignored", sim.A("session", session), sim.A("pane", pane),
-				sim.A("count", m.env.Itoa(m.counts[session])), sim.A("why", "no-reference"))
+				sim.A("count", m.env.Itoa(st.count)), sim.A("why", "no-reference"))
 			return
 		}
-		m.refs[session] = m.refs[session][1:]
+		st.refs = st.refs[1:]
 	}
-	c := m.counts[session]
+	c := st.count
 	if c > 1 {
-		m.counts[session] = c - 1
+		st.count = c - 1
 		m.emit("pty.detach", "decremented", sim.A("session", session), sim.A("pane", pane), sim.A("count", m.env.Itoa(c-1)))
 		return
 	}
-	delete(m.counts, session)
+	st.count = 0
 	outcome := "released"
 	if c == 0 {
 		outcome = "unmatched"
@@ -854,24 +941,24 @@ func (m *Manager) Detach(session, pane string) {
 	if outcome == "released" {
 		m.armReaper(session, m.cfg.DetachedIdleTimeout)
 	}
-	restore, ok := m.restores[session]
-	delete(m.restores, session)
+	restore, ok := st.restore, st.restoring
+	st.restore, st.restoring = ownedSize{}, false
 	if !ok {
 		return
 	}
-	cur := m.sizes[session]
+	cur := st.size
 	if restore.Size == cur.Size {
 		return
 	}
-	if m.app.Profile().Fixed(KeepPTYSize) && m.leafSized[session] {
+	if m.app.Profile().Fixed(KeepPTYSize) && st.leafSized {
 		// The terminal leaf owns the size; the next leaf sets its own.
 		m.emit("pty.restore", "kept", sim.A("session", session), sim.A("pane", pane),
 			sim.A("restore", sizeStr(m.env, restore.Size)), sim.A("restore-owner", restore.owner),
 			sim.A("size", sizeStr(m.env, cur.Size)), sim.A("size-owner", cur.owner))
 		return
 	}
-	m.sizes[session] = restore
-	if b := m.entries[session]; b != nil {
+	st.size, st.sized = restore, true
+	if b := m.sess(session).entry; b != nil {
 		m.resizePTY(b, restore.Size, "restore", pane)
 	}
 }
@@ -879,10 +966,11 @@ func (m *Manager) Detach(session, pane string) {
 // releaseRef removes pane's oldest attach reference to session from the
 // ledger and reports whether it held one.
 func (m *Manager) releaseRef(session, pane string) bool {
-	refs := m.refs[session]
+	st := m.sess(session)
+	refs := st.refs
 	for i, r := range refs {
-		if r == pane {
-			m.refs[session] = append(refs[:i], refs[i+1:]...) // in place: nothing else holds refs
+		if sameID(r, pane) {
+			st.refs = append(refs[:i], refs[i+1:]...) // in place: nothing else holds refs
 			return true
 		}
 	}
@@ -891,9 +979,10 @@ func (m *Manager) releaseRef(session, pane string) bool {
 
 // Resize is resize(id, cols, rows) from a pane.
 func (m *Manager) Resize(session, pane string, s Size) {
-	prev := m.sizes[session]
-	m.sizes[session] = ownedSize{s, m.env.Str().Concat("pane/", pane)}
-	b := m.entries[session]
+	st := m.sess(session)
+	prev := st.size
+	st.size, st.sized = ownedSize{s, m.env.Str().Concat("pane/", pane)}, true
+	b := m.sess(session).entry
 	if b == nil {
 		m.emit("pty.resize", "no-entry", sim.A("session", session), sim.A("pane", pane),
 			sim.A("cols", m.env.Itoa(s.Cols)), sim.A("rows", m.env.Itoa(s.Rows)), sim.A("cause", "pane"))
@@ -927,7 +1016,7 @@ func (m *Manager) Write(session, pane string, chunks []Chunk) {
 		return
 	}
 	seq := seqRange(m.env, chunks)
-	b := m.entries[session]
+	b := m.sess(session).entry
 	if m.reserved[session] {
 		// The delivery owns the composer: a raw write could splice into
 		// its paste or consume its Enter (sessionManager.ts@428aed2d
@@ -951,11 +1040,10 @@ func (m *Manager) Write(session, pane string, chunks []Chunk) {
 // holdsInput reports whether a write to b waits: under the fix until its
 // composer paints, under HoldUntilStarted only until start() resolves.
 func (m *Manager) holdsInput(b *Backend) bool {
-	p := m.app.Profile()
 	switch {
-	case !p.Fixed(HoldInputUntilComposer):
+	case !m.holdComposer:
 		return false
-	case p.Has(HoldUntilStarted):
+	case m.holdStarted:
 		return b.state == starting
 	}
 	return !b.composer || len(b.held) > 0
@@ -995,7 +1083,7 @@ func (m *Manager) rejectHeld(b *Backend, why string) {
 
 // DeliverPrompt is deliverPromptToAgent for a feed-mode Send.
 func (m *Manager) DeliverPrompt(session string) bool {
-	b := m.entries[session]
+	b := m.sess(session).entry
 	if b == nil {
 		why := "never-owned"
 		if m.known[session] {
@@ -1019,29 +1107,30 @@ func (m *Manager) DeliverPrompt(session string) bool {
 
 // Answer answers the prompt on screen from the feed's prompt card.
 func (m *Manager) Answer(session string) bool {
-	b := m.entries[session]
+	b := m.sess(session).entry
 	return b != nil && b.answer()
 }
 
 // output appends turn output and forwards it while a pane holds a reference.
 func (m *Manager) output(b *Backend, n int) {
-	if m.entries[b.Session] != b {
+	if m.sess(b.Session).entry != b {
 		return
 	}
-	size := m.sizes[b.Session].Size
+	size := m.sess(b.Session).size.Size
 	b.emit("output", "", sim.A("bytes", fmtBytes(m.env, n)), sim.A("cols", m.env.Itoa(size.Cols)))
 	m.appendOutput(b, n)
 }
 
 func (m *Manager) appendOutput(b *Backend, n int) {
 	id := b.Session
-	buf := m.buffers[id]
+	st := m.sess(id)
+	buf := st.buffer
 	if buf == nil {
 		buf = &replayBuffer{}
-		m.buffers[id] = buf
+		st.buffer = buf
 	}
-	buf.append(m.sizes[id].Cols, n)
-	if m.counts[id] > 0 {
+	buf.append(st.size.Cols, n)
+	if st.count > 0 {
 		m.app.toRendererMsg(hopPTYData, id, false, (n+4095)/4096)
 	}
 }

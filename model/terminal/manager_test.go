@@ -1,6 +1,7 @@
 package terminal
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -225,9 +226,9 @@ func TestReplayBuffer_CapKeepsTail(t *testing.T) {
 	b.append(120, 1000)
 	b.append(120, 24)
 	assert.Equal(t, ReplayBufferCap, b.total)
-	assert.Equal(t, "80,120", b.widths(&model.Env{}))
+	assert.Equal(t, "80,120", b.widths())
 	b.append(200, ReplayBufferCap)
-	assert.Equal(t, "200", b.widths(&model.Env{}))
+	assert.Equal(t, "200", b.widths())
 }
 
 // detachAgentPty with the ledger (DetachOwnReference, qwen-code PR #7386):
@@ -320,5 +321,28 @@ func TestReload_RestoreAdoptsOrColdSpawns(t *testing.T) {
 		require.NotNil(t, p)
 		assert.True(t, p.Attached)
 		assert.Equal(t, 1, f.m.AttachCount("stable-session"), "the old renderer's reference is gone")
+	}
+}
+
+// The widths list kept in step with the runs equals the runs' widths joined,
+// after every append (new runs, merged runs, runs dropped by the cap), and
+// a list once shown never changes.
+func TestReplayBuffer_WidthsFollowRuns(t *testing.T) {
+	var b replayBuffer
+	r := sim.NewRand(sim.NewSeededSource(7, false), "widths")
+	type shown struct{ got, want string }
+	var kept []shown
+	for i := 0; i < 5000; i++ {
+		b.append([]int{29, 44, 80, 100, 120, 200, 1000}[r.IntN("cols", 7)], 1+r.IntN("bytes", ReplayBufferCap/3))
+		var want []string
+		for _, s := range b.segs {
+			want = append(want, strconv.Itoa(s.cols))
+		}
+		got := b.widths()
+		require.Equal(t, strings.Join(want, ","), got, "append %d", i)
+		kept = append(kept, shown{got, strings.Clone(got)})
+	}
+	for _, k := range kept {
+		require.Equal(t, k.want, k.got)
 	}
 }

@@ -167,7 +167,11 @@ func (p *Pane) onAttach(res AttachResult, retry bool) {
 // flushes the remembered resize and the queued input.
 func (p *Pane) landed(res AttachResult) {
 	p.Attached = true
-	p.emit("pane.attach", "attached", sim.A("replay", fmtBytes(p.r.env, res.Bytes)), sim.A("widths", orDash(res.Widths)),
+	replay := res.replay
+	if replay == "" {
+		replay = fmtBytes(p.r.env, res.Bytes)
+	}
+	p.emit("pane.attach", "attached", sim.A("replay", replay), sim.A("widths", orDash(res.Widths)),
 		sim.A("backlog", p.r.env.Itoa(p.backlog)), sim.A("backlog-dropped", p.r.env.Itoa(p.backlogDropped)))
 	p.backlog, p.backlogDropped = 0, 0
 	a := p.r.app

@@ -36,6 +36,14 @@ var (
 // isClaudeDivider is the chrome divider predicate: ten or more box-drawing
 // rule characters making up at least 80% of the line's non-space text.
 func isClaudeDivider(line string) bool {
+	// Every rule character is encoded as 0xE2 0x94-0x96 ..: a line without
+	// that byte has no divider; Claude's own chrome is one.
+	if line == claudeChrome {
+		return true
+	}
+	if strings.IndexByte(line, 0xE2) < 0 {
+		return false
+	}
 	dividers, nonSpace := 0, 0
 	for _, r := range line {
 		switch r {

@@ -85,11 +85,12 @@ func (b *Backend) killJobs() {
 // reaper runs and the session is detached from every terminal (its last
 // terminal-view attach released). A later arm or attach supersedes it.
 func (m *Manager) armReaper(session string, d time.Duration) {
-	if m.cfg.DetachedIdleTimeout == 0 || !m.leafSized[session] || m.counts[session] > 0 {
+	st := m.sess(session)
+	if m.cfg.DetachedIdleTimeout == 0 || !st.leafSized || st.count > 0 {
 		return
 	}
-	m.reapGen[session]++
-	gen := m.reapGen[session]
+	st.reapGen++
+	gen := st.reapGen
 	m.env.After(d, func() { m.reapCheck(session, gen) })
 }
 
@@ -99,8 +100,8 @@ func (m *Manager) armReaper(session string, d time.Duration) {
 // running background job (re-armed when it ends); otherwise a session idle
 // for the timeout is killed, process tree and background jobs with it.
 func (m *Manager) reapCheck(session string, gen int) {
-	b := m.entries[session]
-	if m.reapGen[session] != gen || m.counts[session] > 0 || b == nil || !b.Live() {
+	b := m.sess(session).entry
+	if st := m.sess(session); st.reapGen != gen || st.count > 0 || b == nil || !b.Live() {
 		return
 	}
 	timeout := m.cfg.DetachedIdleTimeout

@@ -2,6 +2,7 @@ package terminal
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -73,12 +74,18 @@ type wake struct {
 // Renderer is the renderer process: session runtimes, the single-flight
 // wake per session (wakeInFlightRef), and the mounted panes.
 type Renderer struct {
-	app      *App
-	env      *model.Env
-	runtimes map[string]*Runtime
+	app *App
+	env *model.Env
+	// runtimes are the sessions' runtimes, found by a scan: a workspace has
+	// a handful of sessions, and a string-keyed map lookup on every poll,
+	// act and attach was the model's costliest map.
+	runtimes []sessionRuntime
 	wakes    map[string]*wake
-	wakeSeq  int
-	paneSeq  int
+	// guard is Fixed(GuardedWake), read once (every mount, attach and
+	// unmount asks).
+	guard   bool
+	wakeSeq int
+	paneSeq int
 	// Panes are the mounted panes, in mount order.
 	Panes []*Pane
 	View  View
@@ -101,24 +108,37 @@ type Renderer struct {
 func (r *Renderer) fromMain(f func()) { r.app.toRendererFor(r, f) }
 
 func newRenderer(app *App) *Renderer {
-	return &Renderer{app: app, env: app.env, runtimes: map[string]*Runtime{}, wakes: map[string]*wake{},
-		View: View{Surface: SurfaceEditor, Tabs: 1}}
+	return &Renderer{app: app, env: app.env, wakes: map[string]*wake{},
+		View: View{Surface: SurfaceEditor, Tabs: 1}, guard: app.Profile().Fixed(GuardedWake)}
+}
+
+// sessionRuntime is one entry of Renderer.runtimes.
+type sessionRuntime struct {
+	session string
+	rt      *Runtime
 }
 
 func (r *Renderer) emit(kind, outcome string, attrs ...sim.Attr) {
 	r.env.Emit("renderer", kind, outcome, attrs...)
 }
 
-func (r *Renderer) guarded() bool { return r.app.Profile().Fixed(GuardedWake) }
+func (r *Renderer) guarded() bool { return r.guard }
 
 // Runtime returns session's runtime, creating an empty one.
 func (r *Renderer) Runtime(session string) *Runtime {
-	rt := r.runtimes[session]
-	if rt == nil {
-		rt = &Runtime{}
-		r.runtimes[session] = rt
+	for i := range r.runtimes {
+		if sameID(r.runtimes[i].session, session) {
+			return r.runtimes[i].rt
+		}
 	}
+	rt := &Runtime{}
+	r.runtimes = append(r.runtimes, sessionRuntime{session, rt})
 	return rt
+}
+
+// dropRuntime forgets session's runtime (a closed pane's session).
+func (r *Renderer) dropRuntime(session string) {
+	r.runtimes = slices.DeleteFunc(r.runtimes, func(x sessionRuntime) bool { return x.session == session })
 }
 
 // needsWake is the post-#597 gate: not started, or exited.
@@ -167,7 +187,7 @@ func (r *Renderer) rehydrate(m *Meta) {
 // active tab (the leaves rehydrate.ts spawned; the rest stayed dormant).
 func (r *Renderer) visibleAtBoot(session string) bool {
 	for _, s := range r.slots() {
-		if s.session == session {
+		if sameID(s.session, session) {
 			return true
 		}
 	}
@@ -372,7 +392,7 @@ func (r *Renderer) onExit(session, backend string, code int, cause string) {
 
 func (r *Renderer) toastPanes(session, msg string) {
 	for _, p := range r.Panes {
-		if p.Session == session {
+		if sameID(p.Session, session) {
 			p.toast(msg)
 		}
 	}
@@ -382,7 +402,7 @@ func (r *Renderer) toastPanes(session, msg string) {
 // not yet attached terminal pane of session.
 func (r *Renderer) onPTYData(session string, chunks int) {
 	for _, p := range r.Panes {
-		if p.Session != session || p.Mode != Terminal || p.Attached {
+		if !sameID(p.Session, session) || p.Mode != Terminal || p.Attached {
 			continue
 		}
 		p.backlog += chunks
@@ -460,7 +480,7 @@ func (r *Renderer) renderStrict(session string) {
 	for _, p := range panes {
 		keep := false
 		for _, s := range want {
-			if s.key == p.Key {
+			if sameID(s.key, p.Key) {
 				keep = true
 				break
 			}
@@ -481,7 +501,7 @@ func (r *Renderer) renderStrict(session string) {
 
 func (r *Renderer) mountedKey(key string) *Pane {
 	for _, p := range r.Panes {
-		if p.Key == key {
+		if sameID(p.Key, key) {
 			return p
 		}
 	}
@@ -494,7 +514,7 @@ func (r *Renderer) mountedKey(key string) *Pane {
 func (r *Renderer) VisiblePane(session string) *Pane {
 	var debug *Pane
 	for _, p := range r.Panes {
-		if p.Session != session {
+		if !sameID(p.Session, session) {
 			continue
 		}
 		if p.Surface == "debug" {
@@ -532,7 +552,7 @@ func (r *Renderer) removePane(p *Pane) {
 func (r *Renderer) strictRemount(session string) {
 	var old *Pane
 	for _, p := range r.Panes {
-		if p.Session == session && p.Surface != "debug" {
+		if sameID(p.Session, session) && p.Surface != "debug" {
 			old = p
 			break
 		}

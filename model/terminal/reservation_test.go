@@ -20,7 +20,7 @@ func (f *fixture) stubSession(id string, kind Kind, s *PromptSurface) *Backend {
 	b := &Backend{m: f.m, ID: id + "#stub", Session: id, Kind: kind, actor: "agent/" + id, state: live, composer: true,
 		rand: f.m.env.Rand("agent/" + id)}
 	b.surface = s
-	f.m.entries[id] = b
+	f.m.sess(id).entry = b
 	return b
 }
 

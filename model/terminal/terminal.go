@@ -497,6 +497,15 @@ const (
 	Spawning = "spawning"
 )
 
+// sameID is a == b for the ids and keys the model scans for ("s3",
+// "editor/0/s3"): those of a workspace differ mostly in their last byte, so
+// it is compared before the bytes are (a mismatch of equal length costs a
+// call otherwise, and the renderer scans on every poll, act and attach).
+func sameID(a, b string) bool {
+	n := len(a)
+	return n == len(b) && (n == 0 || a[n-1] == b[n-1]) && a == b
+}
+
 func b2s(b bool) string {
 	if b {
 		return "true"

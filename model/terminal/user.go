@@ -25,8 +25,11 @@ type User struct {
 	KindWeights []uint64
 	focus       string
 	newSeq      int
-	// seen holds the backends the user has seen in an attached pane.
-	seen map[string]bool
+	// seen holds the backends the user has seen in an attached pane;
+	// seenLast is the last one added (the user mostly looks at the same
+	// backend, so most acts skip the map).
+	seen     map[string]bool
+	seenLast *Backend
 	// ReloadChance is the probability that, at an action while a pane looks
 	// stuck (its session spawning, or a failure shown), the user reloads the
 	// window instead (Cmd-R); drawn from its own stream. Zero: never.
@@ -167,8 +170,9 @@ func (u *User) act() {
 	}
 	terminal := p != nil && p.Mode == Terminal
 	sees := p != nil && (p.Mode == Feed || p.Attached) && b != nil && b.Live()
-	if sees && b.Interactive() {
+	if sees && b.Interactive() && u.seenLast != b {
 		u.seen[b.ID] = true
+		u.seenLast = b
 	}
 	switch u.rand.Pick("action", u.Weights[:]...) {
 	case ActType:
