@@ -55,6 +55,7 @@ type cancelTree struct {
 	clock   awakeClock
 }
 
+// cancelTree declares no kinds (sim.KindObserver): a cancelled descendant becomes overdue on any event.
 func (*cancelTree) Name() string { return CancelReachesDescendants }
 
 func (c *cancelTree) add(id, parent string, at time.Duration) {

@@ -144,7 +144,10 @@ func (l *liveCredentials) release(n *holdNode) {
 	l.free = n
 }
 
-// observe updates the holdings from ev.
+// liveCredentialKinds are the kinds liveCredentials.observe reads.
+var liveCredentialKinds = []string{"server.start", "session.opened", "session.attach", "session.detach", "session.release", "provider.crash"}
+
+// observe updates the holdings from ev (of liveCredentialKinds).
 func (l *liveCredentials) observe(ev *sim.Event) {
 	switch ev.Kind {
 	case "server.start":
@@ -185,6 +188,11 @@ type keepsCredential struct {
 }
 
 func (*keepsCredential) Name() string { return LiveSessionKeepsCredential }
+
+// ObservedKinds implements sim.KindObserver.
+func (*keepsCredential) ObservedKinds() []string { return keepsCredentialKinds }
+
+var keepsCredentialKinds = joinKinds(liveCredentialKinds, []string{"credential.issue", "turn.start", "credential.expire"})
 
 func (k *keepsCredential) Observe(ev *sim.Event) *sim.Violation {
 	k.live.observe(ev)
@@ -246,6 +254,11 @@ type oneCredential struct {
 }
 
 func (*oneCredential) Name() string { return OneLiveCredentialPerThread }
+
+// ObservedKinds implements sim.KindObserver.
+func (*oneCredential) ObservedKinds() []string { return oneCredentialKinds }
+
+var oneCredentialKinds = []string{"server.start", "credential.revoke", "credential.expire", "credential.issue"}
 
 func (o *oneCredential) Observe(ev *sim.Event) *sim.Violation {
 	switch ev.Kind {

@@ -38,6 +38,11 @@ type handleBeforeTimeout struct {
 
 func (*handleBeforeTimeout) Name() string { return DelegateHandleBeforeClientTimeout }
 
+// ObservedKinds implements sim.KindObserver.
+func (*handleBeforeTimeout) ObservedKinds() []string { return handleBeforeTimeoutKinds }
+
+var handleBeforeTimeoutKinds = []string{"server.start", "delegate_task", "delegate_task.wait", "timeout"}
+
 func (h *handleBeforeTimeout) Observe(ev *sim.Event) *sim.Violation {
 	switch {
 	case ev.Kind == "server.start":
@@ -100,6 +105,11 @@ type liveChild struct {
 }
 
 func (*liveChild) Name() string { return OneLiveChildPerRequest }
+
+// ObservedKinds implements sim.KindObserver.
+func (*liveChild) ObservedKinds() []string { return liveChildKinds }
+
+var liveChildKinds = []string{"task.settled", "delegate_task"}
 
 func (l *liveChild) Observe(ev *sim.Event) *sim.Violation {
 	switch {

@@ -51,6 +51,11 @@ type answersInTime struct {
 
 func (*answersInTime) Name() string { return LiveHostAnswersInTime }
 
+// ObservedKinds implements sim.KindObserver.
+func (*answersInTime) ObservedKinds() []string { return answersInTimeKinds }
+
+var answersInTimeKinds = []string{"host.suspend", "host.resume", "host.deadline-missed"}
+
 func (a *answersInTime) Observe(ev *sim.Event) *sim.Violation {
 	switch ev.Kind {
 	case "host.suspend":
@@ -87,6 +92,11 @@ type owningHost struct {
 }
 
 func (*owningHost) Name() string { return PreviewOpOnOwningHost }
+
+// ObservedKinds implements sim.KindObserver.
+func (*owningHost) ObservedKinds() []string { return owningHostKinds }
+
+var owningHostKinds = []string{"server.start", "host.connect", "host.disconnect", "host.tab-open", "host.request"}
 
 func (o *owningHost) Observe(ev *sim.Event) *sim.Violation {
 	switch {
@@ -135,6 +145,11 @@ type notRechosen struct {
 
 func (*notRechosen) Name() string { return TimedOutHostNotRechosen }
 
+// ObservedKinds implements sim.KindObserver.
+func (*notRechosen) ObservedKinds() []string { return notRechosenKinds }
+
+var notRechosenKinds = []string{"server.start", "host.deadline-missed", "host.respond", "host.disconnect", "host.request"}
+
 func (n *notRechosen) Observe(ev *sim.Event) *sim.Violation {
 	if ev.Actor != "broker" && ev.Kind != "server.start" {
 		return nil
@@ -173,6 +188,11 @@ type evictedPastBudget struct {
 }
 
 func (*evictedPastBudget) Name() string { return HostEvictedOnlyPastItsBudget }
+
+// ObservedKinds implements sim.KindObserver.
+func (*evictedPastBudget) ObservedKinds() []string { return evictedPastBudgetKinds }
+
+var evictedPastBudgetKinds = []string{"host.request", "host.respond", "host.evict"}
 
 func (e *evictedPastBudget) Observe(ev *sim.Event) *sim.Violation {
 	if ev.Actor != "broker" {

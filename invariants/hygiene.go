@@ -34,6 +34,11 @@ type sweepSpares struct {
 
 func (*sweepSpares) Name() string { return SweepSparesWatchedTabs }
 
+// ObservedKinds implements sim.KindObserver.
+func (*sweepSpares) ObservedKinds() []string { return sweepSparesKinds }
+
+var sweepSparesKinds = []string{"viewer.attach", "viewer.detach", "tab.render", "server.start", "tab.swept"}
+
 func (s *sweepSpares) Observe(ev *sim.Event) *sim.Violation {
 	tab := ev.Get("tab")
 	switch ev.Kind {
@@ -65,6 +70,11 @@ type capsCurrent struct {
 }
 
 func (*capsCurrent) Name() string { return CredentialCapabilitiesCurrent }
+
+// ObservedKinds implements sim.KindObserver.
+func (*capsCurrent) ObservedKinds() []string { return capsCurrentKinds }
+
+var capsCurrentKinds = []string{"thread", "settings.browser-access", "credential.issue", "credential.reuse"}
 
 func (c *capsCurrent) Observe(ev *sim.Event) *sim.Violation {
 	switch {

@@ -145,13 +145,28 @@ const (
 	toolOpen  = "preview_open"
 )
 
-// acting reports whether kind is a preview tool that drives a tab.
+// acting reports whether kind is a preview tool that drives a tab (one of
+// actingKinds).
 func acting(kind string) bool {
 	switch kind {
 	case "preview_navigate", "preview_click", "t3_preview_close":
 		return true
 	}
 	return false
+}
+
+// actingKinds are the kinds acting accepts, for the checkers' declared
+// kinds (sim.KindObserver).
+var actingKinds = []string{"preview_navigate", "preview_click", "t3_preview_close"}
+
+// joinKinds concatenates kind lists, for a checker's declared kinds (a
+// duplicate is harmless).
+func joinKinds(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
 }
 
 func isToolEvent(ev *sim.Event) bool { return strings.HasPrefix(ev.Actor, "agent/") }

@@ -174,6 +174,9 @@ type ProbeCounter struct {
 
 	// liveSessions counts provider sessions opened and not yet released.
 	liveSessions int
+
+	seq   uint64        // the event being observed (for hit)
+	parts []sim.Checker // Parts, built once
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
@@ -208,31 +211,114 @@ func (p *ProbeCounter) Hits() []int {
 	return out
 }
 
-// Observe implements sim.Checker; it counts and never fails.
+// Observe implements sim.Checker; it counts and never fails. It runs every
+// part (Parts) on ev, in order.
 func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
-	hit := func(name string) {
-		if p.hits[name] == 0 {
-			p.first[name] = ev.Seq
-		}
-		p.hits[name]++
-		if p.OnHit != nil {
-			p.OnHit(name, ev.Seq)
-		}
+	for _, part := range p.Parts() {
+		part.Observe(ev)
 	}
-	p.live.observe(ev)
-	p.quietCredential(ev, hit)
-	p.waitChild(ev, hit)
-	p.nested.observe(ev, hit)
-	p.batches.observe(ev, hit)
-	p.schedules.observe(ev, hit)
-	toolCallRedelivered(ev, hit)
-	p.page.observe(ev, hit)
-	p.profiles.observe(ev, hit)
-	desktopAway(ev, hit)
-	p.native.observe(ev, hit)
-	p.popups.observe(ev, hit)
-	p.surfaces.observe(ev, hit)
-	p.hosting.observe(ev, hit)
+	return nil
+}
+
+// hit counts one hit of probe name at the current event.
+func (p *ProbeCounter) hit(name string) {
+	if p.hits[name] == 0 {
+		p.first[name] = p.seq
+	}
+	p.hits[name]++
+	if p.OnHit != nil {
+		p.OnHit(name, p.seq)
+	}
+}
+
+// probePart is one of the counter's sub-observers as a checker of its
+// own, so that the trace feeds it only the kinds it reads
+// (sim.KindObserver). Some sub-observers also read every agent tool call
+// whatever its kind: they are split in two parts at the same place, one fed
+// its kinds and skipping agent events, one fed every event and reading only
+// agent events (the whole sub-observer); an event goes to one of the two.
+type probePart struct {
+	p     *ProbeCounter
+	kinds []string // nil: every kind
+	// actors: 0 every actor, 1 only agent/ actors, 2 every other actor.
+	actors  int
+	observe func(ev *sim.Event)
+}
+
+// Name implements sim.Checker.
+func (*probePart) Name() string { return "probes" }
+
+// ObservedKinds implements sim.KindObserver.
+func (pp *probePart) ObservedKinds() []string { return pp.kinds }
+
+// Observe implements sim.Checker; it counts and never fails.
+func (pp *probePart) Observe(ev *sim.Event) *sim.Violation {
+	if pp.actors != 0 && isToolEvent(ev) != (pp.actors == 1) {
+		return nil
+	}
+	pp.p.seq = ev.Seq
+	pp.observe(ev)
+	return nil
+}
+
+// Parts returns the counter's sub-observers as checkers, each declaring
+// the kinds it reads, in the order the counter runs them (which orders the
+// hits within an event, so OnHit sees the same sequence): register them
+// instead of the counter to feed each only its kinds. Every part reads and
+// counts into p.
+func (p *ProbeCounter) Parts() []sim.Checker {
+	if p.parts != nil {
+		return p.parts
+	}
+	hit := p.hit
+	part := func(kinds []string, actors int, f func(ev *sim.Event)) {
+		p.parts = append(p.parts, &probePart{p: p, kinds: kinds, actors: actors, observe: f})
+	}
+	// split adds f's two parts: its kinds for other actors, every event of
+	// an agent.
+	split := func(kinds []string, f func(ev *sim.Event)) {
+		part(kinds, 2, f)
+		part(nil, 1, f)
+	}
+	part(liveCredentialKinds, 0, p.live.observe)
+	split([]string{"credential.issue"}, func(ev *sim.Event) { p.quietCredential(ev, hit) })
+	part([]string{"delegate_task", "task.settled"}, 0, func(ev *sim.Event) { p.waitChild(ev, hit) })
+	part([]string{"task.delegated", "task.settled", "task_cancel"}, 0, func(ev *sim.Event) { p.nested.observe(ev, hit) })
+	part([]string{"create_threads"}, 0, func(ev *sim.Event) { p.batches.observe(ev, hit) })
+	part([]string{"schedule.fire", "server.start"}, 0, func(ev *sim.Event) { p.schedules.observe(ev, hit) })
+	part(nil, 1, func(ev *sim.Event) { toolCallRedelivered(ev, hit) })
+	part([]string{"server.start", "page.dialog", "page.dialog-resolved", "tab.swept", "control.take", "tab.withdraw",
+		"tab.connect", "page.load-failed", "t3_preview_close"}, 0, func(ev *sim.Event) { p.page.observe(ev, hit) })
+	part([]string{"server.start", "browser.profiles", "tab.context", "tab.profile-unknown"}, 0,
+		func(ev *sim.Event) { p.profiles.observe(ev, hit) })
+	part([]string{"tab.native-unavailable", "tab.connect"}, 0, func(ev *sim.Event) { desktopAway(ev, hit) })
+	part([]string{"native.close-canceled", "native.close-lost", "native.discarded", "native.probe"}, 0,
+		func(ev *sim.Event) { p.native.observe(ev, hit) })
+	part([]string{"native.popup-published", "native.popup-refused", "native.popup-unregistered", "native.close-canceled", "native.close"}, 0,
+		func(ev *sim.Event) { p.popups.observe(ev, hit) })
+	split([]string{"server.start", "surface.refused", "capture.abandoned", "request.deadline"},
+		func(ev *sim.Event) { p.surfaces.observe(ev, hit) })
+	part([]string{"server.start", "hosting.navigate", "hosting.navigated", "hosting.exchange", "control.take"}, 0,
+		func(ev *sim.Event) { p.hosting.observe(ev, hit) })
+	split(probeMainKinds, func(ev *sim.Event) { p.main(ev, hit) })
+	part(probeTerminalKinds, 0, func(ev *sim.Event) { p.terminal(ev, hit) })
+	return p.parts
+}
+
+// probeMainKinds are the kinds main reads from actors other than agents.
+var probeMainKinds = []string{"server.start", "session.opened", "session.release", "credential.revoke", "delegate_task.wait",
+	"delivery.offer", "delivery.resume", "credential.issue", "credential.cleanup", "control.take", "host.suspend",
+	"native.resume", "provider-crash", "idle-release-deferred", "ingest.lost", "session.runtime", "session.projected",
+	"message.duplicate", "run.start", "run.end", "ingest.replay", "instance.extra", "reconcile", "restart-continuation",
+	"host.resume", "host.control-restore", "host.stall", "host.wait-exhausted", "host.request", "tab.swept"}
+
+// probeTerminalKinds are the kinds terminal reads.
+var probeTerminalKinds = []string{"spawn", "type", "send", "submit", "reap", "pty.detach", "exit.late", "recover", "stop",
+	"start", "delivery", "kill", "exit", "renderer.reload", "pty.write", "input.misplaced", "pane.mount"}
+
+// main counts the probes of the server, the broker and the provider
+// session manager, and the agents' tool calls.
+func (p *ProbeCounter) main(ev *sim.Event, hit func(string)) {
 	switch {
 	case ev.Kind == "server.start":
 		p.liveSessions = 0 // sessions die with their process
@@ -336,8 +422,6 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 	case strings.HasPrefix(ev.Actor, "agent/"):
 		p.toolCall(ev, hit)
 	}
-	p.terminal(ev, hit)
-	return nil
 }
 
 // quietCredential counts MCP calls on a live session's credential that

@@ -39,8 +39,18 @@ func init() {
 		New:      func() sim.Checker { return &keysScoped{owner: map[string]string{}} }})
 }
 
-var orchestratorTools = map[string]bool{"delegate_task": true, "create_threads": true, "schedule_task": true,
-	"t3_thread_send": true, "t3_thread_update": true, "t3_thread_interrupt": true, "task_cancel": true}
+var orchestratorTools = map[string]bool{}
+
+// orchestratorToolKinds are orchestratorTools' kinds, in a fixed order, for
+// the checkers' declared kinds (sim.KindObserver).
+var orchestratorToolKinds = []string{"delegate_task", "create_threads", "schedule_task",
+	"t3_thread_send", "t3_thread_update", "t3_thread_interrupt", "task_cancel"}
+
+func init() {
+	for _, k := range orchestratorToolKinds {
+		orchestratorTools[k] = true
+	}
+}
 
 // requestKey partitions requests: (caller thread, tool, clientRequestId),
 // plus target and action for t3_thread_update, whose command id includes
@@ -100,6 +110,11 @@ func newOneEffect() *oneEffect {
 }
 
 func (*oneEffect) Name() string { return OneEffectPerRequest }
+
+// ObservedKinds implements sim.KindObserver.
+func (*oneEffect) ObservedKinds() []string { return oneEffectKinds }
+
+var oneEffectKinds = joinKinds([]string{"session.release", "server.start", "credential.revoke", "credential.expire"}, orchestratorToolKinds)
 
 // reissuePath names a credential re-issue cause the way the report does.
 func reissuePath(releaseReason string) string {
@@ -178,6 +193,11 @@ type retryOriginal struct {
 
 func (*retryOriginal) Name() string { return RetryReturnsOriginal }
 
+// ObservedKinds implements sim.KindObserver.
+func (*retryOriginal) ObservedKinds() []string { return retryOriginalKinds }
+
+var retryOriginalKinds = orchestratorToolKinds
+
 func (r *retryOriginal) Observe(ev *sim.Event) *sim.Violation {
 	if ev.Outcome != "accepted" && ev.Outcome != "replayed" {
 		return nil
@@ -206,6 +226,11 @@ type keysScoped struct {
 }
 
 func (*keysScoped) Name() string { return RequestKeysScopedPerThread }
+
+// ObservedKinds implements sim.KindObserver.
+func (*keysScoped) ObservedKinds() []string { return keysScopedKinds }
+
+var keysScopedKinds = orchestratorToolKinds
 
 // key is ev's request key, or "thread tool -" for a call without one.
 func (s *keysScoped) key(ev *sim.Event) string {
@@ -265,6 +290,11 @@ type landsOnTarget struct {
 }
 
 func (*landsOnTarget) Name() string { return ReplayLandsOnTarget }
+
+// ObservedKinds implements sim.KindObserver.
+func (*landsOnTarget) ObservedKinds() []string { return landsOnTargetKinds }
+
+var landsOnTargetKinds = orchestratorToolKinds
 
 // targetOf is what a tool event addresses: its target thread or task ("" for
 // a call that addresses only its caller).

@@ -41,6 +41,7 @@ type runOutlives struct {
 	checked     bool // the first command after the latest start was judged
 }
 
+// runOutlives declares no kinds (sim.KindObserver): any agent tool call is a first command.
 func (*runOutlives) Name() string { return NoRunOutlivesItsProcess }
 
 func (r *runOutlives) settle(run string) (openRun, bool) {
@@ -119,6 +120,11 @@ type agreesWithProvider struct {
 
 func (*agreesWithProvider) Name() string { return ProjectionAgreesWithProvider }
 
+// ObservedKinds implements sim.KindObserver.
+func (*agreesWithProvider) ObservedKinds() []string { return agreesWithProviderKinds }
+
+var agreesWithProviderKinds = []string{"checkpoint.captured", "run.end", "reconcile", "ingest.replay"}
+
 func (a *agreesWithProvider) Observe(ev *sim.Event) *sim.Violation {
 	if ev.Actor != "server" {
 		return nil
@@ -186,6 +192,7 @@ type stoppedSettles struct {
 	checked     bool
 }
 
+// stoppedSettles declares no kinds (sim.KindObserver): any agent tool call is a first command.
 func (*stoppedSettles) Name() string { return StoppedSessionSettles }
 
 func (s *stoppedSettles) thread(id string) *threadSession {
@@ -292,6 +299,11 @@ type sparesLive struct {
 }
 
 func (*sparesLive) Name() string { return ReconcileSparesLiveRuns }
+
+// ObservedKinds implements sim.KindObserver.
+func (*sparesLive) ObservedKinds() []string { return sparesLiveKinds }
+
+var sparesLiveKinds = []string{"server.start", "server-restart", "app.quit", "run.start", "run.end", "reconcile", "ingest.replay"}
 
 func (x *sparesLive) alive(inc string) bool {
 	for _, d := range x.dead {

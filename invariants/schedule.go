@@ -44,6 +44,11 @@ type slotFires struct {
 
 func (*slotFires) Name() string { return OneFirePerSlot }
 
+// ObservedKinds implements sim.KindObserver.
+func (*slotFires) ObservedKinds() []string { return slotFiresKinds }
+
+var slotFiresKinds = []string{"schedule.created", "schedule.enabled", "schedule.fire"}
+
 func (f *slotFires) row(id string) *slotRow {
 	r := f.rows[id]
 	if r == nil {

@@ -38,6 +38,11 @@ type reapOwed struct {
 
 func (*reapOwed) Name() string { return NoReapWhileWorkOwed }
 
+// ObservedKinds implements sim.KindObserver.
+func (*reapOwed) ObservedKinds() []string { return reapOwedKinds }
+
+var reapOwedKinds = []string{"server.start", "background-work", "session.release"}
+
 func (r *reapOwed) Observe(ev *sim.Event) *sim.Violation {
 	switch {
 	case ev.Kind == "server.start":
@@ -98,6 +103,11 @@ type runPerMessage struct {
 
 func (*runPerMessage) Name() string { return OneRunPerMessage }
 
+// ObservedKinds implements sim.KindObserver.
+func (*runPerMessage) ObservedKinds() []string { return runPerMessageKinds }
+
+var runPerMessageKinds = []string{"run.start"}
+
 func (r *runPerMessage) Observe(ev *sim.Event) *sim.Violation {
 	if ev.Actor != "server" || ev.Kind != "run.start" || ev.Get("message") == "" {
 		return nil
@@ -150,6 +160,11 @@ type childOwed struct {
 }
 
 func (*childOwed) Name() string { return NoIdleReleaseWhileChildOwed }
+
+// ObservedKinds implements sim.KindObserver.
+func (*childOwed) ObservedKinds() []string { return childOwedKinds }
+
+var childOwedKinds = []string{"server.start", "session.opened", "session.attach", "session.detach", "delegate_task", "task.settled", "session.release"}
 
 func (c *childOwed) Observe(ev *sim.Event) *sim.Violation {
 	switch {
@@ -253,6 +268,11 @@ type storedNative struct {
 
 func (*storedNative) Name() string { return ResumeBindsStoredNative }
 
+// ObservedKinds implements sim.KindObserver.
+func (*storedNative) ObservedKinds() []string { return storedNativeKinds }
+
+var storedNativeKinds = []string{"native.create", "native.resume", "native.turn"}
+
 func (s *storedNative) Observe(ev *sim.Event) *sim.Violation {
 	if ev.Actor != "psm" {
 		return nil
@@ -303,6 +323,11 @@ type cursorFinds struct {
 }
 
 func (*cursorFinds) Name() string { return ResumeCursorFindsConversation }
+
+// ObservedKinds implements sim.KindObserver.
+func (*cursorFinds) ObservedKinds() []string { return cursorFindsKinds }
+
+var cursorFindsKinds = []string{"cursor.persist", "cursor.clear", "native.turn", "session.open"}
 
 func (c *cursorFinds) Observe(ev *sim.Event) *sim.Violation {
 	if ev.Actor != "psm" {
@@ -382,6 +407,11 @@ type awakeIdle struct {
 }
 
 func (*awakeIdle) Name() string { return IdleCountsAwakeTime }
+
+// ObservedKinds implements sim.KindObserver.
+func (*awakeIdle) ObservedKinds() []string { return awakeIdleKinds }
+
+var awakeIdleKinds = []string{"host.suspend", "session.opened", "session.attach", "turn.start", "turn.terminal", "session.release"}
 
 // asleep returns the host's sleep between a and b.
 func (a *awakeIdle) asleep(from, to time.Duration) time.Duration {

@@ -52,6 +52,11 @@ type noCrossThread struct{}
 
 func (*noCrossThread) Name() string { return NoCrossThreadTabAction }
 
+// ObservedKinds implements sim.KindObserver.
+func (*noCrossThread) ObservedKinds() []string { return noCrossThreadKinds }
+
+var noCrossThreadKinds = actingKinds
+
 func (*noCrossThread) Observe(ev *sim.Event) *sim.Violation {
 	if !isToolEvent(ev) || !acting(ev.Kind) || ev.Outcome != outcomeOK {
 		return nil
@@ -71,6 +76,11 @@ type humanControl struct {
 }
 
 func (*humanControl) Name() string { return HumanControlExclusive }
+
+// ObservedKinds implements sim.KindObserver.
+func (*humanControl) ObservedKinds() []string { return humanControlKinds }
+
+var humanControlKinds = joinKinds([]string{"control.take", "control.release", "tab.swept", "server.start"}, actingKinds)
 
 func (h *humanControl) Observe(ev *sim.Event) *sim.Violation {
 	tab := ev.Get("tab")
@@ -108,6 +118,11 @@ type keepsTabs struct {
 
 func (*keepsTabs) Name() string { return ThreadKeepsItsTabs }
 
+// ObservedKinds implements sim.KindObserver.
+func (*keepsTabs) ObservedKinds() []string { return keepsTabsKinds }
+
+var keepsTabsKinds = joinKinds([]string{toolOpen}, actingKinds)
+
 func (k *keepsTabs) Observe(ev *sim.Event) *sim.Violation {
 	if !isToolEvent(ev) {
 		return nil
@@ -142,6 +157,7 @@ type revokedDenied struct {
 	issued []string
 }
 
+// revokedDenied declares no kinds (sim.KindObserver): it judges every agent tool call, whatever its kind.
 func (*revokedDenied) Name() string { return RevokedCredentialDenied }
 
 func (r *revokedDenied) Observe(ev *sim.Event) *sim.Violation {
@@ -188,6 +204,11 @@ func newStaleCleanup() *staleCleanup {
 }
 
 func (*staleCleanup) Name() string { return StaleCleanupSparesReplacement }
+
+// ObservedKinds implements sim.KindObserver.
+func (*staleCleanup) ObservedKinds() []string { return staleCleanupKinds }
+
+var staleCleanupKinds = []string{"server.start", "credential.issue", "session.open", "session.opened", "session.attach", "session.release", "credential.revoke", "slot.clear"}
 
 func (s *staleCleanup) record(inc, thread, cred string) {
 	for i := range s.recorded {

@@ -129,6 +129,14 @@ func isAgent(ev *sim.Event) bool { return strings.HasPrefix(ev.Actor, "agent/") 
 
 // becameInteractive reports whether ev shows a backend's TUI painting its
 // composer or a prompt.
+// interactiveKinds, backendGoneKinds and awakeClockKinds are the kinds
+// becameInteractive, backendGone and awakeClock.observe (hostSlept) read.
+var (
+	interactiveKinds = []string{"screen", "prompt"}
+	backendGoneKinds = []string{"kill", "exit"}
+	awakeClockKinds  = []string{"host.resume"}
+)
+
 func becameInteractive(ev *sim.Event) bool {
 	return isAgent(ev) && (ev.Kind == "screen" && ev.Outcome == "composer" || ev.Kind == "prompt" && ev.Outcome == "shown")
 }
@@ -166,6 +174,11 @@ type liveAgent struct {
 }
 
 func (*liveAgent) Name() string { return LiveAgentSurvivesRemount }
+
+// ObservedKinds implements sim.KindObserver.
+func (*liveAgent) ObservedKinds() []string { return liveAgentKinds }
+
+var liveAgentKinds = joinKinds(interactiveKinds, []string{"wake", "wake.recover", "kill"})
 
 func (l *liveAgent) Observe(ev *sim.Event) *sim.Violation {
 	switch {
@@ -210,6 +223,11 @@ type promptAttach struct {
 }
 
 func (*promptAttach) Name() string { return RemountAttachesPromptly }
+
+// ObservedKinds implements sim.KindObserver.
+func (*promptAttach) ObservedKinds() []string { return promptAttachKinds }
+
+var promptAttachKinds = joinKinds(awakeClockKinds, []string{"start"}, backendGoneKinds, []string{"pane.mount", "pane.attach", "pane.unmount", "pane.toast"})
 
 func (p *promptAttach) Observe(ev *sim.Event) *sim.Violation {
 	p.clock.observe(ev)
@@ -272,6 +290,7 @@ type attachBalance struct {
 	clock    awakeClock // AttachSettle is main's, counted in awake time
 }
 
+// attachBalance declares no kinds (sim.KindObserver): a mismatch becomes overdue on any event.
 func (*attachBalance) Name() string { return PTYAttachBalanced }
 
 func (a *attachBalance) get(session string) *ptyBalance {
@@ -413,6 +432,11 @@ type sizeKept struct {
 
 func (*sizeKept) Name() string { return PTYSizeKept }
 
+// ObservedKinds implements sim.KindObserver.
+func (*sizeKept) ObservedKinds() []string { return sizeKeptKinds }
+
+var sizeKeptKinds = []string{"pane.mount", "pane.unmount", "pty.resize"}
+
 func (k *sizeKept) Observe(ev *sim.Event) *sim.Violation {
 	switch {
 	case isTerminalMount(ev):
@@ -452,6 +476,11 @@ type inputLost struct {
 }
 
 func (*inputLost) Name() string { return NoInputLost }
+
+// ObservedKinds implements sim.KindObserver.
+func (*inputLost) ObservedKinds() []string { return inputLostKinds }
+
+var inputLostKinds = []string{"type", "input.drop", "pty.write", "pane.unmount"}
 
 func (l *inputLost) get(pane, session string) *typedInput {
 	for _, t := range l.panes {
@@ -574,6 +603,7 @@ type wedgedReplaced struct {
 // paneOf is a pane and its session.
 type paneOf struct{ pane, session string }
 
+// wedgedReplaced declares no kinds (sim.KindObserver): a spawn becomes overdue on any event.
 func (*wedgedReplaced) Name() string { return WedgedSpawnReplaced }
 
 func (w *wedgedReplaced) shownBy(session string) string {
@@ -678,6 +708,11 @@ type composerInput struct {
 
 func (*composerInput) Name() string { return InputLandsInComposer }
 
+// ObservedKinds implements sim.KindObserver.
+func (*composerInput) ObservedKinds() []string { return composerInputKinds }
+
+var composerInputKinds = []string{"screen", "pty.write"}
+
 func (c *composerInput) unhold(pane, seq string) {
 	for i, h := range c.held {
 		if h.pane == pane && h.seq == seq {
@@ -742,6 +777,11 @@ type detachOwnRef struct {
 
 func (*detachOwnRef) Name() string { return PTYDetachOwnReference }
 
+// ObservedKinds implements sim.KindObserver.
+func (*detachOwnRef) ObservedKinds() []string { return detachOwnRefKinds }
+
+var detachOwnRefKinds = []string{"pty.attach", "pty.detach"}
+
 func (d *detachOwnRef) Observe(ev *sim.Event) *sim.Violation {
 	if ev.Actor != "main" {
 		return nil
@@ -781,6 +821,7 @@ type oneAgent struct {
 	running []agentProc
 }
 
+// oneAgent declares no kinds (sim.KindObserver): it notes every main event's caller.
 func (*oneAgent) Name() string { return OneAgentPerSession }
 
 func (o *oneAgent) end(backend string) {
@@ -833,6 +874,11 @@ type exitOwnGen struct {
 }
 
 func (*exitOwnGen) Name() string { return ExitEndsOwnGeneration }
+
+// ObservedKinds implements sim.KindObserver.
+func (*exitOwnGen) ObservedKinds() []string { return exitOwnGenKinds }
+
+var exitOwnGenKinds = []string{"spawn", "start", "kill", "exit", "exit.late", "session.exit"}
 
 func (x *exitOwnGen) find(backend string) int {
 	for i, r := range x.running {
@@ -896,6 +942,11 @@ type noReapLive struct {
 }
 
 func (*noReapLive) Name() string { return NoReapOfLiveWork }
+
+// ObservedKinds implements sim.KindObserver.
+func (*noReapLive) ObservedKinds() []string { return noReapLiveKinds }
+
+var noReapLiveKinds = joinKinds([]string{"turn.start", "turn.end", "prompt", "bg.start", "bg.end", "pane.attach", "pane.unmount", "kill"}, backendGoneKinds)
 
 func (n *noReapLive) begin(backend, what, job string, at time.Duration) {
 	n.work = append(n.work, work{backend: backend, what: what, job: job, start: at, end: -1})
@@ -985,6 +1036,11 @@ func (n *noReapLive) judge(ev *sim.Event) *sim.Violation {
 type promptLands struct{}
 
 func (promptLands) Name() string { return PromptDeliveryLands }
+
+// ObservedKinds implements sim.KindObserver.
+func (promptLands) ObservedKinds() []string { return promptLandsKinds }
+
+var promptLandsKinds = []string{"input.misplaced", "input.swallowed"}
 
 func (promptLands) Observe(ev *sim.Event) *sim.Violation {
 	if !isAgent(ev) {

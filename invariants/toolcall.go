@@ -31,6 +31,11 @@ type oneEffectPerToolCall struct {
 
 func (*oneEffectPerToolCall) Name() string { return OneEffectPerToolCall }
 
+// ObservedKinds implements sim.KindObserver.
+func (*oneEffectPerToolCall) ObservedKinds() []string { return oneEffectPerToolCallKinds }
+
+var oneEffectPerToolCallKinds = joinKinds([]string{"tool-call-redelivered"}, orchestratorToolKinds)
+
 func (o *oneEffectPerToolCall) Observe(ev *sim.Event) *sim.Violation {
 	if ev.Actor == "fault" && ev.Kind == "tool-call-redelivered" {
 		f := ev.Get("first")

@@ -72,6 +72,11 @@ func (s *states) note(name string, seq uint64) {
 // points (trace: fault commit-point NAME).
 func (*states) Name() string { return "branch-states" }
 
+// ObservedKinds implements sim.KindObserver: Observe reads commit points.
+func (*states) ObservedKinds() []string { return statesKinds }
+
+var statesKinds = []string{"commit-point"}
+
 // Observe implements sim.Checker.
 func (s *states) Observe(ev *sim.Event) *sim.Violation {
 	if ev.Actor == "fault" && ev.Kind == "commit-point" {

@@ -342,7 +342,9 @@ func Run(cfg Config) (Result, error) {
 	// The probe counter sees each event before the invariants, so the
 	// attempt a violation stops is counted too.
 	probes := invariants.NewProbeCounter()
-	tr.AddChecker(probes)
+	for _, c := range probes.Parts() { // each part fed only its kinds
+		tr.AddChecker(c)
+	}
 	reached := newStates()
 	probes.OnHit = reached.note
 	tr.AddChecker(reached)

@@ -1,0 +1,186 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// recorder notes every event it is fed and fails on kind bad.
+type recorder struct {
+	name, bad string
+	kinds     []string
+	seen      []string
+}
+
+func (r *recorder) Name() string { return r.name }
+
+func (r *recorder) Observe(ev *Event) *Violation {
+	r.seen = append(r.seen, ev.Kind)
+	if r.bad != "" && ev.Kind == r.bad {
+		return &Violation{Invariant: r.name, Message: "saw " + ev.Kind}
+	}
+	return nil
+}
+
+// scoped is a recorder that declares its kinds.
+type scoped struct{ recorder }
+
+func (d *scoped) ObservedKinds() []string { return d.kinds }
+
+// TestKindDispatch: a checker that declares kinds is fed only those, in
+// order with the others; one that declares none, or an empty list, is fed
+// everything, and a kind string built at run time finds its checkers too.
+func TestKindDispatch(t *testing.T) {
+	k := NewKernel(false)
+	tr := k.Trace()
+	all := &recorder{name: "all"}
+	ab := &scoped{recorder{name: "ab", kinds: []string{"a", "b"}}}
+	empty := &scoped{recorder{name: "empty", kinds: []string{}}}
+	c := &scoped{recorder{name: "c", kinds: []string{"c", ""}}}
+	for _, x := range []Checker{all, ab, empty, c} {
+		tr.AddChecker(x)
+	}
+	kinds := []string{"a", "c", "x", "b", "", "a", string([]byte{'c'}), "x"}
+	for _, kind := range kinds {
+		tr.Emit("actor", kind, "")
+	}
+	if !slices.Equal(all.seen, kinds) || !slices.Equal(empty.seen, kinds) {
+		t.Errorf("undeclared checkers saw %q and %q, want %q", all.seen, empty.seen, kinds)
+	}
+	if want := []string{"a", "b", "a"}; !slices.Equal(ab.seen, want) {
+		t.Errorf("ab saw %q, want %q", ab.seen, want)
+	}
+	if want := []string{"c", "", "c"}; !slices.Equal(c.seen, want) {
+		t.Errorf("c saw %q, want %q", c.seen, want)
+	}
+}
+
+// TestKindDispatchFirstViolation: the first violation is the first in
+// registration order among the checkers an event feeds, and the keep-going
+// mode still feeds every checker of the kind that has not failed.
+func TestKindDispatchFirstViolation(t *testing.T) {
+	for _, keepGoing := range []bool{false, true} {
+		k := NewKernel(false)
+		tr := k.Trace()
+		tr.SetKeepGoing(keepGoing)
+		tr.AddChecker(&scoped{recorder{name: "first", kinds: []string{"x"}, bad: "b"}})
+		tr.AddChecker(&scoped{recorder{name: "second", kinds: []string{"b"}, bad: "b"}})
+		tr.AddChecker(&recorder{name: "third", bad: "b"})
+		tr.Emit("actor", "a", "")
+		tr.Emit("actor", "b", "")
+		if v := tr.Violation(); v == nil || v.Invariant != "second" {
+			t.Fatalf("keepGoing=%v: violation %+v, want second's", keepGoing, v)
+		}
+		var later []string
+		for _, v := range tr.Later() {
+			later = append(later, v.Invariant)
+		}
+		if want := map[bool][]string{false: nil, true: {"third"}}[keepGoing]; !slices.Equal(later, want) {
+			t.Errorf("keepGoing=%v: later %q, want %q", keepGoing, later, want)
+		}
+	}
+}
+
+// TestKindDispatchLateChecker: a checker added after events were emitted
+// is fed the kinds already seen.
+func TestKindDispatchLateChecker(t *testing.T) {
+	k := NewKernel(false)
+	tr := k.Trace()
+	tr.AddChecker(&recorder{name: "early"})
+	tr.Emit("actor", "a", "")
+	late := &scoped{recorder{name: "late", kinds: []string{"a"}}}
+	tr.AddChecker(late)
+	tr.Emit("actor", "a", "")
+	if len(late.seen) != 1 {
+		t.Errorf("late checker saw %q, want one a", late.seen)
+	}
+}
+
+// dispatchCheckers is a checker set shaped like a scenario's: n checkers,
+// every fifth undeclared, the others declaring three of the kinds each.
+func dispatchCheckers(n int, kinds []string) []Checker {
+	out := make([]Checker, n)
+	for i := range out {
+		if i%5 == 0 {
+			out[i] = &counting{}
+			continue
+		}
+		out[i] = &kindCounting{kinds: []string{kinds[i%len(kinds)], kinds[(i*7)%len(kinds)], kinds[(i*13)%len(kinds)]}}
+	}
+	return out
+}
+
+// counting counts the events it is fed, comparing the kind the way the
+// invariants do.
+type counting struct{ n int }
+
+func (*counting) Name() string { return "counting" }
+func (c *counting) Observe(ev *Event) *Violation {
+	switch ev.Kind {
+	case "never-1", "never-2", "never-3":
+		return &Violation{}
+	}
+	c.n++
+	return nil
+}
+
+type kindCounting struct {
+	counting
+	kinds []string
+}
+
+func (k *kindCounting) ObservedKinds() []string { return k.kinds }
+
+// TestKindDispatchNoAllocs: once every kind has been seen, Emit does not
+// allocate, kind strings built at run time included.
+func TestKindDispatchNoAllocs(t *testing.T) {
+	kinds := dispatchKinds()
+	k := NewKernel(false)
+	tr := k.Trace()
+	for _, c := range dispatchCheckers(45, kinds) {
+		tr.AddChecker(c)
+	}
+	dynamic := string(append([]byte(nil), kinds[3]...))
+	emit := func() {
+		for _, kind := range kinds {
+			tr.Emit("agent/thread-1", kind, "ok", A("thread", "thread-1"))
+		}
+		tr.Emit("agent/thread-1", dynamic, "ok")
+	}
+	emit()
+	if n := testing.AllocsPerRun(100, emit); n != 0 {
+		t.Errorf("Emit allocated %.1f times per round after warm-up", n)
+	}
+}
+
+func dispatchKinds() []string {
+	var kinds []string
+	for _, k := range []string{"session", "credential", "tab", "pty", "run", "task"} {
+		for _, v := range []string{"open", "start", "release", "issue", "attach", "detach"} {
+			kinds = append(kinds, k+"."+v)
+		}
+	}
+	return kinds
+}
+
+// BenchmarkTraceEmitDispatch is one Emit fed to 45 checkers shaped like a
+// scenario's (BenchmarkTraceEmit has none), cycling through 36 kinds.
+func BenchmarkTraceEmitDispatch(b *testing.B) {
+	kinds := dispatchKinds()
+	for _, n := range []int{0, 45} {
+		b.Run(fmt.Sprintf("checkers=%d", n), func(b *testing.B) {
+			k := NewKernel(false)
+			tr := k.Trace()
+			for _, c := range dispatchCheckers(n, kinds) {
+				tr.AddChecker(c)
+			}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				k.now += time.Millisecond
+				tr.Emit("agent/thread-1", kinds[i%len(kinds)], "ok", A("thread", "thread-1"), A("tab", "tab_12"))
+			}
+		})
+	}
+}
