@@ -72,8 +72,22 @@ const (
 )
 
 // String renders caps as a comma-separated list, for traces.
-func (c Caps) String() string {
-	names := []string{"orchestration", "worktree", "pull-requests", "preview", "device"}
+func (c Caps) String() string { return capsNames[c&(1<<len(capNames)-1)] }
+
+// capNames name the capability bits; capsNames is every combination's
+// String, built once (a credential's issue traced a fresh join).
+var (
+	capNames  = []string{"orchestration", "worktree", "pull-requests", "preview", "device"}
+	capsNames = func() (out [1 << 5]string) {
+		for c := range out {
+			out[c] = Caps(c).join()
+		}
+		return out
+	}()
+)
+
+func (c Caps) join() string {
+	names := capNames
 	var parts []string
 	for i, n := range names {
 		if c&(1<<i) != 0 {
