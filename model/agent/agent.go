@@ -89,8 +89,11 @@ type Agent struct {
 	redispatch []model.ToolCall
 	inflight   *model.ToolCall
 	callSeq    int
-	timeout    sim.Timer
-	tasks      []string // delegated task ids the agent was told about
+	// thinkFn is next's timer body for turn thinkTurn.
+	thinkFn   func()
+	thinkTurn int
+	timeout   sim.Timer
+	tasks     []string // delegated task ids the agent was told about
 }
 
 // Repertoire selects the tools an agent uses.
@@ -194,17 +197,22 @@ func (a *Agent) Abort() {
 
 func (a *Agent) next(turn int) {
 	think := a.rand.Duration("think", 2*time.Second, 3*time.Minute)
-	a.env.After(think, func() {
-		if a.turn != turn || !a.active {
-			return
+	if a.thinkFn == nil || a.thinkTurn != turn {
+		// One closure per turn, not per step: it depends only on the turn,
+		// and a timer of an earlier turn keeps that turn's closure.
+		a.thinkTurn, a.thinkFn = turn, func() {
+			if a.turn != turn || !a.active {
+				return
+			}
+			if a.steps == 0 {
+				a.finish()
+				return
+			}
+			a.steps--
+			a.step(turn)
 		}
-		if a.steps == 0 {
-			a.finish()
-			return
-		}
-		a.steps--
-		a.step(turn)
-	})
+	}
+	a.env.After(think, a.thinkFn)
 }
 
 func (a *Agent) finish() {

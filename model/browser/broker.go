@@ -640,7 +640,7 @@ func (b *Broker) Invoke(s BrokerScope, op string, in BrokerInput, tabID string, 
 	}
 	seq := b.seq
 	b.seq++
-	id := fmt.Sprintf("preview-%d", seq)
+	id := b.env.Str().Join("preview-", seq)
 	ctx.ClientID, ctx.ConnectionID, ctx.RequestID, ctx.TabID, ctx.Timeout = h.ClientID, h.ConnectionID, id, tabID, timeout
 	switch {
 	case in.Locator != "":

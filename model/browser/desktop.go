@@ -1,8 +1,8 @@
 package browser
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/orchsim/orchsim/catalog"
@@ -228,7 +228,7 @@ func (d *DesktopHost) Focus(on bool) {
 // current tab and is reported to the broker.
 func (d *DesktopHost) OpenTab(threadID string) string {
 	d.nextTab++
-	tab := fmt.Sprintf("ptab_%s_%d", d.ClientID, d.nextTab)
+	tab := string(strconv.AppendInt(append(append([]byte("ptab_"), d.ClientID...), '_'), int64(d.nextTab), 10))
 	d.tabs = append(d.tabs, hostTab{thread: threadID, tab: tab, opened: d.env.Now()})
 	d.env.Emit(d.actor(), "host.tab-open", "", sim.A("client", d.ClientID), sim.A("thread", threadID), sim.A("tab", tab))
 	if d.conn != nil && d.broker != nil {

@@ -135,7 +135,7 @@ func (h *NativeHost) SentIDs(typ string) []string {
 func (h *NativeHost) send(c NativeCommand) {
 	h.Commands = append(h.Commands, c)
 	if h.b != nil {
-		h.b.env.Emit("desktop/"+h.ID, "native."+c.Type, c.ID, sim.A("thread", c.ThreadID), sim.A("tab", c.TabID))
+		h.b.env.Emit(h.b.env.Str().Concat("desktop/", h.ID), h.b.env.Str().Concat("native.", c.Type), c.ID, sim.A("thread", c.ThreadID), sim.A("tab", c.TabID))
 	}
 }
 

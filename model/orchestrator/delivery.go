@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/orchsim/orchsim/model/store"
@@ -169,7 +170,7 @@ func (o *Orchestrator) claim(c *store.Cohort, t *store.Task) {
 		defer o.armDispatch(c, c.Generation+1)
 		c.Generation++
 		c.Reservation = &store.Reservation{Generation: c.Generation, TaskIDs: []string{t.ID},
-			MessageID: fmt.Sprintf("message:delegated-completion:%s:%d", c.ParentRunID, c.Generation)}
+			MessageID: string(strconv.AppendInt(append(append([]byte("message:delegated-completion:"), c.ParentRunID...), ':'), int64(c.Generation), 10))}
 		t.Delivery, t.Offered = DeliveryClaimed, true
 		c.Offers++
 		o.env.Emit(actor, "delivery.offer", "", sim.A("parent", c.ParentThread), sim.A("run", c.ParentRunID),
@@ -194,7 +195,7 @@ func (o *Orchestrator) DispatchDelivery(parentRunID string, generation int) *sto
 		return nil
 	}
 	r := c.Reservation
-	d := &store.DeliveryRun{ID: fmt.Sprintf("run:delivery:%s:%d", parentRunID, generation), ParentThread: c.ParentThread,
+	d := &store.DeliveryRun{ID: string(strconv.AppendInt(append(append([]byte("run:delivery:"), parentRunID...), ':'), int64(generation), 10)), ParentThread: c.ParentThread,
 		ParentRunID: parentRunID, Generation: generation, TaskIDs: slices.Clone(r.TaskIDs), MessageID: r.MessageID,
 		Status: DeliveryQueued}
 	o.st.Deliveries = append(o.st.Deliveries, d)

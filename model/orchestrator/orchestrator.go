@@ -8,6 +8,7 @@ package orchestrator
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -504,7 +505,23 @@ func (o *Orchestrator) Recover() {
 
 func (o *Orchestrator) fresh() string {
 	o.uuids++
-	return fmt.Sprintf("%s-%d", o.rand.Hex("request-uuid", 8), o.uuids)
+	var b [48]byte
+	return o.env.Str().Bytes(strconv.AppendInt(append(append(b[:0], o.rand.Hex("request-uuid", 8)...), '-'), int64(o.uuids), 10))
+}
+
+// idOf is fmt.Sprintf(prefix+"%s:%s:%d", ns, k, i) in one allocation.
+func idOf(prefix, ns, k string, i int) string {
+	b := make([]byte, 0, len(prefix)+len(ns)+len(k)+22)
+	b = append(append(append(append(append(b, prefix...), ns...), ':'), k...), ':')
+	return string(strconv.AppendInt(b, int64(i), 10))
+}
+
+// waitEntity is fmt.Sprintf("wait #%d of %s on %s", n, thread, task) in
+// one allocation.
+func waitEntity(n int, thread, task string) string {
+	b := make([]byte, 0, len(thread)+len(task)+30)
+	b = strconv.AppendInt(append(b, "wait #"...), int64(n), 10)
+	return string(append(append(append(append(b, " of "...), thread...), " on "...), task...))
 }
 
 // Dispatch serves one call. dispatched is called once the call's command
@@ -668,7 +685,7 @@ func (o *Orchestrator) DispatchTo(c Call, r Replier) {
 				first = id
 			}
 			a := o.dispatch(id, caller, EffectThreads, c, func() (store.Result, bool) {
-				tid := fmt.Sprintf("thread:mcp:%s:%s:%d", ns, k, i)
+				tid := idOf("thread:mcp:", ns, k, i)
 				t := &store.Thread{ID: tid, ProjectID: o.projectOf(caller), Instance: c.Scope.Thread.ProviderInstanceID,
 					CreatedBy: "agent", CreationSource: "mcp", Title: spec.Title}
 				if spec.Instance != "" {
@@ -714,7 +731,7 @@ func (o *Orchestrator) DispatchTo(c Call, r Replier) {
 					if t == nil || t.Archived {
 						return store.Result{}, false
 					}
-					msg := &store.Message{ID: fmt.Sprintf("message:mcp:%s:%s:%d", ns, k, i), ThreadID: tid, CommandID: mid,
+					msg := &store.Message{ID: idOf("message:mcp:", ns, k, i), ThreadID: tid, CommandID: mid,
 						Text: spec.Prompt, Sender: caller}
 					if o.StartRun != nil && t.ActiveRunID == "" {
 						msg.RunID = o.StartRun(tid)
@@ -1174,7 +1191,7 @@ func (o *Orchestrator) wait(c Call, a Answer, k, ns string, done Replier) {
 	budget := WaitBudget(o.env.Profile, c.Timeout)
 	o.uuids++
 	w := &wait{task: a.Result.TaskID, start: o.env.Now(), answer: a, key: k, ns: ns, call: c, reply: done,
-		entity: fmt.Sprintf("wait #%d of %s on %s", o.uuids, c.Scope.Thread.ThreadID, a.Result.TaskID)}
+		entity: waitEntity(o.uuids, c.Scope.Thread.ThreadID, a.Result.TaskID)}
 	o.env.Obligations.Open(WaitReturns, w.entity, "delegate_task mode wait")
 	if t := o.st.Task(w.task); t != nil && t.Status != store.TaskRunning {
 		o.waits = append(o.waits, w)
