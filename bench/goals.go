@@ -124,7 +124,9 @@ func (r *Report) writeGoals(w io.Writer) error {
 		if g.AtMost {
 			bound = "at most"
 		}
-		measured, verdict := fmt.Sprintf("%.2f%s", g.Measured, g.Unit), "no"
+		// Three decimals, so a ratio just under its bound (0.5996x) does
+		// not print as the bound itself.
+		measured, verdict := fmt.Sprintf("%.3f%s", g.Measured, g.Unit), "no"
 		if g.Missing {
 			measured, verdict = "-", "not measured"
 		} else if g.Met() {

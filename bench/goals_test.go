@@ -68,7 +68,7 @@ func TestGoals_Written(t *testing.T) {
 	require.NoError(t, goalsReport().writeGoals(&b))
 	out := b.String()
 	assert.Contains(t, out, "GOALS (issue 19; the bare loop at 100 sessions ran 226 ns/event here, 113 on the reference machine)")
-	assert.Regexp(t, `chaos, allocations per event +0\.80 +at most 1\.00 +yes`, out)
+	assert.Regexp(t, `chaos, allocations per event +0\.800 +at most 1\.00 +yes`, out)
 	assert.True(t, strings.HasSuffix(out, "5 of 10 goals met\n"), out)
 }
 
