@@ -531,15 +531,16 @@ func (o *Orchestrator) Dispatch(c Call, dispatched func(Answer), done func(Answe
 	o.DispatchTo(c, &funcReplier{dispatched, done})
 }
 
-// Replier gets a dispatched call's answers: Dispatched once its command
+// DispatchReplier gets a dispatched call's answers: Dispatched once its command
 // has been dispatched (or refused), Done with its tool result. The
 // server's call object implements it, so a dispatch needs no closures.
-type Replier interface {
+// (model.Replier is the agent-facing half: one tool result per call.)
+type DispatchReplier interface {
 	Dispatched(Answer)
 	Done(Answer, model.ToolResult)
 }
 
-// funcReplier is Dispatch's two functions as a Replier.
+// funcReplier is Dispatch's two functions as a DispatchReplier.
 type funcReplier struct {
 	dispatched func(Answer)
 	done       func(Answer, model.ToolResult)
@@ -549,7 +550,7 @@ func (f *funcReplier) Dispatched(a Answer)                 { f.dispatched(a) }
 func (f *funcReplier) Done(a Answer, res model.ToolResult) { f.done(a, res) }
 
 // DispatchTo is Dispatch answering to r.
-func (o *Orchestrator) DispatchTo(c Call, r Replier) {
+func (o *Orchestrator) DispatchTo(c Call, r DispatchReplier) {
 	if c.Tool == ToolThreadRollback {
 		a := o.rollback(c)
 		r.Dispatched(a)
@@ -1164,7 +1165,7 @@ type wait struct {
 	call     Call
 	done     bool
 	deadline sim.Timer
-	reply    Replier
+	reply    DispatchReplier
 }
 
 // WaitBudget returns how long a delegate_task wait with timeoutMs timeout
@@ -1187,7 +1188,7 @@ func WaitBudget(p model.Profile, timeout time.Duration) time.Duration {
 
 // wait blocks a delegate_task mode:"wait" call until its task settles or
 // its WaitBudget runs out.
-func (o *Orchestrator) wait(c Call, a Answer, k, ns string, done Replier) {
+func (o *Orchestrator) wait(c Call, a Answer, k, ns string, done DispatchReplier) {
 	budget := WaitBudget(o.env.Profile, c.Timeout)
 	o.uuids++
 	w := &wait{task: a.Result.TaskID, start: o.env.Now(), answer: a, key: k, ns: ns, call: c, reply: done,

@@ -105,7 +105,7 @@ func (o *Orchestrator) scheduledTool(c Call, caller string) Answer {
 // thread's latest) is watched until it is terminal or the budget
 // (min(60 min, max(1 ms, timeoutMs or 10 min))) runs out; it only
 // observes, acknowledging nothing. The model polls every TaskPollInterval.
-func (o *Orchestrator) waitThread(c Call, r Replier) {
+func (o *Orchestrator) waitThread(c Call, r DispatchReplier) {
 	thread := c.Target
 	if o.st.Thread(thread) == nil {
 		a := Answer{Outcome: ErrThreadNotFound}

@@ -819,7 +819,7 @@ func (s *Server) callOrchestrator(scope mcp.Scope, t *toolCall, extra orchestrat
 }
 
 // Dispatched traces an orchestrator call's dispatch (the call is its own
-// orchestrator.Replier).
+// orchestrator.DispatchReplier).
 func (t *toolCall) Dispatched(a orchestrator.Answer) {
 	s := t.s
 	if a.CommandID != "" {
