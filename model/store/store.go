@@ -268,7 +268,9 @@ type Store struct {
 	// session database, Claude's session files): not T3's database, but
 	// like it they outlive a server process, so the worlds keep them here.
 	Natives []*NativeConversation
-	runs    int
+	// Rows allocates new rows (rows.go).
+	Rows Rows
+	runs int
 	// Indexes for id lookups, extended lazily over rows appended since the
 	// last lookup (never ranged over).
 	threadIdx  index[*Thread]
@@ -444,7 +446,7 @@ func (s *Store) StartRun(threadID string) *Run {
 	t := s.Thread(threadID)
 	s.runs++
 	var b [24]byte
-	r := &Run{ID: string(strconv.AppendInt(append(b[:0], "run:"...), int64(s.runs), 10)), ThreadID: threadID, Instance: t.Instance, Status: RunRunning}
+	r := NewRow(&s.Rows.Runs, Run{ID: s.Rows.Str.Bytes(strconv.AppendInt(append(b[:0], "run:"...), int64(s.runs), 10)), ThreadID: threadID, Instance: t.Instance, Status: RunRunning})
 	s.Runs = append(s.Runs, r)
 	t.ActiveRunID = r.ID
 	return r
