@@ -51,6 +51,7 @@ type T3World struct {
 	userIdx  int
 	tabs     []tabSeen
 	tabNoted map[string]bool // the tab ids in tabs
+	calls    sim.Slab[netCall]
 
 	// Faults configures the fault loop.
 	Faults FaultMix
@@ -597,7 +598,8 @@ func (w *T3World) latency() time.Duration {
 
 // Call implements agent.Net: request and response each cross the network.
 func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.ToolCall, reply model.Replier) {
-	c := &netCall{w: w, threadID: threadID, cred: cred, call: call, reply: reply}
+	c := w.calls.New()
+	*c = netCall{w: w, threadID: threadID, cred: cred, call: call, reply: reply}
 	w.env.RunAfter(w.latency(), c)
 }
 
