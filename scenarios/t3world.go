@@ -601,23 +601,23 @@ func (w *T3World) latency() time.Duration {
 // Call implements agent.Net: request and response each cross the network.
 func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.ToolCall, reply model.Replier) {
 	c := &netCall{w: w, threadID: threadID, cred: cred, call: call, reply: reply}
-	c.fn = func() { c.step() }
-	w.env.After(w.latency(), c.fn)
+	w.env.RunAfter(w.latency(), c)
 }
 
 // netCall is one tool call crossing the network: what its delivery and
-// answer need, in one allocation (closures over Call's parameters took
-// several). It is the server's Replier for the call.
+// answer need, and the server's record of it, in one allocation (closures
+// over Call's parameters took several). It is the server's Replier for the
+// call.
 type netCall struct {
 	w        *T3World
 	threadID string
 	cred     provider.ThreadCred
 	call     model.ToolCall
 	reply    model.Replier
-	// fn is step, bound once: it delivers the call, then (pending) the
-	// answer held in result. An answer that comes while another waits to
-	// be delivered gets a closure of its own, as every answer once did.
-	fn      func()
+	// Run (the call's events, model.Env.RunAfter) delivers the call, then
+	// (pending) the answer held in result. An answer that comes while
+	// another waits to be delivered gets a closure of its own, as every
+	// answer once did.
 	arrived bool
 	pending bool
 	result  model.ToolResult
@@ -626,11 +626,13 @@ type netCall struct {
 	// holding the answer dispatched its command).
 	redelivered bool
 	first       string
+	// slot is the server's record of the call (its one delivery).
+	slot server.CallSlot
 }
 
-// step is the call's next network hop: its arrival at the server, then
+// Run is the call's next network hop: its arrival at the server, then
 // its answer's arrival at the caller.
-func (c *netCall) step() {
+func (c *netCall) Run() {
 	if !c.arrived {
 		c.arrived = true
 		c.arrive()
@@ -663,7 +665,7 @@ func (c *netCall) arrive() {
 			}
 		})
 	}
-	s.CallToolTo(threadID, cred.Token, cred.CredID, *call, orchestrator.Extra{}, c)
+	s.CallToolIn(&c.slot, threadID, cred.Token, cred.CredID, *call, orchestrator.Extra{}, c)
 }
 
 // Reply is the server's answer to the call: it crosses the network back
@@ -693,7 +695,7 @@ func (c *netCall) Reply(r model.ToolResult) {
 		return
 	}
 	c.pending, c.result = true, r
-	w.env.After(w.latency(), c.fn)
+	w.env.RunAfter(w.latency(), c)
 }
 
 // TurnFinished implements agent.Net.
