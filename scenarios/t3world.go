@@ -51,7 +51,10 @@ type T3World struct {
 	userIdx  int
 	tabs     []tabSeen
 	tabNoted map[string]bool // the tab ids in tabs
-	calls    sim.Slab[netCall]
+	// tabsOf lists, per thread, the positions in tabs of its tabs,
+	// ascending (foreignTab).
+	tabsOf map[string][]int
+	calls  sim.Slab[netCall]
 
 	// Faults configures the fault loop.
 	Faults FaultMix
@@ -717,23 +720,38 @@ func (w *T3World) noteTab(tab, thread string) {
 		w.tabNoted = map[string]bool{}
 	}
 	w.tabNoted[tab] = true
+	if w.tabsOf == nil {
+		w.tabsOf = map[string][]int{}
+	}
+	w.tabsOf[thread] = append(w.tabsOf[thread], len(w.tabs))
 	w.tabs = append(w.tabs, tabSeen{tab, thread})
+}
+
+// foreignAt returns the position in w.tabs of the k-th (from 0) tab that
+// thread did not open, own being the positions of the tabs it did,
+// ascending: the k-th of the others, skipping each own tab at or before it.
+func foreignAt(own []int, k int) int {
+	for _, q := range own {
+		if q > k {
+			break
+		}
+		k++
+	}
+	return k
 }
 
 // foreignTab returns a picker of tab ids other threads opened (a user pasted
 // one into this thread's conversation).
 func (w *T3World) foreignTab(threadID string) func(r *sim.Rand) string {
 	return func(r *sim.Rand) string {
-		var ids []string
-		for _, t := range w.tabs {
-			if t.thread != threadID {
-				ids = append(ids, t.tab)
-			}
-		}
-		if len(ids) == 0 {
+		// The tabs other threads opened, in the order noted, without listing
+		// them: a world of 1,000 threads notes as many tabs.
+		own := w.tabsOf[threadID]
+		n := len(w.tabs) - len(own)
+		if n == 0 {
 			return ""
 		}
-		return ids[r.IntN("foreign-which", len(ids))]
+		return w.tabs[foreignAt(own, r.IntN("foreign-which", n))].tab
 	}
 }
 

@@ -11,6 +11,7 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -348,6 +349,9 @@ type Manager struct {
 	reg     *mcp.Registry
 	slots   *mcp.Slots
 	entries []*Entry
+	// byID indexes entries by ID, each list in entries order (looked up
+	// only: Entry).
+	byID    map[string][]*Entry
 	opens   []*opening
 	reserve map[reservation]int // (threadId, credId) -> count (mcpCredentialReservations)
 	opened  int
@@ -417,10 +421,8 @@ func (m *Manager) Entries() []*Entry { return m.entries }
 
 // Entry returns the live entry of sessionID, or nil.
 func (m *Manager) Entry(sessionID string) *Entry {
-	for _, e := range m.entries {
-		if e.ID == sessionID {
-			return e
-		}
+	if list := m.byID[sessionID]; len(list) > 0 {
+		return list[0]
 	}
 	return nil
 }
@@ -626,6 +628,10 @@ func (m *Manager) finishOpen(o *opening, fail bool) {
 	e.attached = []string{o.threadID}
 	e.creds = []ThreadCred{{ThreadID: o.threadID, CredID: o.cred.credID, Token: o.cred.token}}
 	m.entries = append(m.entries, e)
+	if m.byID == nil {
+		m.byID = map[string][]*Entry{}
+	}
+	m.byID[e.ID] = append(m.byID[e.ID], e)
 	m.env.Emit(actor, "session.opened", "ready", sim.A("providerSessionId", e.ID), sim.A("incarnation", e.Incarnation),
 		sim.A("thread", o.threadID), sim.A("cred", o.cred.credID))
 	m.writeStatus(e.ID, "ready", "")
@@ -919,6 +925,15 @@ func (m *Manager) releaseEntryDetail(e *Entry, reason, detail string) (persisted
 	for i, x := range m.entries {
 		if x == e {
 			m.entries = append(m.entries[:i], m.entries[i+1:]...)
+			list := m.byID[e.ID]
+			if j := slices.Index(list, e); j >= 0 {
+				list = slices.Delete(list, j, j+1)
+			}
+			if len(list) == 0 {
+				delete(m.byID, e.ID)
+			} else {
+				m.byID[e.ID] = list
+			}
 			break
 		}
 	}

@@ -332,6 +332,11 @@ func (s *Server) answered(threadID, messageID string) bool {
 		}
 		return false
 	}
+	// Runs of threadID whose MessageID is messageID: by the store's index
+	// (a scan of the thread's runs when messageID is "", as before).
+	if messageID != "" {
+		return s.Store.AnsweredBy(threadID, messageID) != nil
+	}
 	for _, r := range s.Store.RunsOf(threadID) {
 		if r.MessageID == messageID {
 			return true
