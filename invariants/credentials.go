@@ -1,6 +1,7 @@
 package invariants
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -241,7 +242,7 @@ func init() {
 		Property: "issuing a thread an MCP credential leaves none of the thread's earlier credentials live: a thread holds at most one live credential",
 		Source:   "issueActiveMcpCredential (revokes the thread's existing credentials first; quoted in t3code#7870); t3code PR #7083 review",
 		Reports:  []catalog.Report{"t3code#7083"},
-		New:      func() sim.Checker { return &oneCredential{} }})
+		New:      func() sim.Checker { return newOneCredential() }})
 }
 
 type liveCred struct {
@@ -249,8 +250,31 @@ type liveCred struct {
 	issued             time.Duration
 }
 
+// oneCredential keeps the live credentials in issue order, indexed by
+// thread and by credential id (looked up only, never ranged over: a world
+// of 1,000 threads holds as many): a list's first entry is the earliest
+// issued live one, what a scan in issue order finds first.
 type oneCredential struct {
-	live []liveCred // few at a time: a slice keeps it free of map ranges
+	byThread map[string][]*liveCred
+	byCred   map[string][]*liveCred
+}
+
+func newOneCredential() *oneCredential {
+	return &oneCredential{byThread: map[string][]*liveCred{}, byCred: map[string][]*liveCred{}}
+}
+
+// dropLiveCred removes entry c from m[key], dropping key when none
+// is left.
+func dropLiveCred(m map[string][]*liveCred, key string, c *liveCred) {
+	list := m[key]
+	if i := slices.Index(list, c); i >= 0 {
+		list = slices.Delete(list, i, i+1)
+	}
+	if len(list) == 0 {
+		delete(m, key)
+	} else {
+		m[key] = list
+	}
 }
 
 func (*oneCredential) Name() string { return OneLiveCredentialPerThread }
@@ -263,21 +287,19 @@ var oneCredentialKinds = []string{"server.start", "credential.revoke", "credenti
 func (o *oneCredential) Observe(ev *sim.Event) *sim.Violation {
 	switch ev.Kind {
 	case "server.start":
-		o.live = o.live[:0]
+		clear(o.byThread)
+		clear(o.byCred)
 	case "credential.revoke", "credential.expire":
 		cred := ev.Get("cred")
-		for i, c := range o.live {
-			if c.cred == cred {
-				o.live = append(o.live[:i], o.live[i+1:]...)
-				break
-			}
+		if list := o.byCred[cred]; len(list) > 0 {
+			c := list[0]
+			dropLiveCred(o.byCred, cred, c)
+			dropLiveCred(o.byThread, c.thread, c)
 		}
 	case "credential.issue":
 		thread, caps := ev.Get("thread"), ev.Get("caps")
-		for _, c := range o.live {
-			if c.thread != thread {
-				continue
-			}
+		if list := o.byThread[thread]; len(list) > 0 {
+			c := list[0]
 			why := ""
 			if strings.Contains(c.caps, "preview") && !strings.Contains(caps, "preview") {
 				why = ", so the old token still drives the preview tools after the thread's browser access was withdrawn"
@@ -286,7 +308,9 @@ func (o *oneCredential) Observe(ev *sim.Event) *sim.Violation {
 				"thread %s was issued credential %s (%s, for %s) at %s while its credential %s (%s, issued at %s) was still live: the prepare did not revoke the thread's credentials first%s",
 				thread, ev.Get("cred"), caps, ev.Get("for"), at(ev.At), c.cred, c.caps, at(c.issued), why)
 		}
-		o.live = append(o.live, liveCred{cred: ev.Get("cred"), thread: thread, caps: caps, issued: ev.At})
+		c := &liveCred{cred: ev.Get("cred"), thread: thread, caps: caps, issued: ev.At}
+		o.byThread[thread] = append(o.byThread[thread], c)
+		o.byCred[c.cred] = append(o.byCred[c.cred], c)
 	}
 	return nil
 }

@@ -149,7 +149,6 @@ type ProbeCounter struct {
 	live       liveCredentials
 	waitStart  map[string]time.Duration // task of a wait-mode delegate_task -> when it was accepted
 	keyTarget  map[string]string        // thread, tool and clientRequestId -> the target its first call addressed
-	tasks      []string                 // delegated tasks accepted and not settled
 	lastCall   map[string]time.Duration // credential -> last MCP call or issue
 	claude     map[string]bool          // terminal session -> Claude
 	draft      map[string]bool          // terminal session -> a draft is in the composer
@@ -174,6 +173,13 @@ type ProbeCounter struct {
 
 	// liveSessions counts provider sessions opened and not yet released.
 	liveSessions int
+
+	// tasks counts, per task id, the accepted delegate_task events of
+	// delegated tasks not yet settled (an id accepted twice counts twice);
+	// openTasks is their sum: what the length of a list of accepted ids,
+	// every copy of an id dropped when it settles, would be.
+	tasks     map[string]int
+	openTasks int
 
 	seq   uint64        // the event being observed (for hit)
 	parts []sim.Checker // Parts, built once
@@ -250,6 +256,15 @@ func (*probePart) Name() string { return "probes" }
 
 // ObservedKinds implements sim.KindObserver.
 func (pp *probePart) ObservedKinds() []string { return pp.kinds }
+
+// ObservedActors implements sim.ActorObserver: a part of agents only is
+// fed every agent event (and, declaring no kinds, nothing else).
+func (pp *probePart) ObservedActors() []string {
+	if pp.actors == 1 && pp.kinds == nil {
+		return agentActors
+	}
+	return nil
+}
 
 // Observe implements sim.Checker; it counts and never fails.
 func (pp *probePart) Observe(ev *sim.Event) *sim.Violation {
@@ -329,7 +344,7 @@ func (p *ProbeCounter) main(ev *sim.Event, hit func(string)) {
 	}
 	switch {
 	case ev.Kind == "server.start":
-		if p.starts > 0 && len(p.tasks) > 0 {
+		if p.starts > 0 && p.openTasks > 0 {
 			hit(probeRestartWithRunningTask)
 		}
 		if len(p.stopping) > 0 {
@@ -450,13 +465,20 @@ func (p *ProbeCounter) waitChild(ev *sim.Event, hit func(string)) {
 	switch {
 	case isToolEvent(ev) && ev.Kind == "delegate_task" && ev.Outcome == "accepted":
 		if task := resultField(ev.Get("result"), "task"); task != "" {
-			p.tasks = append(p.tasks, task)
+			if p.tasks == nil {
+				p.tasks = map[string]int{}
+			}
+			p.tasks[task]++
+			p.openTasks++
 			if ev.Get("mode") == "wait" {
 				p.waitStart[task] = ev.At
 			}
 		}
 	case ev.Kind == "task.settled":
-		p.tasks = slices.DeleteFunc(p.tasks, func(t string) bool { return t == ev.Get("task") })
+		if n, ok := p.tasks[ev.Get("task")]; ok {
+			p.openTasks -= n
+			delete(p.tasks, ev.Get("task"))
+		}
 		if start, ok := p.waitStart[ev.Get("task")]; ok {
 			if ev.At-start >= nodeHeaderTimeout {
 				hit(probeWaitChildOutlivedClient)

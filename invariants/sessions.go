@@ -1,6 +1,7 @@
 package invariants
 
 import (
+	"slices"
 	"time"
 
 	"github.com/orchsim/orchsim/catalog"
@@ -138,7 +139,7 @@ func init() {
 		Property: "an idle release never ends a provider session while a thread attached to it has a delegated child still running (its result is owed to that thread)",
 		Source:   "delegate_task completion delivery to the parent (PR #4499); MODEL.md releaseIfStillIdle note (a parent waiting on a delegated child is not background work)",
 		Reports:  []catalog.Report{"t3code#15173", "dotdevdotdev/agentwire-dev#852"},
-		New:      func() sim.Checker { return &childOwed{settled: map[string]bool{}} }})
+		New:      func() sim.Checker { return newChildOwed() }})
 }
 
 // owedChild is a delegated task whose child was still running.
@@ -147,16 +148,23 @@ type owedChild struct {
 	since        time.Duration
 }
 
-// served is one thread attached to a live session.
-type served struct {
-	session, thread string
+type childOwed struct {
+	// Indexes looked up by key, never ranged over: a world of 1,000
+	// threads has as many sessions and delegated children.
+	//
+	// children holds the delegated tasks whose child was still running, by
+	// task id; byParent a parent thread's of them, in acceptance order.
+	children map[string]owedChild
+	byParent map[string][]string
+	// attached is, per live session, the threads it serves in attach order
+	// (a thread attached twice is listed twice).
+	attached map[string][]string
+	settled  map[string]bool // task ids that settled (a later replay of their receipt owes nothing)
 }
 
-type childOwed struct {
-	// Slices, a few entries each: the checker ranges over no map.
-	children []owedChild
-	attached []served
-	settled  map[string]bool // task ids that settled (a later replay of their receipt owes nothing)
+func newChildOwed() *childOwed {
+	return &childOwed{children: map[string]owedChild{}, byParent: map[string][]string{},
+		attached: map[string][]string{}, settled: map[string]bool{}}
 }
 
 func (*childOwed) Name() string { return NoIdleReleaseWhileChildOwed }
@@ -169,9 +177,10 @@ var childOwedKinds = []string{"server.start", "session.opened", "session.attach"
 func (c *childOwed) Observe(ev *sim.Event) *sim.Violation {
 	switch {
 	case ev.Kind == "server.start":
-		c.attached = c.attached[:0] // sessions die with their process; tasks are durable
+		clear(c.attached) // sessions die with their process; tasks are durable
 	case ev.Actor == "psm" && (ev.Kind == "session.opened" || ev.Kind == "session.attach"):
-		c.attached = append(c.attached, served{ev.Get("providerSessionId"), ev.Get("thread")})
+		session := ev.Get("providerSessionId")
+		c.attached[session] = append(c.attached[session], ev.Get("thread"))
 	case ev.Actor == "psm" && ev.Kind == "session.detach":
 		c.drop(ev.Get("providerSessionId"), ev.Get("thread"))
 	case isToolEvent(ev) && ev.Kind == "delegate_task" && (ev.Outcome == "accepted" || ev.Outcome == "replayed"):
@@ -179,41 +188,40 @@ func (c *childOwed) Observe(ev *sim.Event) *sim.Violation {
 		if task == "" || c.settled[task] {
 			return nil
 		}
-		for _, o := range c.children {
-			if o.task == task {
-				return nil
-			}
+		if _, owed := c.children[task]; owed {
+			return nil
 		}
-		c.children = append(c.children, owedChild{parent: ev.Get("thread"), task: task, since: ev.At})
+		parent := ev.Get("thread")
+		c.children[task] = owedChild{parent: parent, task: task, since: ev.At}
+		c.byParent[parent] = append(c.byParent[parent], task)
 	case ev.Actor == "orchestrator" && ev.Kind == "task.settled":
-		c.settled[ev.Get("task")] = true
-		for i, o := range c.children {
-			if o.task == ev.Get("task") {
-				c.children = append(c.children[:i], c.children[i+1:]...)
-				break
+		task := ev.Get("task")
+		c.settled[task] = true
+		if o, owed := c.children[task]; owed {
+			delete(c.children, task)
+			tasks := c.byParent[o.parent]
+			if i := slices.Index(tasks, task); i >= 0 {
+				tasks = slices.Delete(tasks, i, i+1)
+			}
+			if len(tasks) == 0 {
+				delete(c.byParent, o.parent)
+			} else {
+				c.byParent[o.parent] = tasks
 			}
 		}
 	case ev.Actor == "psm" && ev.Kind == "session.release":
 		session := ev.Get("providerSessionId")
-		var threads []string
-		for i := 0; i < len(c.attached); {
-			if c.attached[i].session == session {
-				threads = append(threads, c.attached[i].thread)
-				c.attached = append(c.attached[:i], c.attached[i+1:]...)
-				continue
-			}
-			i++
-		}
+		threads := c.attached[session]
+		delete(c.attached, session)
 		if ev.Get("reason") != "idle_timeout" {
 			return nil
 		}
 		for _, t := range threads {
-			for _, o := range c.children {
-				if o.parent == t {
-					return violation(NoIdleReleaseWhileChildOwed,
-						"provider session %s was released for idleness at %s while its thread %s was owed the result of delegated task %s, accepted at %s and still running: the parent is waiting, not idle, and the child's report-back has no live session",
-						session, at(ev.At), t, o.task, at(o.since))
-				}
+			if tasks := c.byParent[t]; len(tasks) > 0 {
+				o := c.children[tasks[0]]
+				return violation(NoIdleReleaseWhileChildOwed,
+					"provider session %s was released for idleness at %s while its thread %s was owed the result of delegated task %s, accepted at %s and still running: the parent is waiting, not idle, and the child's report-back has no live session",
+					session, at(ev.At), t, o.task, at(o.since))
 			}
 		}
 	}
@@ -221,10 +229,13 @@ func (c *childOwed) Observe(ev *sim.Event) *sim.Violation {
 }
 
 func (c *childOwed) drop(session, thread string) {
-	for i, s := range c.attached {
-		if s.session == session && s.thread == thread {
-			c.attached = append(c.attached[:i], c.attached[i+1:]...)
-			return
+	threads := c.attached[session]
+	if i := slices.Index(threads, thread); i >= 0 {
+		threads = slices.Delete(threads, i, i+1)
+		if len(threads) == 0 {
+			delete(c.attached, session)
+		} else {
+			c.attached[session] = threads
 		}
 	}
 }
@@ -396,14 +407,11 @@ func init() {
 
 type sleepSpan struct{ at, d time.Duration }
 
-type sessionSeen struct {
-	session string
-	at      time.Duration
-}
-
 type awakeIdle struct {
-	sleeps []sleepSpan   // host suspends so far (a few)
-	seen   []sessionSeen // last activity per live session (a few)
+	sleeps []sleepSpan // host suspends so far (a few)
+	// seen is the last activity per live session: looked up by session,
+	// never ranged over (a world of 1,000 threads has as many sessions).
+	seen map[string]time.Duration
 }
 
 func (*awakeIdle) Name() string { return IdleCountsAwakeTime }
@@ -431,28 +439,22 @@ func (a *awakeIdle) Observe(ev *sim.Event) *sim.Violation {
 			a.sleeps = append(a.sleeps, sleepSpan{ev.At, d})
 		}
 	case ev.Actor == "psm" && (ev.Kind == "session.opened" || ev.Kind == "session.attach" || ev.Kind == "turn.start" || ev.Kind == "turn.terminal"):
-		session := ev.Get("providerSessionId")
-		for i := range a.seen {
-			if a.seen[i].session == session {
-				a.seen[i].at = ev.At
-				return nil
-			}
+		if a.seen == nil {
+			a.seen = map[string]time.Duration{}
 		}
-		a.seen = append(a.seen, sessionSeen{session, ev.At})
+		a.seen[ev.Get("providerSessionId")] = ev.At
 	case ev.Actor == "psm" && ev.Kind == "session.release":
 		session := ev.Get("providerSessionId")
-		for i, s := range a.seen {
-			if s.session != session {
-				continue
-			}
-			a.seen = append(a.seen[:i], a.seen[i+1:]...)
-			slept := a.asleep(s.at, ev.At)
-			if ev.Get("reason") == "idle_timeout" && slept > 0 && ev.At-s.at-slept < IdleThreshold {
-				return violation(IdleCountsAwakeTime,
-					"provider session %s was released for idleness at %s, %s after its last activity at %s, of which the host slept %s: only %s of awake time without activity, under the 30 min threshold",
-					session, at(ev.At), ev.At-s.at, at(s.at), slept, ev.At-s.at-slept)
-			}
+		last, ok := a.seen[session]
+		if !ok {
 			return nil
+		}
+		delete(a.seen, session)
+		slept := a.asleep(last, ev.At)
+		if ev.Get("reason") == "idle_timeout" && slept > 0 && ev.At-last-slept < IdleThreshold {
+			return violation(IdleCountsAwakeTime,
+				"provider session %s was released for idleness at %s, %s after its last activity at %s, of which the host slept %s: only %s of awake time without activity, under the 30 min threshold",
+				session, at(ev.At), ev.At-last, at(last), slept, ev.At-last-slept)
 		}
 	}
 	return nil

@@ -157,8 +157,16 @@ type revokedDenied struct {
 	issued []string
 }
 
-// revokedDenied declares no kinds (sim.KindObserver): it judges every agent tool call, whatever its kind.
 func (*revokedDenied) Name() string { return RevokedCredentialDenied }
+
+// ObservedKinds implements sim.KindObserver: the credentials' lives.
+func (*revokedDenied) ObservedKinds() []string { return revokedDeniedKinds }
+
+var revokedDeniedKinds = []string{"credential.issue", "credential.revoke", "credential.expire", "server.start"}
+
+// ObservedActors implements sim.ActorObserver: it judges every agent tool
+// call, whatever its kind.
+func (*revokedDenied) ObservedActors() []string { return agentActors }
 
 func (r *revokedDenied) Observe(ev *sim.Event) *sim.Violation {
 	switch {
@@ -197,10 +205,19 @@ type staleCleanup struct {
 	issuedFor map[string]string // cred -> incarnation whose prepare minted it
 	live      map[string]bool   // incarnation -> opening or live
 	recorded  []record          // (incarnation, thread) -> cred, in record order
+	// at indexes recorded by (incarnation, thread); byCred lists, per
+	// credential, the positions in recorded that were ever given it since
+	// the last server.start (some since given another: a reader checks).
+	// Both are looked up only: a world of 1,000 threads records as many.
+	at     map[incThread]int
+	byCred map[string][]int
 }
 
+type incThread struct{ incarnation, thread string }
+
 func newStaleCleanup() *staleCleanup {
-	return &staleCleanup{issuedFor: map[string]string{}, live: map[string]bool{}}
+	return &staleCleanup{issuedFor: map[string]string{}, live: map[string]bool{},
+		at: map[incThread]int{}, byCred: map[string][]int{}}
 }
 
 func (*staleCleanup) Name() string { return StaleCleanupSparesReplacement }
@@ -211,22 +228,40 @@ func (*staleCleanup) ObservedKinds() []string { return staleCleanupKinds }
 var staleCleanupKinds = []string{"server.start", "credential.issue", "session.open", "session.opened", "session.attach", "session.release", "credential.revoke", "slot.clear"}
 
 func (s *staleCleanup) record(inc, thread, cred string) {
-	for i := range s.recorded {
-		if s.recorded[i].incarnation == inc && s.recorded[i].thread == thread {
-			s.recorded[i].cred = cred
+	i, ok := s.at[incThread{inc, thread}]
+	if ok {
+		if s.recorded[i].cred == cred {
 			return
 		}
+		s.recorded[i].cred = cred
+	} else {
+		i = len(s.recorded)
+		s.at[incThread{inc, thread}] = i
+		s.recorded = append(s.recorded, record{inc, thread, cred})
 	}
-	s.recorded = append(s.recorded, record{inc, thread, cred})
+	s.byCred[cred] = append(s.byCred[cred], i)
 }
 
 func (s *staleCleanup) recordedBy(inc, thread string) string {
-	for _, r := range s.recorded {
-		if r.incarnation == inc && r.thread == thread {
-			return r.cred
-		}
+	if i, ok := s.at[incThread{inc, thread}]; ok {
+		return s.recorded[i].cred
 	}
 	return ""
+}
+
+// holder returns the first record, in record order, that holds cred for a
+// live incarnation other than stale: what a scan of recorded finds.
+func (s *staleCleanup) holder(cred, stale string) (record, bool) {
+	first := -1
+	for _, i := range s.byCred[cred] {
+		if r := s.recorded[i]; r.cred == cred && r.incarnation != stale && s.live[r.incarnation] && (first < 0 || i < first) {
+			first = i
+		}
+	}
+	if first < 0 {
+		return record{}, false
+	}
+	return s.recorded[first], true
 }
 
 func (s *staleCleanup) Observe(ev *sim.Event) *sim.Violation {
@@ -234,6 +269,8 @@ func (s *staleCleanup) Observe(ev *sim.Event) *sim.Violation {
 	case "server.start":
 		s.live = map[string]bool{}
 		s.recorded = s.recorded[:0]
+		clear(s.at)
+		clear(s.byCred)
 	case "credential.issue":
 		s.issuedFor[ev.Get("cred")] = ev.Get("for")
 	case "session.open":
@@ -261,12 +298,10 @@ func (s *staleCleanup) Observe(ev *sim.Event) *sim.Violation {
 				"clean-up of released session %s did %s of credential %s of thread %s at %s, but that credential was issued for live session %s (the released session recorded %s)",
 				stale, ev.Kind, cred, thread, at(ev.At), inc, orNone(own))
 		}
-		for _, r := range s.recorded {
-			if r.cred == cred && r.incarnation != stale && s.live[r.incarnation] {
-				return violation(StaleCleanupSparesReplacement,
-					"clean-up of released session %s did %s of credential %s of thread %s at %s, but live session %s holds it",
-					stale, ev.Kind, cred, thread, at(ev.At), r.incarnation)
-			}
+		if r, ok := s.holder(cred, stale); ok {
+			return violation(StaleCleanupSparesReplacement,
+				"clean-up of released session %s did %s of credential %s of thread %s at %s, but live session %s holds it",
+				stale, ev.Kind, cred, thread, at(ev.At), r.incarnation)
 		}
 	}
 	return nil

@@ -142,6 +142,17 @@ func (e *Env) After(d time.Duration, f func()) {
 	e.Clock.AfterFunc(d, f)
 }
 
+// RunAfter is After(d, r.Run) without the method value's allocation: on
+// the kernel it goes through ScheduleRun (the same key and order as
+// After's Schedule).
+func (e *Env) RunAfter(d time.Duration, r sim.Runner) {
+	if k, ok := e.Clock.(*sim.Kernel); ok {
+		k.ScheduleRun(d, r)
+		return
+	}
+	e.Clock.AfterFunc(d, r.Run)
+}
+
 // Awake returns the time the host was awake since the run's start: Now
 // minus every host suspend (a monotonic clock that stops in sleep, beside
 // Now's wall clock). Off the kernel it is Now.

@@ -51,6 +51,14 @@ type T3World struct {
 	userIdx  int
 	tabs     []tabSeen
 	tabNoted map[string]bool // the tab ids in tabs
+	// tabsOf lists, per thread, the positions in tabs of its tabs,
+	// ascending (foreignTab).
+	tabsOf map[string][]int
+	calls  sim.Slab[netCall]
+	// turnEnds are TurnFinished's deliveries; hostActivityFn is
+	// hostActivity, bound once.
+	turnEnds       sim.Slab[turnEnd]
+	hostActivityFn func()
 
 	// Faults configures the fault loop.
 	Faults FaultMix
@@ -597,24 +605,25 @@ func (w *T3World) latency() time.Duration {
 
 // Call implements agent.Net: request and response each cross the network.
 func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.ToolCall, reply model.Replier) {
-	c := &netCall{w: w, threadID: threadID, cred: cred, call: call, reply: reply}
-	c.fn = func() { c.step() }
-	w.env.After(w.latency(), c.fn)
+	c := w.calls.New()
+	*c = netCall{w: w, threadID: threadID, cred: cred, call: call, reply: reply}
+	w.env.RunAfter(w.latency(), c)
 }
 
 // netCall is one tool call crossing the network: what its delivery and
-// answer need, in one allocation (closures over Call's parameters took
-// several). It is the server's Replier for the call.
+// answer need, and the server's record of it, in one allocation (closures
+// over Call's parameters took several). It is the server's Replier for the
+// call.
 type netCall struct {
 	w        *T3World
 	threadID string
 	cred     provider.ThreadCred
 	call     model.ToolCall
 	reply    model.Replier
-	// fn is step, bound once: it delivers the call, then (pending) the
-	// answer held in result. An answer that comes while another waits to
-	// be delivered gets a closure of its own, as every answer once did.
-	fn      func()
+	// Run (the call's events, model.Env.RunAfter) delivers the call, then
+	// (pending) the answer held in result. An answer that comes while
+	// another waits to be delivered gets a closure of its own, as every
+	// answer once did.
 	arrived bool
 	pending bool
 	result  model.ToolResult
@@ -623,11 +632,13 @@ type netCall struct {
 	// holding the answer dispatched its command).
 	redelivered bool
 	first       string
+	// slot is the server's record of the call (its one delivery).
+	slot server.CallSlot
 }
 
-// step is the call's next network hop: its arrival at the server, then
+// Run is the call's next network hop: its arrival at the server, then
 // its answer's arrival at the caller.
-func (c *netCall) step() {
+func (c *netCall) Run() {
 	if !c.arrived {
 		c.arrived = true
 		c.arrive()
@@ -660,7 +671,7 @@ func (c *netCall) arrive() {
 			}
 		})
 	}
-	s.CallToolTo(threadID, cred.Token, cred.CredID, *call, orchestrator.Extra{}, c)
+	s.CallToolIn(&c.slot, threadID, cred.Token, cred.CredID, *call, orchestrator.Extra{}, c)
 }
 
 // Reply is the server's answer to the call: it crosses the network back
@@ -690,19 +701,32 @@ func (c *netCall) Reply(r model.ToolResult) {
 		return
 	}
 	c.pending, c.result = true, r
-	w.env.After(w.latency(), c.fn)
+	w.env.RunAfter(w.latency(), c)
 }
 
 // TurnFinished implements agent.Net.
 func (w *T3World) TurnFinished(threadID string, backgroundFor time.Duration) {
-	w.env.After(w.latency(), func() {
-		if s := w.srv; s != nil {
-			s.TurnFinished(threadID, backgroundFor)
-		}
-		if u := w.user(threadID); u != nil {
-			u.TurnEnded(false)
-		}
-	})
+	t := w.turnEnds.New()
+	*t = turnEnd{w: w, threadID: threadID, backgroundFor: backgroundFor}
+	w.env.RunAfter(w.latency(), t)
+}
+
+// turnEnd is a turn's end crossing the network to the server and user
+// (TurnFinished), its own event.
+type turnEnd struct {
+	w             *T3World
+	threadID      string
+	backgroundFor time.Duration
+}
+
+func (t *turnEnd) Run() {
+	w, threadID := t.w, t.threadID
+	if s := w.srv; s != nil {
+		s.TurnFinished(threadID, t.backgroundFor)
+	}
+	if u := w.user(threadID); u != nil {
+		u.TurnEnded(false)
+	}
 }
 
 func (w *T3World) noteTab(tab, thread string) {
@@ -713,23 +737,38 @@ func (w *T3World) noteTab(tab, thread string) {
 		w.tabNoted = map[string]bool{}
 	}
 	w.tabNoted[tab] = true
+	if w.tabsOf == nil {
+		w.tabsOf = map[string][]int{}
+	}
+	w.tabsOf[thread] = append(w.tabsOf[thread], len(w.tabs))
 	w.tabs = append(w.tabs, tabSeen{tab, thread})
+}
+
+// foreignAt returns the position in w.tabs of the k-th (from 0) tab that
+// thread did not open, own being the positions of the tabs it did,
+// ascending: the k-th of the others, skipping each own tab at or before it.
+func foreignAt(own []int, k int) int {
+	for _, q := range own {
+		if q > k {
+			break
+		}
+		k++
+	}
+	return k
 }
 
 // foreignTab returns a picker of tab ids other threads opened (a user pasted
 // one into this thread's conversation).
 func (w *T3World) foreignTab(threadID string) func(r *sim.Rand) string {
 	return func(r *sim.Rand) string {
-		var ids []string
-		for _, t := range w.tabs {
-			if t.thread != threadID {
-				ids = append(ids, t.tab)
-			}
-		}
-		if len(ids) == 0 {
+		// The tabs other threads opened, in the order noted, without listing
+		// them: a world of 1,000 threads notes as many tabs.
+		own := w.tabsOf[threadID]
+		n := len(w.tabs) - len(own)
+		if n == 0 {
 			return ""
 		}
-		return ids[r.IntN("foreign-which", len(ids))]
+		return w.tabs[foreignAt(own, r.IntN("foreign-which", n))].tab
 	}
 }
 

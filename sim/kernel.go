@@ -42,6 +42,10 @@ type Kernel struct {
 	rearm  key
 	// free holds fired timers of Schedule, which no one else references.
 	free []*KernelTimer
+	// runs holds, per slot, the Runner of a ScheduleRun event (nil for
+	// every other event); runFiring, bound once, is those events' callback.
+	runs      []Runner
+	runFiring func()
 	// asleep is the virtual time spent in host suspends (Suspend).
 	asleep time.Duration
 }
@@ -91,16 +95,46 @@ func (k *Kernel) AfterFunc(d time.Duration, f func()) Timer {
 
 // Schedule runs f d from now; it is AfterFunc without a handle to keep.
 func (k *Kernel) Schedule(d time.Duration, f func()) {
-	var t *KernelTimer
+	k.arm(k.pooled(f), d)
+}
+
+// Runner is an event that is its own callback: a value the caller has
+// anyway (a call record), whose Run would otherwise need a closure over it.
+type Runner interface{ Run() }
+
+// ScheduleRun runs r.Run() d from now: Schedule without a closure to
+// allocate. The event is keyed, ordered and counted exactly as Schedule's.
+func (k *Kernel) ScheduleRun(d time.Duration, r Runner) {
+	if k.runFiring == nil {
+		k.runFiring = k.runRunner
+	}
+	t := k.pooled(k.runFiring)
+	k.arm(t, d) // a pooled timer is never the firing one: arm pushes it
+	for int(t.slot) >= len(k.runs) {
+		k.runs = append(k.runs, nil)
+	}
+	k.runs[t.slot] = r
+}
+
+// runRunner is the callback of a ScheduleRun event: the firing timer's
+// slot holds its Runner.
+func (k *Kernel) runRunner() {
+	slot := k.firing.slot
+	r := k.runs[slot]
+	k.runs[slot] = nil
+	r.Run()
+}
+
+// pooled returns a timer of Schedule for f, from the free list if it can.
+func (k *Kernel) pooled(f func()) *KernelTimer {
 	if n := len(k.free); n > 0 {
-		t = k.free[n-1]
+		t := k.free[n-1]
 		k.free[n-1] = nil
 		k.free = k.free[:n-1]
 		t.fn = f
-	} else {
-		t = &KernelTimer{k: k, fn: f, slot: -1, pooled: true}
+		return t
 	}
-	k.arm(t, d)
+	return &KernelTimer{k: k, fn: f, slot: -1, pooled: true}
 }
 
 // arm gives t the key (now+d, priority, next sequence number) and makes it

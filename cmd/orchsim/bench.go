@@ -38,6 +38,12 @@ synctest / orchsim (time per event). Ratios are the result; absolute figures
 depend on the machine. The full run interleaves 5 repeats and takes a few
 minutes; --quick measures less and finishes in well under 30 s.
 
+The last table, GOALS, compares the figures with issue 19's goals (ratios, and
+milliseconds also scaled to the reference machine by the bare loop's speed).
+bench exits 0 whenever it measured, goals met or not: it is a measurement, and
+a busy or slow machine misses a goal without a regression; a gate reads the
+table. Exit 2 is bad usage, 3 a measurement that could not run.
+
 The same measurements run as Go benchmarks:
   go test ./sim -run '^$' -bench Compare -count 5
   go test ./scenarios -run '^$' -bench 'Scenario$' -count 5
@@ -45,7 +51,7 @@ The same measurements run as Go benchmarks:
 		Example: `  orchsim bench --quick
   orchsim bench
   orchsim bench --memory-scenario tab-ownership --memory-seeds 10000`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			plan := bench.FullPlan()
 			if quick {

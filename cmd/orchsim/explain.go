@@ -33,7 +33,7 @@ fixes off on top of the file's profile first; the candidates are built on that.
 The file is replayed first, as orchsim replay does: a file replay refuses with
 exit 3 (its fingerprint does not match, its tape was not followed, its
 violation was edited or removed) is refused the same way.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("a replay file (FILE)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if tries < 1 || tries > maxTries {
 				return usageErr("--tries must be 1 to %d (got %d): each try replays the run once per prefix", maxTries, tries)

@@ -197,3 +197,40 @@ func unfixOff(before model.Profile, unfix []string) error {
 	}
 	return nil
 }
+
+// noArgs refuses positional arguments with a message that says so; cobra's
+// own NoArgs calls a stray word an "unknown command", which reads as a
+// misspelt subcommand when it is usually a flag's value without its flag
+// (`fuzz --scenario chaos 1000`).
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr("%s takes no arguments, got %q (flags start with --)", cmd.Name(), strings.Join(args, " "))
+	}
+	return nil
+}
+
+// oneArg accepts exactly one positional argument, what it names (a replay
+// file, say), with a message naming it rather than cobra's "accepts 1
+// arg(s), received 0".
+func oneArg(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch len(args) {
+		case 1:
+			return nil
+		case 0:
+			return usageErr("%s needs %s", cmd.Name(), what)
+		default:
+			return usageErr("%s takes one argument, %s; got %d: %q", cmd.Name(), what, len(args), strings.Join(args, " "))
+		}
+	}
+}
+
+// someArgs accepts one or more positional arguments, what they name.
+func someArgs(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usageErr("%s needs %s", cmd.Name(), what)
+		}
+		return nil
+	}
+}

@@ -194,3 +194,30 @@ func TestRun_EventBudgetMustBePositive(t *testing.T) {
 		assert.Equal(t, "orchsim: --event-budget must be positive (default 5000000), got "+v+"\n", errOut)
 	}
 }
+
+// A bad input reports the error the user made first, in words that name
+// it: a misspelt scenario before a missing flag, a stray word as a stray
+// argument (not as an unknown command), a missing file as a missing file.
+func TestBadInput_NamesTheMistake(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--scenario", "nope"}, `orchsim: unknown scenario "nope"`},
+		{[]string{"fuzz", "--scenario", "nope"}, `orchsim: unknown scenario "nope"`},
+		{[]string{"bench", "extra"}, `orchsim: bench takes no arguments, got "extra"`},
+		{[]string{"fuzz", "--scenario", "chaos", "1000"}, `orchsim: fuzz takes no arguments, got "1000"`},
+		{[]string{"list", "bugs"}, `orchsim: list takes no arguments, got "bugs"`},
+		{[]string{"replay"}, "orchsim: replay needs a replay file"},
+		{[]string{"replay", "a.json", "b.json"}, `orchsim: replay takes one argument, a replay file (FILE); got 2: "a.json b.json"`},
+		{[]string{"shrink"}, "orchsim: shrink needs a replay file"},
+		{[]string{"explain"}, "orchsim: explain needs a replay file"},
+		{[]string{"script"}, "orchsim: script needs a script file or directory"},
+	}
+	for _, c := range cases {
+		code, _, errOut := cli(t, c.args...)
+		assert.Equal(t, exitUsage, code, "%v", c.args)
+		assert.True(t, strings.HasPrefix(errOut, c.want), "%v: stderr %q, want it to start %q", c.args, errOut, c.want)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), "%v: one line, got %q", c.args, errOut)
+	}
+}

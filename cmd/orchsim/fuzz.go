@@ -81,7 +81,7 @@ SIGINT/SIGTERM with no failure (failures found before the signal are still writt
 with the summary, and give 1).`,
 		Example: `  orchsim fuzz --scenario all --seeds 10000 --corpus failures/
   orchsim fuzz --scenario tab-ownership --profile fixed --budget 10m --shard 3/16`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runFuzz(cmd, f) },
 	}
 	fl := cmd.Flags()
@@ -154,9 +154,8 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	if f.scenario == "" {
 		return usageErr("fuzz needs --scenario (a name or all)")
 	}
-	if (f.seeds == 0) == (f.budget <= 0) {
-		return usageErr("fuzz needs exactly one of --seeds N (N > 0) or --budget D")
-	}
+	// The name first: a misspelt scenario is the error to report, not a
+	// flag that would only matter once the name is right.
 	names := []string{f.scenario}
 	if f.scenario == "all" {
 		names = nil
@@ -165,6 +164,9 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 		}
 	} else if _, err := scenarios.Lookup(f.scenario); err != nil {
 		return usageErr("%v", err)
+	}
+	if (f.seeds == 0) == (f.budget <= 0) {
+		return usageErr("fuzz needs exactly one of --seeds N (N > 0) or --budget D")
 	}
 	prof, err := model.Spec{Preset: f.profile, Fix: f.fixes, Unfix: f.unfix, Mutants: f.mutants}.Profile()
 	if err != nil {

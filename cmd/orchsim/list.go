@@ -27,7 +27,7 @@ one object with the arrays switches, invariants, obligations, mutants, probes,
 commit_points, scenarios, harness, profiles and record (fields documented in package catalog);
 --format markdown prints docs/bugs.md (with --exploration docs/exploration.md, the
 measured median seeds of each switch).`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c := scenarios.Catalog()
 			if exploration != "" && format != "markdown" {

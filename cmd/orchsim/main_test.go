@@ -140,6 +140,20 @@ func TestRun_OutThenReplayReproduces(t *testing.T) {
 	assert.Equal(t, exitViolation, code, rerr)
 	assert.Contains(t, rout, "fingerprint matches")
 	assert.Equal(t, lastLineOf(out), lastLineOf(rout), "replay prints the same last line")
+	// The README's promise: replay's output is run's, byte for byte, with
+	// the fingerprint line added before the last.
+	lines := strings.SplitAfter(out, "\n")
+	last := len(lines) - 2 // SplitAfter leaves "" after the final newline
+	want := strings.Join(lines[:last], "") + "fingerprint matches: " + fingerprintOf(t, lines[last]) + "\n" + strings.Join(lines[last:], "")
+	assert.Equal(t, want, rout)
+}
+
+// fingerprintOf returns the fingerprint= value of a run's last line.
+func fingerprintOf(t *testing.T, last string) string {
+	t.Helper()
+	m := regexp.MustCompile(`fingerprint=([0-9a-f]{16})`).FindStringSubmatch(last)
+	require.NotNil(t, m, "no fingerprint in %q", last)
+	return m[1]
 }
 
 // failingReplayFile records a failing tab-ownership run and returns its

@@ -39,7 +39,7 @@ survives every scenario (the invariant suite missed a wrong fix), 0 if all are k
 2 on bad usage. --unfix turns fixes off on top of the fixed profile each mutant runs
 on; a violation of an invariant those switches declare is the known bug's, not a kill. --workers is 1 to 64 per CPU (default: the number of CPUs); no more
 start than there are (mutant, scenario) pairs.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("seeds") && seeds == 0 {
 				return usageErr("--seeds must be positive")

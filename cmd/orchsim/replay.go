@@ -62,7 +62,7 @@ lines after it are Mermaid comments, and the last line also goes to stderr.
 --html FILE writes a self-contained HTML timeline of the replayed run
 (/dev/stdout and other inherited descriptors are written as streams, before
 the last line).`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("a replay file (FILE)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			if err := noReturnFormat(noRet, format, htmlPath); err != nil {

@@ -68,10 +68,15 @@ for writing, such as /dev/stdin, is bad usage).`,
   orchsim run --scenario tab-ownership --seed 3 --out failure.json
   orchsim run --scenario tab-ownership --seed 3 --format mermaid > story.mmd
   orchsim run --scenario tab-ownership --seed 3 --html report.html`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("scenario") || f.scenario == "" {
 				return usageErr("run needs --scenario (see orchsim list)")
+			}
+			// The name before the other flags: a misspelt scenario is the
+			// error to report, not a flag that only matters once it is right.
+			if _, err := scenarios.Lookup(f.scenario); err != nil {
+				return usageErr("%v", err)
 			}
 			if !cmd.Flags().Changed("seed") {
 				return usageErr("run needs --seed N")
@@ -101,9 +106,6 @@ for writing, such as /dev/stdin, is bad usage).`,
 				if err := unfixOff(before, f.unfix); err != nil {
 					return err
 				}
-			}
-			if _, err := scenarios.Lookup(f.scenario); err != nil {
-				return usageErr("%v", err)
 			}
 			strategy, err := scenarios.ParseStrategy(f.strategy)
 			if err != nil {

@@ -20,7 +20,7 @@ output differs from the file's expected output (a unified diff per command
 is printed), 0 when all match; --rewrite writes the actual output into the
 files instead (atomically) and exits 0. A parse error or a bad command is
 exit 2; a failed write exit 3.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: someArgs("a script file or directory (FILE|DIR...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
 				if err := notDash("script", a); err != nil {

@@ -33,7 +33,7 @@ the file being shrunk is refused. The file records that its tape is compacted
 Exit 0 when a minimal file was written, 2 when FILE does not fail or
 <name>.min.json cannot be written (checked before shrinking), 3 when the write
 fails anyway (the story and the last line are printed first).`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("a replay file (FILE)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := loadReplay(args[0], nil)
 			if err != nil {

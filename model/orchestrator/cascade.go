@@ -71,16 +71,16 @@ func (o *Orchestrator) spawnNested(t *store.Task, depth int) {
 		if o.dead || t.Status != store.TaskRunning {
 			return
 		}
-		id := t.CommandID + ":nested"
-		g := &store.Task{ID: "node:delegated-task:" + id, ParentThread: t.ChildThreadID, ParentTask: t.ID,
-			ChildThreadID: "thread:delegated-task:" + id, CommandID: id, Status: store.TaskRunning, Delivery: "pending",
-			Text: "part of: " + t.Text}
+		id := o.cat(t.CommandID, ":nested")
+		g := store.NewRow(&o.st.Rows.Tasks, store.Task{ID: o.cat("node:delegated-task:", id), ParentThread: t.ChildThreadID, ParentTask: t.ID,
+			ChildThreadID: o.cat("thread:delegated-task:", id), CommandID: id, Status: store.TaskRunning, Delivery: "pending",
+			Text: o.cat("part of: ", t.Text)})
 		root := t.ParentThread
 		if p := o.st.Thread(t.ChildThreadID); p != nil && p.RootParent != "" {
 			root = p.RootParent
 		}
-		o.st.Threads = append(o.st.Threads, &store.Thread{ID: g.ChildThreadID, ProjectID: o.projectOf(t.ChildThreadID),
-			ParentThread: t.ChildThreadID, CreatedBy: "agent", Relationship: "subagent", RootParent: root, CreationSource: "mcp"})
+		o.st.Threads = append(o.st.Threads, store.NewRow(&o.st.Rows.Threads, store.Thread{ID: g.ChildThreadID, ProjectID: o.projectOf(t.ChildThreadID),
+			ParentThread: t.ChildThreadID, CreatedBy: "agent", Relationship: "subagent", RootParent: root, CreationSource: "mcp"}))
 		o.st.Tasks = append(o.st.Tasks, g)
 		o.env.Obligations.Open(TaskSettles, g.ID, "delegated by the child of "+t.ID)
 		o.env.Emit(actor, "task.delegated", "", sim.A("task", g.ID), sim.A("parent-task", t.ID),

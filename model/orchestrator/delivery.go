@@ -169,8 +169,9 @@ func (o *Orchestrator) claim(c *store.Cohort, t *store.Task) {
 	case r == nil:
 		defer o.armDispatch(c, c.Generation+1)
 		c.Generation++
-		c.Reservation = &store.Reservation{Generation: c.Generation, TaskIDs: []string{t.ID},
-			MessageID: string(strconv.AppendInt(append(append([]byte("message:delegated-completion:"), c.ParentRunID...), ':'), int64(c.Generation), 10))}
+		var mb [96]byte
+		c.Reservation = store.NewRow(&o.st.Rows.Reservations, store.Reservation{Generation: c.Generation, TaskIDs: []string{t.ID},
+			MessageID: o.env.Str().Bytes(strconv.AppendInt(append(append(append(mb[:0], "message:delegated-completion:"...), c.ParentRunID...), ':'), int64(c.Generation), 10))})
 		t.Delivery, t.Offered = DeliveryClaimed, true
 		c.Offers++
 		o.env.Emit(actor, "delivery.offer", "", sim.A("parent", c.ParentThread), sim.A("run", c.ParentRunID),
@@ -195,9 +196,10 @@ func (o *Orchestrator) DispatchDelivery(parentRunID string, generation int) *sto
 		return nil
 	}
 	r := c.Reservation
-	d := &store.DeliveryRun{ID: string(strconv.AppendInt(append(append([]byte("run:delivery:"), parentRunID...), ':'), int64(generation), 10)), ParentThread: c.ParentThread,
+	var ib [96]byte
+	d := store.NewRow(&o.st.Rows.Deliveries, store.DeliveryRun{ID: o.env.Str().Bytes(strconv.AppendInt(append(append(append(ib[:0], "run:delivery:"...), parentRunID...), ':'), int64(generation), 10)), ParentThread: c.ParentThread,
 		ParentRunID: parentRunID, Generation: generation, TaskIDs: slices.Clone(r.TaskIDs), MessageID: r.MessageID,
-		Status: DeliveryQueued}
+		Status: DeliveryQueued})
 	o.st.Deliveries = append(o.st.Deliveries, d)
 	r.DeliveryRun = d.ID
 	if o.st.ActiveRun(c.ParentThread) == nil {

@@ -509,11 +509,21 @@ func (o *Orchestrator) fresh() string {
 	return o.env.Str().Bytes(strconv.AppendInt(append(append(b[:0], o.rand.Hex("request-uuid", 8)...), '-'), int64(o.uuids), 10))
 }
 
-// idOf is fmt.Sprintf(prefix+"%s:%s:%d", ns, k, i) in one allocation.
-func idOf(prefix, ns, k string, i int) string {
-	b := make([]byte, 0, len(prefix)+len(ns)+len(k)+22)
-	b = append(append(append(append(append(b, prefix...), ns...), ':'), k...), ':')
-	return string(strconv.AppendInt(b, int64(i), 10))
+// idOf is fmt.Sprintf(prefix+"%s:%s:%d", ns, k, i), built by str.
+func idOf(str *sim.Strings, prefix, ns, k string, i int) string {
+	var buf [128]byte
+	b := append(append(append(append(append(buf[:0], prefix...), ns...), ':'), k...), ':')
+	return str.Bytes(strconv.AppendInt(b, int64(i), 10))
+}
+
+// cat is the concatenation of parts, built by the run's strings.
+func (o *Orchestrator) cat(parts ...string) string {
+	var buf [128]byte
+	b := buf[:0]
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return o.env.Str().Bytes(b)
 }
 
 // waitEntity is fmt.Sprintf("wait #%d of %s on %s", n, thread, task) in
@@ -606,14 +616,14 @@ func (o *Orchestrator) DispatchTo(c Call, r DispatchReplier) {
 		}
 		id := cmd("delegate-task", k)
 		a := o.dispatch(id, caller, EffectChild, c, func() (store.Result, bool) {
-			child := "thread:delegated-task:" + id
+			child := o.cat("thread:delegated-task:", id)
 			instance := c.Scope.Thread.ProviderInstanceID
 			if tgt.instance != "" {
 				instance = tgt.instance
 			}
-			t := &store.Task{ID: "node:delegated-task:" + id, ParentThread: caller, ChildThreadID: child,
+			t := store.NewRow(&o.st.Rows.Tasks, store.Task{ID: o.cat("node:delegated-task:", id), ParentThread: caller, ChildThreadID: child,
 				CommandID: id, Status: store.TaskRunning, Delivery: "pending", Text: c.Extra.Task,
-				CompletionWake: WakeAlways}
+				CompletionWake: WakeAlways})
 			if c.Mode == "wait" {
 				t.CompletionWake = WakeSettledOnly
 			}
@@ -624,12 +634,12 @@ func (o *Orchestrator) DispatchTo(c Call, r DispatchReplier) {
 			if p := o.st.Thread(caller); p != nil && p.RootParent != "" {
 				root = p.RootParent
 			}
-			o.st.Threads = append(o.st.Threads, &store.Thread{ID: child, ProjectID: o.projectOf(caller),
+			o.st.Threads = append(o.st.Threads, store.NewRow(&o.st.Rows.Threads, store.Thread{ID: child, ProjectID: o.projectOf(caller),
 				Instance: instance, ParentThread: caller, CreatedBy: "agent", Relationship: "subagent", RootParent: root,
-				CreationSource: "mcp", Model: tgt.model, ModelOptions: tgt.options})
+				CreationSource: "mcp", Model: tgt.model, ModelOptions: tgt.options}))
 			// The child receives exactly the task text, never the parent's prompt.
-			o.st.Messages = append(o.st.Messages, &store.Message{ID: "message:delegated-task:" + id, ThreadID: child,
-				CommandID: id, Text: c.Extra.Task, Sender: caller})
+			o.st.Messages = append(o.st.Messages, store.NewRow(&o.st.Rows.Messages, store.Message{ID: o.cat("message:delegated-task:", id), ThreadID: child,
+				CommandID: id, Text: c.Extra.Task, Sender: caller}))
 			o.st.Tasks = append(o.st.Tasks, t)
 			o.env.Obligations.Open(TaskSettles, t.ID, "delegate_task accepted")
 			if o.env.Profile.Has(TaskRowWriteBehind) {
@@ -686,9 +696,9 @@ func (o *Orchestrator) DispatchTo(c Call, r DispatchReplier) {
 				first = id
 			}
 			a := o.dispatch(id, caller, EffectThreads, c, func() (store.Result, bool) {
-				tid := idOf("thread:mcp:", ns, k, i)
-				t := &store.Thread{ID: tid, ProjectID: o.projectOf(caller), Instance: c.Scope.Thread.ProviderInstanceID,
-					CreatedBy: "agent", CreationSource: "mcp", Title: spec.Title}
+				tid := idOf(o.env.Str(), "thread:mcp:", ns, k, i)
+				t := store.NewRow(&o.st.Rows.Threads, store.Thread{ID: tid, ProjectID: o.projectOf(caller), Instance: c.Scope.Thread.ProviderInstanceID,
+					CreatedBy: "agent", CreationSource: "mcp", Title: spec.Title})
 				if spec.Instance != "" {
 					t.Instance = spec.Instance
 				}
@@ -732,8 +742,8 @@ func (o *Orchestrator) DispatchTo(c Call, r DispatchReplier) {
 					if t == nil || t.Archived {
 						return store.Result{}, false
 					}
-					msg := &store.Message{ID: idOf("message:mcp:", ns, k, i), ThreadID: tid, CommandID: mid,
-						Text: spec.Prompt, Sender: caller}
+					msg := store.NewRow(&o.st.Rows.Messages, store.Message{ID: idOf(o.env.Str(), "message:mcp:", ns, k, i), ThreadID: tid, CommandID: mid,
+						Text: spec.Prompt, Sender: caller})
 					if o.StartRun != nil && t.ActiveRunID == "" {
 						msg.RunID = o.StartRun(tid)
 					}
@@ -755,8 +765,8 @@ func (o *Orchestrator) DispatchTo(c Call, r DispatchReplier) {
 			}
 			rid := cmd("record-created-thread", k, fmt.Sprint(i))
 			o.dispatch(rid, caller, "", c, func() (store.Result, bool) {
-				o.st.Items = append(o.st.Items, &store.ThreadItem{ThreadID: caller, Kind: "thread_created", Ref: tid, CommandID: rid,
-					TargetRun: targetRun})
+				o.st.Items = append(o.st.Items, store.NewRow(&o.st.Rows.Items, store.ThreadItem{ThreadID: caller, Kind: "thread_created", Ref: tid, CommandID: rid,
+					TargetRun: targetRun}))
 				return store.Result{ThreadIDs: []string{tid}}, true
 			})
 			o.unlock(tid)
@@ -773,7 +783,7 @@ func (o *Orchestrator) DispatchTo(c Call, r DispatchReplier) {
 		}
 		id := cmd("schedule-task", k)
 		a := o.dispatch(id, caller, EffectSchedule, c, func() (store.Result, bool) {
-			s := &store.Schedule{ID: "scheduled-task:" + id, ThreadID: caller, CommandID: id}
+			s := store.NewRow(&o.st.Rows.Schedules, store.Schedule{ID: o.cat("scheduled-task:", id), ThreadID: caller, CommandID: id})
 			if c.Extra.Prompt != "" {
 				// scheduleTask @ 04058804: bound to the calling thread (a
 				// thread caller in its own project), the caller's model, the
@@ -815,16 +825,16 @@ func (o *Orchestrator) DispatchTo(c Call, r DispatchReplier) {
 				return
 			}
 			reply(o.dispatch(id, caller, EffectMessage, c, func() (store.Result, bool) {
-				m := &store.Message{ID: fmt.Sprintf("message:mcp:%s:thread-send:%s", ns, k), ThreadID: c.Target, CommandID: id,
-					Text: c.Extra.Prompt, Sender: caller, RunID: run.ID}
+				m := store.NewRow(&o.st.Rows.Messages, store.Message{ID: o.cat("message:mcp:", ns, ":thread-send:", k), ThreadID: c.Target, CommandID: id,
+					Text: c.Extra.Prompt, Sender: caller, RunID: run.ID})
 				o.st.Messages = append(o.st.Messages, m)
 				return store.Result{MessageID: m.ID, RunID: run.ID, Status: run.Status, Delivery: "steered"}, true
 			}))
 			return
 		}
 		reply(o.dispatch(id, caller, EffectMessage, c, func() (store.Result, bool) {
-			m := &store.Message{ID: fmt.Sprintf("message:mcp:%s:thread-send:%s", ns, k), ThreadID: c.Target, CommandID: id,
-				Text: "message from " + caller, Sender: caller}
+			m := store.NewRow(&o.st.Rows.Messages, store.Message{ID: o.cat("message:mcp:", ns, ":thread-send:", k), ThreadID: c.Target, CommandID: id,
+				Text: o.cat("message from ", caller), Sender: caller})
 			o.st.Messages = append(o.st.Messages, m)
 			return store.Result{MessageID: m.ID, Status: "queued"}, true
 		}))
@@ -1081,8 +1091,8 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 	if !ok {
 		return Answer{Outcome: ErrDispatch, CommandID: commandID}
 	}
-	rec := &store.Receipt{CommandID: commandID, ThreadID: caller, Tool: c.Tool,
-		Key: c.ClientRequestID, Aggregate: aggregate, Status: store.ReceiptAccepted, Result: res}
+	rec := store.NewRow(&o.st.Rows.Receipts, store.Receipt{CommandID: commandID, ThreadID: caller, Tool: c.Tool,
+		Key: c.ClientRequestID, Aggregate: aggregate, Status: store.ReceiptAccepted, Result: res})
 	o.st.Receipts = append(o.st.Receipts, rec)
 	if o.env.Profile.Has(ReceiptWriteBehind) {
 		// The wrong fix: the effect is committed now, its receipt sits in

@@ -11,6 +11,7 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -325,6 +326,11 @@ type opening struct {
 	threadID    string
 	cred        prepared
 	waiters     []waiter
+	// first backs waiters' first element; m and fail are what the open's
+	// end needs (Run).
+	first [1]waiter
+	m     *Manager
+	fail  bool
 }
 
 type waiter struct {
@@ -348,6 +354,9 @@ type Manager struct {
 	reg     *mcp.Registry
 	slots   *mcp.Slots
 	entries []*Entry
+	// byID indexes entries by ID, each list in entries order (looked up
+	// only: Entry).
+	byID    map[string][]*Entry
 	opens   []*opening
 	reserve map[reservation]int // (threadId, credId) -> count (mcpCredentialReservations)
 	opened  int
@@ -417,10 +426,8 @@ func (m *Manager) Entries() []*Entry { return m.entries }
 
 // Entry returns the live entry of sessionID, or nil.
 func (m *Manager) Entry(sessionID string) *Entry {
-	for _, e := range m.entries {
-		if e.ID == sessionID {
-			return e
-		}
+	if list := m.byID[sessionID]; len(list) > 0 {
+		return list[0]
 	}
 	return nil
 }
@@ -574,18 +581,29 @@ func (m *Manager) open(sid, threadID, instance string, openLatency time.Duration
 	var ib [96]byte // sid#process.opened, one allocation fewer than fmt
 	incb := strconv.AppendInt(append(append(ib[:0], sid...), '#'), int64(m.process), 10)
 	inc := m.env.Str().Bytes(strconv.AppendInt(append(incb, '.'), int64(m.opened), 10))
-	o := &opening{sessionID: sid, incarnation: inc, instance: instance, threadID: threadID}
-	o.waiters = append(o.waiters, waiter{threadID, done, busy})
+	o := &opening{sessionID: sid, incarnation: inc, instance: instance, threadID: threadID, m: m}
+	o.first[0] = waiter{threadID, done, busy}
+	o.waiters = o.first[:1:1] // as append to nil: a full slice, so the next append copies
 	m.env.Emit(actor, "session.open", "", sim.A("providerSessionId", sid), sim.A("incarnation", inc), sim.A("thread", threadID), sim.A("instance", instance))
 	o.cred = m.prepareMcpSession(threadID, instance, inc)
 	m.opens = append(m.opens, o)
-	fail := m.rand.Chance("open-failure", m.OpenFailure)
-	m.env.After(openLatency, func() {
-		if m.dead {
-			return
-		}
-		m.finishOpen(o, fail)
-	})
+	o.fail = m.rand.Chance("open-failure", m.OpenFailure)
+	m.env.RunAfter(openLatency, o)
+}
+
+// Run is the open's end after openLatency (the opening is its own event).
+func (o *opening) Run() {
+	if m := o.m; !m.dead {
+		m.finishOpen(o, o.fail)
+	}
+}
+
+// entryAlloc is a new entry and the first elements of its attached and
+// creds slices in one allocation (finishOpen).
+type entryAlloc struct {
+	e     Entry
+	att   [1]string
+	creds [1]ThreadCred
 }
 
 func (m *Manager) finishOpen(o *opening, fail bool) {
@@ -596,7 +614,7 @@ func (m *Manager) finishOpen(o *opening, fail bool) {
 		}
 	}
 	m.unreserve(o.threadID, o.cred.credID)
-	why := fmt.Errorf("ProviderSessionOpenError: adapter failed to start %s", o.instance)
+	var why error // built only for a failed open
 	var attrs []sim.Attr
 	native := ""
 	if !fail {
@@ -609,6 +627,9 @@ func (m *Manager) finishOpen(o *opening, fail bool) {
 		}
 	}
 	if fail {
+		if why == nil {
+			why = fmt.Errorf("ProviderSessionOpenError: adapter failed to start %s", o.instance)
+		}
 		m.env.Emit(actor, "session.open", "ProviderSessionOpenError",
 			append([]sim.Attr{sim.A("providerSessionId", o.sessionID), sim.A("incarnation", o.incarnation)}, attrs...)...)
 		if o.cred.issued {
@@ -619,10 +640,16 @@ func (m *Manager) finishOpen(o *opening, fail bool) {
 		}
 		return
 	}
-	e := &Entry{ID: o.sessionID, Incarnation: o.incarnation, Instance: o.instance, lastActive: m.env.Now(), native: native}
-	e.attached = []string{o.threadID}
-	e.creds = []ThreadCred{{ThreadID: o.threadID, CredID: o.cred.credID, Token: o.cred.token}}
+	ea := &entryAlloc{att: [1]string{o.threadID}, creds: [1]ThreadCred{{ThreadID: o.threadID, CredID: o.cred.credID, Token: o.cred.token}}}
+	e := &ea.e
+	*e = Entry{ID: o.sessionID, Incarnation: o.incarnation, Instance: o.instance, lastActive: m.env.Now(), native: native}
+	e.attached = ea.att[:1:1] // as []string{...}: a full slice, so an append copies
+	e.creds = ea.creds[:1:1]
 	m.entries = append(m.entries, e)
+	if m.byID == nil {
+		m.byID = map[string][]*Entry{}
+	}
+	m.byID[e.ID] = append(m.byID[e.ID], e)
 	m.env.Emit(actor, "session.opened", "ready", sim.A("providerSessionId", e.ID), sim.A("incarnation", e.Incarnation),
 		sim.A("thread", o.threadID), sim.A("cred", o.cred.credID))
 	m.writeStatus(e.ID, "ready", "")
@@ -916,6 +943,15 @@ func (m *Manager) releaseEntryDetail(e *Entry, reason, detail string) (persisted
 	for i, x := range m.entries {
 		if x == e {
 			m.entries = append(m.entries[:i], m.entries[i+1:]...)
+			list := m.byID[e.ID]
+			if j := slices.Index(list, e); j >= 0 {
+				list = slices.Delete(list, j, j+1)
+			}
+			if len(list) == 0 {
+				delete(m.byID, e.ID)
+			} else {
+				m.byID[e.ID] = list
+			}
 			break
 		}
 	}

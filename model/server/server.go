@@ -332,6 +332,11 @@ func (s *Server) answered(threadID, messageID string) bool {
 		}
 		return false
 	}
+	// Runs of threadID whose MessageID is messageID: by the store's index
+	// (a scan of the thread's runs when messageID is "", as before).
+	if messageID != "" {
+		return s.Store.AnsweredBy(threadID, messageID) != nil
+	}
 	for _, r := range s.Store.RunsOf(threadID) {
 		if r.MessageID == messageID {
 			return true
@@ -591,7 +596,20 @@ func (s *Server) CallToolExt(caller, token, credID string, call model.ToolCall, 
 // CallToolTo is CallToolExt answering to a Replier (the network's call
 // object, which needs no closure to be answered).
 func (s *Server) CallToolTo(caller, token, credID string, call model.ToolCall, extra orchestrator.Extra, r model.Replier) {
-	t := &toolCall{s: s, caller: caller, credID: credID, call: call, reply: r}
+	s.CallToolIn(new(CallSlot), caller, token, credID, call, extra, r)
+}
+
+// CallSlot is room for the server's record of one tool call in flight
+// (what its trace and answer need), for a caller with a record of its own
+// per call to embed it in (the network's call object): the call then
+// costs the server no allocation. A slot serves one call; it must not be
+// reused while the server may still answer through it.
+type CallSlot struct{ t toolCall }
+
+// CallToolIn is CallToolTo with the call's record kept in slot.
+func (s *Server) CallToolIn(slot *CallSlot, caller, token, credID string, call model.ToolCall, extra orchestrator.Extra, r model.Replier) {
+	t := &slot.t
+	*t = toolCall{s: s, caller: caller, credID: credID, call: call, reply: r}
 	t.attrs = append(t.buf[:0], sim.A("thread", caller), sim.A("cred", credID))
 	if call.TabID != "" {
 		t.attrs = append(t.attrs, sim.A("tab", call.TabID))

@@ -93,7 +93,8 @@ type Run struct {
 	// ContinuationOf is the source run of a restart continuation.
 	ContinuationOf string
 	// MessageID is the user message the run answers ("" for a
-	// continuation or a run the orchestrator started).
+	// continuation or a run the orchestrator started). Set it right after
+	// StartRun or not at all; it may be cleared any time (AnsweredBy).
 	MessageID string
 	// ProviderThreadID is the provider thread the run drives ("" for the
 	// thread's own, as in the worlds).
@@ -268,7 +269,9 @@ type Store struct {
 	// session database, Claude's session files): not T3's database, but
 	// like it they outlive a server process, so the worlds keep them here.
 	Natives []*NativeConversation
-	runs    int
+	// Rows allocates new rows (rows.go).
+	Rows Rows
+	runs int
 	// Indexes for id lookups, extended lazily over rows appended since the
 	// last lookup (never ranged over).
 	threadIdx  index[*Thread]
@@ -299,6 +302,7 @@ type Store struct {
 	// each parent task. They make per-thread questions cost the thread's
 	// rows, not the world's (a world of 1,000 threads, bench.MeasureScale).
 	runsByThread  group[*Run]
+	runsByMessage messageRuns // the runs of each (thread, user message): AnsweredBy
 	tasksByParent group[*Task]
 	tasksByTask   group[*Task]
 	// The queued turns and the native conversations of each thread.
@@ -370,6 +374,58 @@ func (g *group[T]) rows(rows []T, key func(T) string, want string) []T {
 // the rows of Runs whose ThreadID is threadID. Do not modify the result.
 func (s *Store) RunsOf(threadID string) []*Run {
 	return s.runsByThread.rows(s.Runs, func(r *Run) string { return r.ThreadID }, threadID)
+}
+
+// AnsweredBy returns the first run of thread threadID, in the order runs
+// started, whose MessageID is messageID (not ""), or nil: what a scan of
+// RunsOf(threadID) finds, at the cost of that message's runs rather than
+// the thread's (a thread of a world of 1,000 threads is continued after
+// every restart: a run each). A run is indexed under the MessageID it has
+// when first looked at, and a candidate is checked against its MessageID
+// now, so clearing a MessageID is seen; a MessageID set later than that
+// must be set before the next AnsweredBy (Server.startRunFor sets it right
+// after StartRun).
+func (s *Store) AnsweredBy(threadID, messageID string) *Run {
+	if messageID == "" {
+		return nil
+	}
+	for _, r := range s.runsByMessage.rows(s.Runs, threadMessage{threadID, messageID}) {
+		if r.MessageID == messageID && r.ThreadID == threadID {
+			return r
+		}
+	}
+	return nil
+}
+
+// threadMessage keys messageRuns.
+type threadMessage struct{ thread, message string }
+
+// messageRuns is group for the runs with a MessageID, keyed by thread and
+// message: rows are grouped as they are appended, and all again after the
+// table is replaced, truncated or cut.
+type messageRuns struct {
+	byKey   map[threadMessage][]*Run
+	covered int
+	last    *Run
+}
+
+func (g *messageRuns) rows(rows []*Run, want threadMessage) []*Run {
+	if g.byKey == nil {
+		g.byKey = map[threadMessage][]*Run{}
+	}
+	if g.covered > len(rows) || g.covered > 0 && rows[g.covered-1] != g.last { // replaced, truncated or cut
+		clear(g.byKey)
+		g.covered = 0
+	}
+	for ; g.covered < len(rows); g.covered++ {
+		r := rows[g.covered]
+		if r.MessageID != "" {
+			k := threadMessage{r.ThreadID, r.MessageID}
+			g.byKey[k] = append(g.byKey[k], r)
+		}
+		g.last = r
+	}
+	return g.byKey[want]
 }
 
 // TasksDelegatedBy returns the tasks thread threadID delegated (their
@@ -444,7 +500,7 @@ func (s *Store) StartRun(threadID string) *Run {
 	t := s.Thread(threadID)
 	s.runs++
 	var b [24]byte
-	r := &Run{ID: string(strconv.AppendInt(append(b[:0], "run:"...), int64(s.runs), 10)), ThreadID: threadID, Instance: t.Instance, Status: RunRunning}
+	r := NewRow(&s.Rows.Runs, Run{ID: s.Rows.Str.Bytes(strconv.AppendInt(append(b[:0], "run:"...), int64(s.runs), 10)), ThreadID: threadID, Instance: t.Instance, Status: RunRunning})
 	s.Runs = append(s.Runs, r)
 	t.ActiveRunID = r.ID
 	return r
