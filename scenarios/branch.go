@@ -52,6 +52,7 @@ type Hit struct {
 type states struct {
 	count map[string]int
 	hits  []Hit
+	str   sim.Strings // the NAME#n names
 }
 
 func newStates() *states { return &states{count: map[string]int{}} }
@@ -64,7 +65,7 @@ func (s *states) note(name string, seq uint64) {
 		s.hits = append(s.hits, Hit{Name: name, Seq: seq})
 	case 2, 4, 8, 16, 32:
 		var b [64]byte // name#n without fmt's boxing
-		s.hits = append(s.hits, Hit{Name: string(strconv.AppendInt(append(append(b[:0], name...), '#'), int64(n), 10)), Seq: seq})
+		s.hits = append(s.hits, Hit{Name: s.str.Bytes(strconv.AppendInt(append(append(b[:0], name...), '#'), int64(n), 10)), Seq: seq})
 	}
 }
 

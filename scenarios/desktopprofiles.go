@@ -51,7 +51,7 @@ func (w *T3World) wireDesktopProfiles(b *browser.ServerBrowser) {
 	}
 	b.Desktops = &browser.DesktopChannel{Hosts: []browser.DesktopCatalogue{desktopB}}
 	current := func() bool { return w.srv != nil && w.srv.Browser == b }
-	var leave func()
+	var leave, back func() // bound once per process, not per departure
 	leave = func() {
 		if !current() {
 			return
@@ -60,13 +60,14 @@ func (w *T3World) wireDesktopProfiles(b *browser.ServerBrowser) {
 			return
 		}
 		b.DesktopHostGone(desktopB.HostID)
-		w.env.After(r.Duration("back-after", 5*time.Second, 3*time.Minute), func() {
-			if !current() {
-				return
-			}
-			b.DesktopHostBack(desktopB)
-			w.env.After(r.Duration("away-after", time.Minute, 20*time.Minute), leave)
-		})
+		w.env.After(r.Duration("back-after", 5*time.Second, 3*time.Minute), back)
+	}
+	back = func() {
+		if !current() {
+			return
+		}
+		b.DesktopHostBack(desktopB)
+		w.env.After(r.Duration("away-after", time.Minute, 20*time.Minute), leave)
 	}
 	w.env.After(r.Duration("away-after", time.Minute, 20*time.Minute), leave)
 }

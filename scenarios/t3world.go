@@ -54,6 +54,7 @@ type T3World struct {
 	// tabsOf lists, per thread, the positions in tabs of its tabs,
 	// ascending (foreignTab).
 	tabsOf map[string][]int
+	calls  sim.Slab[netCall]
 
 	// Faults configures the fault loop.
 	Faults FaultMix
@@ -600,7 +601,8 @@ func (w *T3World) latency() time.Duration {
 
 // Call implements agent.Net: request and response each cross the network.
 func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.ToolCall, reply model.Replier) {
-	c := &netCall{w: w, threadID: threadID, cred: cred, call: call, reply: reply}
+	c := w.calls.New()
+	*c = netCall{w: w, threadID: threadID, cred: cred, call: call, reply: reply}
 	w.env.RunAfter(w.latency(), c)
 }
 

@@ -41,6 +41,7 @@ type Agent struct {
 	Past []provider.ThreadCred
 
 	cred   provider.ThreadCred
+	calls  sim.Slab[sentCall] // send's call records
 	active bool
 	turn   int
 	steps  int
@@ -264,7 +265,8 @@ func (a *Agent) send(turn int, call model.ToolCall) {
 	a.callSeq++
 	seq := a.callSeq
 	call.CallID = a.env.Str().Join("toolu_"+a.Thread+"_", seq)
-	c := &sentCall{a: a, seq: seq, turn: turn, call: call} // call itself stays on the stack
+	c := a.calls.New() // call itself stays on the stack
+	*c = sentCall{a: a, seq: seq, turn: turn, call: call}
 	a.inflight = &c.call
 	if d := CallTimeout(a.Instance); d > 0 && model.IsOrchestratorTool(call.Tool) {
 		if a.timeout == nil {

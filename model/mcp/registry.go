@@ -247,6 +247,13 @@ func (r *Registry) expiry(c *Credential) time.Duration {
 	return e
 }
 
+// credentialAndScope is a thread credential and its thread scope in one
+// allocation (Issue).
+type credentialAndScope struct {
+	c  Credential
+	ts ThreadScope
+}
+
 // Issue mints a credential for a thread caller: a random providerSessionId,
 // which is also its requestNamespace, and a random token. incarnation names
 // the provider session being prepared (for the trace).
@@ -255,13 +262,17 @@ func (r *Registry) Issue(threadID, instanceID string, caps Caps, incarnation str
 	// A random UUID upstream; unique across the run whatever the source.
 	id := r.env.Unique(r.rand.Hex("credential-id", 8))
 	now := r.env.Now()
-	c := &Credential{
+	var tb [64]byte
+	token := r.env.Str().Bytes(append(append(append(append(tb[:0], "tok_"...), id...), '_'), r.rand.Hex("token", 8)...))
+	cs := &credentialAndScope{ts: ThreadScope{ThreadID: threadID, ProviderSessionID: id, ProviderInstanceID: instanceID}}
+	c := &cs.c
+	*c = Credential{
 		ID:    id,
-		Token: "tok_" + id + "_" + r.rand.Hex("token", 8),
+		Token: token,
 		Scope: Scope{
 			EnvironmentID:    r.env.EnvironmentID,
 			RequestNamespace: id,
-			Thread:           &ThreadScope{ThreadID: threadID, ProviderSessionID: id, ProviderInstanceID: instanceID},
+			Thread:           &cs.ts,
 			Capabilities:     caps,
 			IssuedAt:         now,
 		},

@@ -598,7 +598,7 @@ func (m *Manager) finishOpen(o *opening, fail bool) {
 		}
 	}
 	m.unreserve(o.threadID, o.cred.credID)
-	why := fmt.Errorf("ProviderSessionOpenError: adapter failed to start %s", o.instance)
+	var why error // built only for a failed open
 	var attrs []sim.Attr
 	native := ""
 	if !fail {
@@ -611,6 +611,9 @@ func (m *Manager) finishOpen(o *opening, fail bool) {
 		}
 	}
 	if fail {
+		if why == nil {
+			why = fmt.Errorf("ProviderSessionOpenError: adapter failed to start %s", o.instance)
+		}
 		m.env.Emit(actor, "session.open", "ProviderSessionOpenError",
 			append([]sim.Attr{sim.A("providerSessionId", o.sessionID), sim.A("incarnation", o.incarnation)}, attrs...)...)
 		if o.cred.issued {
