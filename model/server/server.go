@@ -102,10 +102,6 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 	s.Browser = browser.NewServerBrowser(env, incarnation)
 	s.Browser.DesktopFor = hooks.DesktopFor
 	s.Broker = browser.NewBroker(env)
-	// Sized for the world: every thread may hold a credential and connect a
-	// desktop host after the boot.
-	s.Registry.Expect(len(st.Threads))
-	s.Broker.Expect(len(st.Threads))
 	s.Orch = orchestrator.New(env, st)
 	s.Orch.Interrupt = s.interrupt
 	s.Orch.StartRun = s.startIdle
