@@ -115,7 +115,10 @@ func (w *T3World) hostActivity() {
 		return
 	}
 	r := w.hrand
-	defer w.env.After(r.Duration("activity-gap", time.Minute, 45*time.Minute), w.hostActivity)
+	if w.hostActivityFn == nil {
+		w.hostActivityFn = w.hostActivity // bound once, not per activity
+	}
+	defer w.env.After(r.Duration("activity-gap", time.Minute, 45*time.Minute), w.hostActivityFn)
 	var mobile *browser.DesktopHost
 	for _, h := range w.hosts {
 		if h.Mobile && !h.Suspended() {

@@ -55,6 +55,10 @@ type T3World struct {
 	// ascending (foreignTab).
 	tabsOf map[string][]int
 	calls  sim.Slab[netCall]
+	// turnEnds are TurnFinished's deliveries; hostActivityFn is
+	// hostActivity, bound once.
+	turnEnds       sim.Slab[turnEnd]
+	hostActivityFn func()
 
 	// Faults configures the fault loop.
 	Faults FaultMix
@@ -707,14 +711,27 @@ func (c *netCall) Reply(r model.ToolResult) {
 
 // TurnFinished implements agent.Net.
 func (w *T3World) TurnFinished(threadID string, backgroundFor time.Duration) {
-	w.env.After(w.latency(), func() {
-		if s := w.srv; s != nil {
-			s.TurnFinished(threadID, backgroundFor)
-		}
-		if u := w.user(threadID); u != nil {
-			u.TurnEnded(false)
-		}
-	})
+	t := w.turnEnds.New()
+	*t = turnEnd{w: w, threadID: threadID, backgroundFor: backgroundFor}
+	w.env.RunAfter(w.latency(), t)
+}
+
+// turnEnd is a turn's end crossing the network to the server and user
+// (TurnFinished), its own event.
+type turnEnd struct {
+	w             *T3World
+	threadID      string
+	backgroundFor time.Duration
+}
+
+func (t *turnEnd) Run() {
+	w, threadID := t.w, t.threadID
+	if s := w.srv; s != nil {
+		s.TurnFinished(threadID, t.backgroundFor)
+	}
+	if u := w.user(threadID); u != nil {
+		u.TurnEnded(false)
+	}
 }
 
 func (w *T3World) noteTab(tab, thread string) {

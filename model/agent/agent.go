@@ -90,11 +90,13 @@ type Agent struct {
 	redispatch []model.ToolCall
 	inflight   *model.ToolCall
 	callSeq    int
-	// thinkFn is next's timer body for turn thinkTurn.
-	thinkFn   func()
-	thinkTurn int
-	timeout   sim.Timer
-	tasks     []string // delegated task ids the agent was told about
+	// thinking is next's timer event for its turn; thinks and previews
+	// allocate next's events and previewStep's call records.
+	thinking *thinking
+	thinks   sim.Slab[thinking]
+	previews sim.Slab[previewCall]
+	timeout  sim.Timer
+	tasks    []string // delegated task ids the agent was told about
 }
 
 // Repertoire selects the tools an agent uses.
@@ -198,22 +200,32 @@ func (a *Agent) Abort() {
 
 func (a *Agent) next(turn int) {
 	think := a.rand.Duration("think", 2*time.Second, 3*time.Minute)
-	if a.thinkFn == nil || a.thinkTurn != turn {
-		// One closure per turn, not per step: it depends only on the turn,
-		// and a timer of an earlier turn keeps that turn's closure.
-		a.thinkTurn, a.thinkFn = turn, func() {
-			if a.turn != turn || !a.active {
-				return
-			}
-			if a.steps == 0 {
-				a.finish()
-				return
-			}
-			a.steps--
-			a.step(turn)
-		}
+	if a.thinking == nil || a.thinking.turn != turn {
+		// One event record per turn, not per step: it depends only on the
+		// turn, and a timer of an earlier turn keeps that turn's record.
+		a.thinking = a.thinks.New()
+		*a.thinking = thinking{a: a, turn: turn}
 	}
-	a.env.After(think, a.thinkFn)
+	a.env.RunAfter(think, a.thinking)
+}
+
+// thinking is the end of an agent's think time in turn turn: its next step.
+type thinking struct {
+	a    *Agent
+	turn int
+}
+
+func (t *thinking) Run() {
+	a, turn := t.a, t.turn
+	if a.turn != turn || !a.active {
+		return
+	}
+	if a.steps == 0 {
+		a.finish()
+		return
+	}
+	a.steps--
+	a.step(turn)
 }
 
 func (a *Agent) finish() {
@@ -463,7 +475,9 @@ func (a *Agent) previewStep(turn int) {
 			}
 		}
 	}
-	a.net.Call(a.Thread, a.cred, call, &previewCall{a: a, turn: turn, tool: call.Tool, tab: call.TabID})
+	pc := a.previews.New()
+	*pc = previewCall{a: a, turn: turn, tool: call.Tool, tab: call.TabID}
+	a.net.Call(a.Thread, a.cred, call, pc)
 }
 
 // previewCall is what a preview call's answer needs (one allocation, its

@@ -43,6 +43,8 @@ type User struct {
 	// ImpatienceMin and ImpatienceMax bound how long the user lets a turn
 	// run before pressing stop (0: never).
 	ImpatienceMin, ImpatienceMax time.Duration
+	// impatience allocates prompt's stop events.
+	impatience sim.Slab[impatience]
 }
 
 // Habits are the rates of a user's optional behaviours; swarm testing
@@ -159,14 +161,27 @@ func (u *User) prompt() {
 	u.steerSoon(s)
 	if u.ImpatienceMax > 0 {
 		run := s.Store.Thread(u.Thread).ActiveRunID
-		u.env.After(u.rand.Duration("impatience", u.ImpatienceMin, u.ImpatienceMax), func() {
-			if s.Dead() || s.Store.Thread(u.Thread).ActiveRunID != run {
-				return
-			}
-			u.env.Emit("user/"+u.Thread, "stop", "", sim.A("thread", u.Thread), sim.A("run", run))
-			s.Interrupt(u.Thread)
-		})
+		p := u.impatience.New()
+		*p = impatience{u: u, s: s, run: run}
+		u.env.RunAfter(u.rand.Duration("impatience", u.ImpatienceMin, u.ImpatienceMax), p)
 	}
+}
+
+// impatience is the user's stop of run on server s when it is still
+// running once their patience ends (prompt), its own event.
+type impatience struct {
+	u   *User
+	s   *server.Server
+	run string
+}
+
+func (p *impatience) Run() {
+	u, s, run := p.u, p.s, p.run
+	if s.Dead() || s.Store.Thread(u.Thread).ActiveRunID != run {
+		return
+	}
+	u.env.Emit("user/"+u.Thread, "stop", "", sim.A("thread", u.Thread), sim.A("run", run))
+	s.Interrupt(u.Thread)
 }
 
 // TurnEnded tells the user the thread's turn is over; after a failed turn

@@ -326,6 +326,11 @@ type opening struct {
 	threadID    string
 	cred        prepared
 	waiters     []waiter
+	// first backs waiters' first element; m and fail are what the open's
+	// end needs (Run).
+	first [1]waiter
+	m     *Manager
+	fail  bool
 }
 
 type waiter struct {
@@ -576,18 +581,29 @@ func (m *Manager) open(sid, threadID, instance string, openLatency time.Duration
 	var ib [96]byte // sid#process.opened, one allocation fewer than fmt
 	incb := strconv.AppendInt(append(append(ib[:0], sid...), '#'), int64(m.process), 10)
 	inc := m.env.Str().Bytes(strconv.AppendInt(append(incb, '.'), int64(m.opened), 10))
-	o := &opening{sessionID: sid, incarnation: inc, instance: instance, threadID: threadID}
-	o.waiters = append(o.waiters, waiter{threadID, done, busy})
+	o := &opening{sessionID: sid, incarnation: inc, instance: instance, threadID: threadID, m: m}
+	o.first[0] = waiter{threadID, done, busy}
+	o.waiters = o.first[:1:1] // as append to nil: a full slice, so the next append copies
 	m.env.Emit(actor, "session.open", "", sim.A("providerSessionId", sid), sim.A("incarnation", inc), sim.A("thread", threadID), sim.A("instance", instance))
 	o.cred = m.prepareMcpSession(threadID, instance, inc)
 	m.opens = append(m.opens, o)
-	fail := m.rand.Chance("open-failure", m.OpenFailure)
-	m.env.After(openLatency, func() {
-		if m.dead {
-			return
-		}
-		m.finishOpen(o, fail)
-	})
+	o.fail = m.rand.Chance("open-failure", m.OpenFailure)
+	m.env.RunAfter(openLatency, o)
+}
+
+// Run is the open's end after openLatency (the opening is its own event).
+func (o *opening) Run() {
+	if m := o.m; !m.dead {
+		m.finishOpen(o, o.fail)
+	}
+}
+
+// entryAlloc is a new entry and the first elements of its attached and
+// creds slices in one allocation (finishOpen).
+type entryAlloc struct {
+	e     Entry
+	att   [1]string
+	creds [1]ThreadCred
 }
 
 func (m *Manager) finishOpen(o *opening, fail bool) {
@@ -624,9 +640,11 @@ func (m *Manager) finishOpen(o *opening, fail bool) {
 		}
 		return
 	}
-	e := &Entry{ID: o.sessionID, Incarnation: o.incarnation, Instance: o.instance, lastActive: m.env.Now(), native: native}
-	e.attached = []string{o.threadID}
-	e.creds = []ThreadCred{{ThreadID: o.threadID, CredID: o.cred.credID, Token: o.cred.token}}
+	ea := &entryAlloc{att: [1]string{o.threadID}, creds: [1]ThreadCred{{ThreadID: o.threadID, CredID: o.cred.credID, Token: o.cred.token}}}
+	e := &ea.e
+	*e = Entry{ID: o.sessionID, Incarnation: o.incarnation, Instance: o.instance, lastActive: m.env.Now(), native: native}
+	e.attached = ea.att[:1:1] // as []string{...}: a full slice, so an append copies
+	e.creds = ea.creds[:1:1]
 	m.entries = append(m.entries, e)
 	if m.byID == nil {
 		m.byID = map[string][]*Entry{}

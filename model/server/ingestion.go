@@ -148,7 +148,7 @@ func (s *Server) applyIngested(it ingestItem) {
 // ingestion: projected at once when the worker is idle, else captured by
 // CheckpointReactor (traced) and queued behind the backlog.
 func (s *Server) finishTurn(threadID string, ref *turnRef) {
-	s.Store.Checkpoints = append(s.Store.Checkpoints, &store.Checkpoint{ThreadID: threadID, RunID: ref.runID, At: s.env.Now()})
+	s.Store.Checkpoints = append(s.Store.Checkpoints, store.NewRow(&s.Store.Rows.Checkpoints, store.Checkpoint{ThreadID: threadID, RunID: ref.runID, At: s.env.Now()}))
 	if !s.ingestBusy {
 		s.completeTurn(threadID, ref.runID)
 		return

@@ -17,6 +17,7 @@ type Rows struct {
 	Reservations sim.Slab[Reservation]
 	Schedules    sim.Slab[Schedule]
 	Runs         sim.Slab[Run]
+	Checkpoints  sim.Slab[Checkpoint]
 	// Str builds the store's own ids (run ids).
 	Str sim.Strings
 }
