@@ -55,8 +55,31 @@ type cancelTree struct {
 	clock   awakeClock
 }
 
-// cancelTree declares no kinds (sim.KindObserver): a cancelled descendant becomes overdue on any event.
 func (*cancelTree) Name() string { return CancelReachesDescendants }
+
+// ObservedKinds implements sim.KindObserver: the events that add, settle
+// or cancel tasks, and the awake clock's. A cancelled descendant becomes
+// overdue on any event: Due names the first event that can find it so.
+func (*cancelTree) ObservedKinds() []string { return cancelTreeKinds }
+
+var cancelTreeKinds = append([]string{"delegate_task", "task.delegated", "task.settled", "task_cancel"}, awakeClockKinds...)
+
+// Due implements sim.Deadliner: overdue reports a cancelled descendant
+// once the awake time since its ancestor's cancel exceeds CancelGrace,
+// that is at the first event after cancelledAwake + slept + CancelGrace
+// (slept grows only on the awake clock's events, which are declared).
+func (c *cancelTree) Due() time.Duration {
+	if c.pending == 0 {
+		return sim.NoDeadline
+	}
+	due := sim.NoDeadline
+	for i := range c.nodes {
+		if n := &c.nodes[i]; n.running && n.cancelledBy != "" {
+			due = min(due, n.cancelledAwake+c.clock.slept+CancelGrace+1)
+		}
+	}
+	return due
+}
 
 func (c *cancelTree) add(id, parent string, at time.Duration) {
 	if _, seen := c.index[id]; seen || id == "" {

@@ -171,6 +171,9 @@ func joinKinds(lists ...[]string) []string {
 
 func isToolEvent(ev *sim.Event) bool { return strings.HasPrefix(ev.Actor, "agent/") }
 
+// agentActors declares (sim.ActorObserver) the actors of isToolEvent.
+var agentActors = []string{"agent/"}
+
 func at(d time.Duration) string { return sim.FormatT(d) }
 
 func violation(name, format string, args ...any) *sim.Violation {

@@ -257,6 +257,15 @@ func (*probePart) Name() string { return "probes" }
 // ObservedKinds implements sim.KindObserver.
 func (pp *probePart) ObservedKinds() []string { return pp.kinds }
 
+// ObservedActors implements sim.ActorObserver: a part of agents only is
+// fed every agent event (and, declaring no kinds, nothing else).
+func (pp *probePart) ObservedActors() []string {
+	if pp.actors == 1 && pp.kinds == nil {
+		return agentActors
+	}
+	return nil
+}
+
 // Observe implements sim.Checker; it counts and never fails.
 func (pp *probePart) Observe(ev *sim.Event) *sim.Violation {
 	if pp.actors != 0 && isToolEvent(ev) != (pp.actors == 1) {

@@ -41,8 +41,17 @@ type runOutlives struct {
 	checked     bool // the first command after the latest start was judged
 }
 
-// runOutlives declares no kinds (sim.KindObserver): any agent tool call is a first command.
 func (*runOutlives) Name() string { return NoRunOutlivesItsProcess }
+
+// ObservedKinds implements sim.KindObserver: starts, settlements and the
+// commands other than agent tool calls.
+func (*runOutlives) ObservedKinds() []string { return runOutlivesKinds }
+
+var runOutlivesKinds = []string{"server.start", "ingest.replay", "reconcile", "run.end", "run.start", "prompt"}
+
+// ObservedActors implements sim.ActorObserver: any agent tool call is a
+// first command.
+func (*runOutlives) ObservedActors() []string { return agentActors }
 
 func (r *runOutlives) settle(run string) (openRun, bool) {
 	for i, o := range r.open {
@@ -192,8 +201,18 @@ type stoppedSettles struct {
 	checked     bool
 }
 
-// stoppedSettles declares no kinds (sim.KindObserver): any agent tool call is a first command.
 func (*stoppedSettles) Name() string { return StoppedSessionSettles }
+
+// ObservedKinds implements sim.KindObserver: starts, the session and
+// queue events, and the commands other than agent tool calls.
+func (*stoppedSettles) ObservedKinds() []string { return stoppedSettlesKinds }
+
+var stoppedSettlesKinds = []string{"server.start", "run.start", "prompt", "turn.queued", "turn.queue-resolved",
+	"session.runtime", "session.projected"}
+
+// ObservedActors implements sim.ActorObserver: any agent tool call is a
+// first command.
+func (*stoppedSettles) ObservedActors() []string { return agentActors }
 
 func (s *stoppedSettles) thread(id string) *threadSession {
 	if t := s.byThread[id]; t != nil {

@@ -157,8 +157,16 @@ type revokedDenied struct {
 	issued []string
 }
 
-// revokedDenied declares no kinds (sim.KindObserver): it judges every agent tool call, whatever its kind.
 func (*revokedDenied) Name() string { return RevokedCredentialDenied }
+
+// ObservedKinds implements sim.KindObserver: the credentials' lives.
+func (*revokedDenied) ObservedKinds() []string { return revokedDeniedKinds }
+
+var revokedDeniedKinds = []string{"credential.issue", "credential.revoke", "credential.expire", "server.start"}
+
+// ObservedActors implements sim.ActorObserver: it judges every agent tool
+// call, whatever its kind.
+func (*revokedDenied) ObservedActors() []string { return agentActors }
 
 func (r *revokedDenied) Observe(ev *sim.Event) *sim.Violation {
 	switch {

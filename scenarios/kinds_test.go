@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -21,18 +20,15 @@ type judgement struct {
 	finish     string
 }
 
-// judge feeds events to c: all of them, or only the kinds c declares
-// (sim.KindObserver), as the Trace does. Events of the "invariant" actor
-// (violations the trace appended) are fed to no checker in a run.
+// judge feeds events to c: all of them, or only those the Trace would
+// feed it (sim.Feeds: the kinds and actors c declares, and every event
+// once its deadline is due). Events of the "invariant" actor (violations
+// the trace appended) are fed to no checker in a run.
 func judge(c sim.Checker, events []sim.Event, declaredOnly bool, end time.Duration) judgement {
-	var kinds []string
-	if k, ok := c.(sim.KindObserver); ok && declaredOnly {
-		kinds = k.ObservedKinds()
-	}
 	var j judgement
 	for i := range events {
 		ev := &events[i]
-		if ev.Actor == "invariant" || len(kinds) > 0 && !slices.Contains(kinds, ev.Kind) {
+		if ev.Actor == "invariant" || declaredOnly && !sim.Feeds(c, ev) {
 			continue
 		}
 		if v := c.Observe(ev); v != nil {
@@ -91,7 +87,7 @@ func TestDeclaredKindsSuffice(t *testing.T) {
 		for _, inv := range sc.Invariants {
 			all := judge(invariants.New(inv)[0], res.Trace, false, res.Virtual)
 			only := judge(invariants.New(inv)[0], res.Trace, true, res.Virtual)
-			if _, ok := invariants.New(inv)[0].(sim.KindObserver); ok {
+			if declares(invariants.New(inv)[0]) {
 				declared[inv] = true
 			}
 			require.Equal(t, all, only, "%s: %s judged differently on its declared kinds", name, inv)
@@ -112,8 +108,16 @@ func TestDeclaredKindsSuffice(t *testing.T) {
 	assert.NotEmpty(t, declared)
 }
 
+// declares reports whether c declares kinds or actors (sim.KindObserver,
+// sim.ActorObserver) and so is not fed every event.
+func declares(c sim.Checker) bool {
+	k, kinds := c.(sim.KindObserver)
+	a, actors := c.(sim.ActorObserver)
+	return kinds && len(k.ObservedKinds()) > 0 || actors && len(a.ObservedActors()) > 0
+}
+
 // feedParts feeds events to checkers as the Trace does: each event, in
-// order, to every checker that observes its kind, in registration order.
+// order, to every checker it feeds (sim.Feeds), in registration order.
 func feedParts(checkers []sim.Checker, events []sim.Event) {
 	for i := range events {
 		ev := &events[i]
@@ -121,10 +125,9 @@ func feedParts(checkers []sim.Checker, events []sim.Event) {
 			continue
 		}
 		for _, c := range checkers {
-			if k, ok := c.(sim.KindObserver); ok && len(k.ObservedKinds()) > 0 && !slices.Contains(k.ObservedKinds(), ev.Kind) {
-				continue
+			if sim.Feeds(c, ev) {
+				c.Observe(ev)
 			}
-			c.Observe(ev)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -114,19 +113,6 @@ type Checker interface {
 	Observe(ev *Event) *Violation
 }
 
-// KindObserver is implemented by a Checker that observes only some event
-// kinds. A checker that declares kinds is fed only the events whose Kind is
-// one of ObservedKinds; one that declares none (or does not implement
-// KindObserver) is fed every event. The Trace calls ObservedKinds when the
-// checker is registered and keeps the slice, which must not change. The
-// declaration is a promise: on an event of another kind the checker's
-// Observe would change nothing and return nil.
-// Dispatching by kind spares the ~45 checkers' interface calls and kind
-// comparisons on the events they ignore, which were most of Emit's cost.
-type KindObserver interface {
-	ObservedKinds() []string
-}
-
 // Finisher is implemented by checkers that also judge the end state of a run
 // (liveness at quiescence or horizon).
 type Finisher interface {
@@ -151,15 +137,20 @@ type Trace struct {
 	count    uint64
 	hash     uint64
 	checkers []Checker
-	// declared[i] is checker i's ObservedKinds (nil: every kind).
-	declared [][]string
-	// feed maps a kind to the span of slab feedIdx holding, in registration
-	// order, the indices of the checkers that kind feeds; built on a kind's
-	// first sight (feedFor). recent caches the last kinds looked up, so
-	// that most events skip the map.
-	feed      map[string]feedSpan
-	feedIdx   []int32
-	recent    [kindCacheSize]kindEntry
+	// declared[i] is checker i's declaration (kinds, actors, deadline).
+	declared []declaration
+	// table is the dispatch table of declared (feedTableFor), shared with
+	// every trace whose checkers declare the same; nil until the first
+	// Emit after a checker was added. recent caches the last (kind, actor
+	// class) pairs looked up, so that most events skip the table's map
+	// (last in the struct, away from the fields every Emit touches).
+	table *feedTable
+	// due[j] is the Due of deadliner table.deadliners[j] after the last
+	// event it was fed; nextDue is the earliest of those not muted
+	// (NoDeadline: none). merged is the due path's scratch feed.
+	due       []time.Duration
+	nextDue   time.Duration
+	merged    []int32
 	violation *Violation
 	// keepGoing: after the first violation, every checker that has not
 	// failed yet is still fed (SetKeepGoing); later holds the first
@@ -172,22 +163,8 @@ type Trace struct {
 	scratch   Event  // reused so that Emit does not allocate
 	attrs     []Attr // the scratch event's attributes
 	slab      []Attr // kept events' attributes are carved out of it
+	recent    [kindCacheSize]kindEntry
 }
-
-// feedSpan is feedIdx[start : start+n].
-type feedSpan struct{ start, n int32 }
-
-// kindEntry is one slot of the kind cache: the kind string (kept, so the
-// comparison that finds it is a pointer compare for a constant kind) and
-// its span.
-type kindEntry struct {
-	kind  string
-	span  feedSpan
-	valid bool
-}
-
-// kindCacheSize is the kind cache's slots (a power of two).
-const kindCacheSize = 64
 
 // NewTrace returns an empty trace stamping events with clock. With keep set
 // it retains every event (for timelines and trace files); without, it keeps
@@ -199,66 +176,13 @@ func NewTrace(clock Clock, keep bool) *Trace {
 }
 
 // AddChecker registers a safety checker; checkers run in registration order.
-// A checker that implements KindObserver is fed only its kinds.
+// A checker that declares what it observes (KindObserver, ActorObserver,
+// Deadliner) is fed only that.
 func (t *Trace) AddChecker(c Checker) {
 	t.checkers = append(t.checkers, c)
 	t.muted = append(t.muted, false)
-	var kinds []string
-	if k, ok := c.(KindObserver); ok {
-		if kinds = k.ObservedKinds(); len(kinds) == 0 {
-			kinds = nil // declares none: every kind
-		}
-	}
-	t.declared = append(t.declared, kinds)
-	// The spans built so far do not include c.
-	clear(t.feed)
-	t.feedIdx = t.feedIdx[:0]
-	t.recent = [kindCacheSize]kindEntry{}
-}
-
-// feedFor returns the indices of the checkers fed events of kind, in
-// registration order. It does not allocate once kind has been seen.
-func (t *Trace) feedFor(kind string) []int32 {
-	slot := &t.recent[kindSlot(kind)]
-	if slot.valid && slot.kind == kind {
-		return t.feedIdx[slot.span.start : slot.span.start+slot.span.n]
-	}
-	span, ok := t.feed[kind]
-	if !ok {
-		span = t.buildFeed(kind)
-	}
-	*slot = kindEntry{kind: kind, span: span, valid: true}
-	return t.feedIdx[span.start : span.start+span.n]
-}
-
-// kindSlot hashes kind to a cache slot from its length and a few of its
-// bytes (cheap, and kinds differ in them often enough).
-func kindSlot(kind string) int {
-	n := len(kind)
-	if n == 0 {
-		return 0
-	}
-	h := uint(n)*31 + uint(kind[0])*7 + uint(kind[n-1])*131 + uint(kind[n/2])*17
-	if n > 5 {
-		h += uint(kind[n-3])
-	}
-	return int(h % kindCacheSize)
-}
-
-// buildFeed appends kind's checkers to feedIdx and records their span.
-func (t *Trace) buildFeed(kind string) feedSpan {
-	if t.feed == nil {
-		t.feed = make(map[string]feedSpan, 64)
-	}
-	start := len(t.feedIdx)
-	for i, kinds := range t.declared {
-		if kinds == nil || slices.Contains(kinds, kind) {
-			t.feedIdx = append(t.feedIdx, int32(i))
-		}
-	}
-	span := feedSpan{start: int32(start), n: int32(len(t.feedIdx) - start)}
-	t.feed[kind] = span
-	return span
+	t.declared = append(t.declared, declare(c))
+	t.table = nil // built again, with c, at the next Emit
 }
 
 // Checkers returns the registered checkers.
@@ -293,19 +217,10 @@ func (t *Trace) Emit(actor, kind, outcome string, attrs ...Attr) {
 		ev.Attrs = t.attrs
 	}
 	t.append(ev)
-	if t.keepGoing {
-		t.observeAll(ev)
+	if t.violation != nil && !t.keepGoing || len(t.checkers) == 0 {
 		return
 	}
-	if t.violation != nil || len(t.checkers) == 0 {
-		return
-	}
-	for _, i := range t.feedFor(kind) {
-		if v := t.checkers[i].Observe(ev); v != nil {
-			t.Fail(*v)
-			return
-		}
-	}
+	t.dispatch(ev)
 }
 
 func (t *Trace) append(ev *Event) {
@@ -334,20 +249,6 @@ func (t *Trace) keepAttrs(attrs []Attr) []Attr {
 	start := len(t.slab)
 	t.slab = append(t.slab, attrs...)
 	return t.slab[start : start+n : start+n]
-}
-
-// observeAll feeds ev to every checker that has not failed yet: the
-// keep-going mode, which records each invariant's first violation.
-func (t *Trace) observeAll(ev *Event) {
-	for _, i := range t.feedFor(ev.Kind) {
-		if t.muted[i] {
-			continue
-		}
-		if v := t.checkers[i].Observe(ev); v != nil {
-			t.muted[i] = true
-			t.Fail(*v)
-		}
-	}
 }
 
 // SetKeepGoing sets the keep-going mode (before the first event): after
