@@ -282,25 +282,50 @@ type ptyBalance struct {
 	consumers  []string
 	since      time.Duration // start of the current mismatch, -1 when balanced
 	sinceAwake time.Duration // the same start on the awake clock
-	notes      []note        // recent attach/detach steps, for messages (formatted only then)
+	// notes are the last noteRing attach/detach steps, for messages
+	// (formatted only then): a ring, notes[head] the oldest once full, so
+	// a step overwrites one entry instead of shifting the others.
+	notes  [noteRing]note
+	nNotes int
+	head   int
 }
 
+// noteRing is how many recent steps a session's messages show.
+const noteRing = 4
+
 type attachBalance struct {
-	sessions []*ptyBalance
-	clock    awakeClock // AttachSettle is main's, counted in awake time
+	sessions []*ptyBalance // in first-seen order: overdue reports the first
+	// index finds a session's entry (lookup only; a closed session's entry
+	// stays, so a workspace that opens sessions all day has dozens), and
+	// last is the entry last found.
+	index map[string]*ptyBalance
+	last  *ptyBalance
+	// unsettled counts the sessions with a mismatch (since >= 0), and
+	// earliest is at most the least of their sinceAwake: while the awake
+	// clock is within AttachSettle of it, none is overdue and the scan is
+	// skipped (the checker is fed every event).
+	unsettled int
+	earliest  time.Duration
+	clock     awakeClock // AttachSettle is main's, counted in awake time
 }
 
 // attachBalance declares no kinds (sim.KindObserver): a mismatch becomes overdue on any event.
 func (*attachBalance) Name() string { return PTYAttachBalanced }
 
 func (a *attachBalance) get(session string) *ptyBalance {
-	for _, s := range a.sessions {
-		if s.session == session {
-			return s
-		}
+	if s := a.last; s != nil && s.session == session {
+		return s
 	}
-	s := &ptyBalance{session: session, since: -1}
-	a.sessions = append(a.sessions, s)
+	s := a.index[session]
+	if s == nil {
+		if a.index == nil {
+			a.index = map[string]*ptyBalance{}
+		}
+		s = &ptyBalance{session: session, since: -1}
+		a.sessions = append(a.sessions, s)
+		a.index[session] = s
+	}
+	a.last = s
 	return s
 }
 
@@ -327,21 +352,34 @@ func (n note) String() string {
 
 // mainNote notes one of main's attach/detach steps.
 func (s *ptyBalance) mainNote(ev *sim.Event) {
-	s.note(ev, "")
-	n := &s.notes[len(s.notes)-1]
+	n := s.note(ev, "")
 	n.main, n.kind, n.outcome, n.count = true, ev.Kind, ev.Outcome, ev.Get("count")
 }
 
-func (s *ptyBalance) note(ev *sim.Event, what string) {
+// note records one step, dropping the oldest of a full ring, and returns
+// its entry.
+func (s *ptyBalance) note(ev *sim.Event, what string) *note {
 	pane := ev.Get("pane")
 	if pane == "" {
 		pane = paneID(ev)
 	}
-	if len(s.notes) == 4 {
-		copy(s.notes, s.notes[1:])
-		s.notes = s.notes[:3]
+	i := (s.head + s.nNotes) % noteRing
+	if s.nNotes == noteRing {
+		s.head = (s.head + 1) % noteRing
+	} else {
+		s.nNotes++
 	}
-	s.notes = append(s.notes, note{what: what, pane: pane, at: ev.At})
+	s.notes[i] = note{what: what, pane: pane, at: ev.At}
+	return &s.notes[i]
+}
+
+// recent returns the noted steps, oldest first.
+func (s *ptyBalance) recent() []note {
+	out := make([]note, s.nNotes)
+	for i := range out {
+		out[i] = s.notes[(s.head+i)%noteRing]
+	}
+	return out
 }
 
 func joinNotes(ns []note) string {
@@ -353,24 +391,31 @@ func joinNotes(ns []note) string {
 }
 
 func (a *attachBalance) Observe(ev *sim.Event) *sim.Violation {
-	a.clock.observe(ev)
 	var s *ptyBalance
-	switch {
-	case ev.Actor == "main" && (ev.Kind == "pty.attach" && ev.Outcome == "attached" || ev.Kind == "pty.detach"):
+	switch ev.Kind {
+	case "host.resume":
+		a.clock.observe(ev)
+	case "pty.attach", "pty.detach":
+		if ev.Actor != "main" || ev.Kind == "pty.attach" && ev.Outcome != "attached" {
+			break
+		}
 		s = a.get(ev.Get("session"))
 		s.count = atoi(ev.Get("count"))
 		s.mainNote(ev)
 		if s.count < 0 {
 			return violation(PTYAttachBalanced, "session %s: attach count went negative (%d) at %s", s.session, s.count, at(ev.At))
 		}
-	case ev.Kind == "pane.attach" && ev.Outcome == "attached":
-		s = a.get(ev.Get("session"))
-		s.consumers = append(s.consumers, paneID(ev))
-		s.note(ev, "attached pane")
-	case ev.Kind == "pane.attach" && ev.Outcome == "late-ignored":
-		s = a.get(ev.Get("session"))
-		s.note(ev, "late attach ignored by unmounted pane")
-	case ev.Kind == "pane.unmount":
+	case "pane.attach":
+		switch ev.Outcome {
+		case "attached":
+			s = a.get(ev.Get("session"))
+			s.consumers = append(s.consumers, paneID(ev))
+			s.note(ev, "attached pane")
+		case "late-ignored":
+			s = a.get(ev.Get("session"))
+			s.note(ev, "late attach ignored by unmounted pane")
+		}
+	case "pane.unmount":
 		s = a.get(ev.Get("session"))
 		for i, c := range s.consumers {
 			if c == paneID(ev) {
@@ -384,17 +429,34 @@ func (a *attachBalance) Observe(ev *sim.Event) *sim.Violation {
 		if s.count != len(s.consumers) {
 			if s.since < 0 {
 				s.since, s.sinceAwake = ev.At, a.clock.awake(ev.At)
+				if a.unsettled == 0 || s.sinceAwake < a.earliest {
+					a.earliest = s.sinceAwake
+				}
+				a.unsettled++
 			}
-		} else {
+		} else if s.since >= 0 {
 			s.since = -1
+			a.unsettled--
 		}
+	}
+	if a.unsettled == 0 || a.clock.awake(ev.At)-a.earliest <= AttachSettle {
+		return nil // none is overdue (the scan would find none)
 	}
 	return a.overdue(ev.At, false)
 }
 
+// overdue reports the first session whose mismatch has outlasted
+// AttachSettle at now, and otherwise makes earliest exact again.
 func (a *attachBalance) overdue(now time.Duration, end bool) *sim.Violation {
+	earliest, found := time.Duration(0), false
 	for _, s := range a.sessions {
-		if s.since < 0 || a.clock.awake(now)-s.sinceAwake <= AttachSettle {
+		if s.since < 0 {
+			continue
+		}
+		if a.clock.awake(now)-s.sinceAwake <= AttachSettle {
+			if !found || s.sinceAwake < earliest {
+				earliest, found = s.sinceAwake, true
+			}
 			continue
 		}
 		panes := "none"
@@ -411,8 +473,9 @@ func (a *attachBalance) overdue(now time.Duration, end bool) *sim.Violation {
 		}
 		return violation(PTYAttachBalanced,
 			"session %s: main %s %d PTY reference(s) but attached panes are [%s] since %s, still at %s%s; recent: %s",
-			s.session, what, s.count, panes, at(s.since), at(now), suffix, joinNotes(s.notes))
+			s.session, what, s.count, panes, at(s.since), at(now), suffix, joinNotes(s.recent()))
 	}
+	a.earliest = earliest
 	return nil
 }
 
@@ -598,7 +661,15 @@ func (w *spawnWatch) deadline() time.Duration {
 type wedgedReplaced struct {
 	mounted []paneOf // mounted panes
 	watch   []*spawnWatch
+	// due is at most the earliest deadline of a shown watch (a deadline
+	// only moves later, by a host sleep): until an event passes it, none
+	// is overdue and the scan is skipped (the checker is fed every event).
+	// Zero, as built, means unknown: the first event scans.
+	due time.Duration
 }
+
+// noDeadline is wedgedReplaced.due with no shown watch.
+const noDeadline = time.Duration(1<<63 - 1)
 
 // paneOf is a pane and its session.
 type paneOf struct{ pane, session string }
@@ -624,31 +695,45 @@ func (w *wedgedReplaced) drop(backend string) {
 	}
 }
 
-func (w *wedgedReplaced) Observe(ev *sim.Event) *sim.Violation {
-	if slept, ok := hostSlept(ev); ok {
-		// The 31 s are awake time: main's deadline timer is monotonic and
-		// stops while the host sleeps, so every bound moves by the sleep.
-		for _, s := range w.watch {
-			s.slept += slept
-		}
+// shown lowers due to s's deadline once a pane shows it.
+func (w *wedgedReplaced) shown(s *spawnWatch) {
+	if d := s.deadline(); d < w.due {
+		w.due = d
 	}
-	switch {
-	case ev.Actor == "main" && ev.Kind == "start" && ev.Outcome == "live":
-		s := &spawnWatch{session: ev.Get("session"), backend: ev.Get("backend"), live: ev.At, shown: -1}
-		if p := w.shownBy(s.session); p != "" {
-			s.shown, s.shownBy = ev.At, p
+}
+
+func (w *wedgedReplaced) Observe(ev *sim.Event) *sim.Violation {
+	switch ev.Kind {
+	case "host.resume":
+		if slept, ok := hostSlept(ev); ok {
+			// The 31 s are awake time: main's deadline timer is monotonic and
+			// stops while the host sleeps, so every bound moves by the sleep.
+			for _, s := range w.watch {
+				s.slept += slept
+			}
 		}
-		w.watch = append(w.watch, s)
-	case becameInteractive(ev), backendGone(ev):
-		w.drop(ev.Get("backend"))
-	case ev.Kind == "pane.mount":
+	case "start":
+		if ev.Actor == "main" && ev.Outcome == "live" {
+			s := &spawnWatch{session: ev.Get("session"), backend: ev.Get("backend"), live: ev.At, shown: -1}
+			if p := w.shownBy(s.session); p != "" {
+				s.shown, s.shownBy = ev.At, p
+				w.shown(s)
+			}
+			w.watch = append(w.watch, s)
+		}
+	case "screen", "prompt", "kill", "exit":
+		if becameInteractive(ev) || backendGone(ev) {
+			w.drop(ev.Get("backend"))
+		}
+	case "pane.mount":
 		w.mounted = append(w.mounted, paneOf{paneID(ev), ev.Get("session")})
 		for _, s := range w.watch {
 			if s.session == ev.Get("session") && s.shown < 0 {
 				s.shown, s.shownBy = ev.At, paneID(ev)
+				w.shown(s)
 			}
 		}
-	case ev.Kind == "pane.unmount":
+	case "pane.unmount":
 		for i, m := range w.mounted {
 			if m == (paneOf{paneID(ev), ev.Get("session")}) {
 				w.mounted = append(w.mounted[:i], w.mounted[i+1:]...)
@@ -656,11 +741,21 @@ func (w *wedgedReplaced) Observe(ev *sim.Event) *sim.Violation {
 			}
 		}
 	}
+	if ev.At <= w.due {
+		return nil // no shown watch is past its deadline (the scan would find none)
+	}
+	due := noDeadline
 	for _, s := range w.watch {
-		if s.shown >= 0 && ev.At > s.deadline() {
+		if s.shown < 0 {
+			continue
+		}
+		d := s.deadline()
+		if ev.At > d {
 			return w.fail(s, ev.At, false)
 		}
+		due = min(due, d)
 	}
+	w.due = due
 	return nil
 }
 
@@ -937,8 +1032,9 @@ func (w work) label() string {
 }
 
 type noReapLive struct {
-	work     []work   // bounded: ended work older than ReapIdleAfter is dropped
+	work     []work   // bounded: ended work older than ReapIdleAfter is dropped (prune)
 	attached []paneOf // attached panes
+	pruneAt  int      // len(work) at which begin prunes
 }
 
 func (*noReapLive) Name() string { return NoReapOfLiveWork }
@@ -949,7 +1045,28 @@ func (*noReapLive) ObservedKinds() []string { return noReapLiveKinds }
 var noReapLiveKinds = joinKinds([]string{"turn.start", "turn.end", "prompt", "bg.start", "bg.end", "pane.attach", "pane.unmount", "kill"}, backendGoneKinds)
 
 func (n *noReapLive) begin(backend, what, job string, at time.Duration) {
+	if len(n.work) >= n.pruneAt {
+		n.prune(at)
+	}
 	n.work = append(n.work, work{backend: backend, what: what, job: job, start: at, end: -1})
+}
+
+// prune drops the work that ended ReapIdleAfter or more before now: no
+// later kill can be judged against it (judge reports work still running or
+// ended less than ReapIdleAfter before the kill), and finish looks only at
+// running work. Without it a backend that is never stopped kept every turn
+// of the day, and every finish scanned them. pruneAt, twice what is left,
+// keeps the pruning amortized O(1) per piece of work.
+func (n *noReapLive) prune(now time.Duration) {
+	kept := n.work[:0]
+	for _, w := range n.work {
+		if w.end < 0 || now-w.end < ReapIdleAfter {
+			kept = append(kept, w)
+		}
+	}
+	clear(n.work[len(kept):])
+	n.work = kept
+	n.pruneAt = max(2*len(kept), 16)
 }
 
 func (n *noReapLive) finish(backend, what, job string, at time.Duration) {
