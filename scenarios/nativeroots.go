@@ -85,24 +85,29 @@ func (w *T3World) wireNativeRoots(b *browser.ServerBrowser) {
 	}
 	// epoch invalidates the up-timer of a connection that ended early.
 	epoch := 0
-	var cycle func()
-	goAway := func() {
+	// The callbacks are bound once per wiring, not per connection; an
+	// up-timer is an epochCheck carrying the epoch it was armed in.
+	var cycle, goAway, reconnect, upEnd func()
+	goAway = func() {
 		epoch++
 		h.Disconnect()
-		w.env.After(r.Duration("host-away", 2*time.Second, 3*time.Minute), func() {
-			if alive() {
-				b.ConnectNativeHost(h)
-				cycle()
-			}
-		})
+		w.env.After(r.Duration("host-away", 2*time.Second, 3*time.Minute), reconnect)
+	}
+	reconnect = func() {
+		if alive() {
+			b.ConnectNativeHost(h)
+			cycle()
+		}
+	}
+	upEnd = func() {
+		if alive() && !w.env.Healing && h.Connected {
+			goAway()
+		}
 	}
 	cycle = func() {
-		e := epoch
-		w.env.After(r.Duration("host-up", 2*time.Minute, 45*time.Minute), func() {
-			if e == epoch && alive() && !w.env.Healing && h.Connected {
-				goAway()
-			}
-		})
+		c := w.epochChecks.New()
+		*c = epochCheck{armed: epoch, epoch: &epoch, then: upEnd}
+		w.env.RunAfter(r.Duration("host-up", 2*time.Minute, 45*time.Minute), c)
 	}
 	h.Close = func(_ *browser.NativePage, _ int, answer func(string)) {
 		veto := !w.env.Healing && r.Chance("close-veto", sim.Per(1, 6))
@@ -141,4 +146,18 @@ func (w *T3World) wireNativeRoots(b *browser.ServerBrowser) {
 		})
 	}
 	cycle()
+}
+
+// epochCheck is an event that runs then if *epoch is still the epoch it
+// was armed in (a timer of a connection that ended early does nothing).
+type epochCheck struct {
+	armed int
+	epoch *int
+	then  func()
+}
+
+func (c *epochCheck) Run() {
+	if c.armed == *c.epoch {
+		c.then()
+	}
 }

@@ -59,6 +59,7 @@ type T3World struct {
 	// hostActivity, bound once.
 	turnEnds       sim.Slab[turnEnd]
 	hostActivityFn func()
+	epochChecks    sim.Slab[epochCheck] // native hosts' up-timers
 
 	// Faults configures the fault loop.
 	Faults FaultMix

@@ -228,7 +228,8 @@ func (d *DesktopHost) Focus(on bool) {
 // current tab and is reported to the broker.
 func (d *DesktopHost) OpenTab(threadID string) string {
 	d.nextTab++
-	tab := string(strconv.AppendInt(append(append([]byte("ptab_"), d.ClientID...), '_'), int64(d.nextTab), 10))
+	var tb [64]byte
+	tab := d.env.Str().Bytes(strconv.AppendInt(append(append(append(tb[:0], "ptab_"...), d.ClientID...), '_'), int64(d.nextTab), 10))
 	d.tabs = append(d.tabs, hostTab{thread: threadID, tab: tab, opened: d.env.Now()})
 	d.env.Emit(d.actor(), "host.tab-open", "", sim.A("client", d.ClientID), sim.A("thread", threadID), sim.A("tab", tab))
 	if d.conn != nil && d.broker != nil {

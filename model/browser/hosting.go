@@ -250,23 +250,36 @@ func abortOutcome(sig *Signal) string {
 // wait is one cancellable step of a preparation: done(false) after hold
 // (never, with never), or done(true) at once when sig aborts first.
 func (b *ServerBrowser) wait(hold time.Duration, never bool, sig *Signal, done func(cancelled bool)) {
-	ended := false
-	end := func(cancelled bool) {
-		if ended {
-			return
-		}
-		ended = true
-		done(cancelled)
-	}
 	if sig.Aborted {
-		end(true)
+		done(true)
 		return
 	}
-	sig.listeners = append(sig.listeners, func() { end(true) })
+	s := &waitStep{done: done}
+	sig.listeners = append(sig.listeners, s.abort)
 	if !never {
-		b.env.After(hold, func() { end(false) })
+		b.env.RunAfter(hold, s) // its own event: the hold's end
 	}
 }
+
+// waitStep is one wait in flight: done runs once, with the first of the
+// hold's end (Run) and the signal's abort.
+type waitStep struct {
+	done  func(cancelled bool)
+	ended bool
+}
+
+func (s *waitStep) end(cancelled bool) {
+	if s.ended {
+		return
+	}
+	s.ended = true
+	s.done(cancelled)
+}
+
+// Run ends the wait at the end of its hold.
+func (s *waitStep) Run() { s.end(false) }
+
+func (s *waitStep) abort() { s.end(true) }
 
 // preparedNav is a navigation after its preparation: the local URL, the
 // browser URL the page goes to, and the credential to exchange first.

@@ -400,6 +400,7 @@ type Orchestrator struct {
 	// has not flushed.
 	unflushedTasks []*store.Task
 	uuids          int
+	childEnds      sim.Slab[childEnd] // armChild's events
 
 	// Interrupt interrupts the active run of a thread; it reports whether
 	// there was one.
@@ -1133,19 +1134,30 @@ func (o *Orchestrator) armChild(t *store.Task) {
 	if t.CompletesAt == 0 {
 		t.CompletesAt = o.env.Now() + o.ChildDuration()
 	}
-	o.env.After(t.CompletesAt-o.env.Now(), func() {
-		if o.dead || t.Status != store.TaskRunning {
-			return
-		}
-		status := store.TaskCompleted
-		if o.ChildFails() {
-			status = store.TaskFailed
-		}
-		if status == store.TaskCompleted {
-			t.Summary = "answer to: " + t.Text
-		}
-		o.settle(t, status)
-	})
+	c := o.childEnds.New()
+	*c = childEnd{o: o, t: t}
+	o.env.RunAfter(t.CompletesAt-o.env.Now(), c)
+}
+
+// childEnd is the end of a delegated child's work (armChild), its own event.
+type childEnd struct {
+	o *Orchestrator
+	t *store.Task
+}
+
+func (c *childEnd) Run() {
+	o, t := c.o, c.t
+	if o.dead || t.Status != store.TaskRunning {
+		return
+	}
+	status := store.TaskCompleted
+	if o.ChildFails() {
+		status = store.TaskFailed
+	}
+	if status == store.TaskCompleted {
+		t.Summary = "answer to: " + t.Text
+	}
+	o.settle(t, status)
 }
 
 func (o *Orchestrator) settle(t *store.Task, status string) {
