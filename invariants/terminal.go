@@ -89,7 +89,7 @@ func init() {
 		Property: "main's agent PTY attach count equals its live attach references: a detach lowers it only by releasing a reference the same client took and still holds (detach is idempotent per client and attach)",
 		Source:   "agent-code SessionManager.attachAgentPty doc comment (null takes no reference, '' holds one; the count is per consumer) and AgentTerminalLeaf.tsx (only detach what we attached); qwen-code PR #7386 ledger tests",
 		Reports:  []catalog.Report{"QwenLM/qwen-code#7385"},
-		New:      func() sim.Checker { return &detachOwnRef{refs: map[string][]string{}} }})
+		New:      func() sim.Checker { return &detachOwnRef{refs: map[string]*[]string{}} }})
 	register(Info{Name: NoReapOfLiveWork, Group: catalog.TerminalSession,
 		Property: "an idle reaper (a kill no owner asked for) never kills a session while a pane is attached to it or its turn, prompt or a background job runs, nor within 5 min of such work ending",
 		Source:   "nebula PR #80 (the reaper spares a running background job and restarts the idle clock when it ends; RUNNING and NEEDS FEEDBACK are spared); issue 14's no destruction of live, user-visible work without an owner's request",
@@ -867,7 +867,9 @@ func (c *composerInput) Finish(end time.Duration) *sim.Violation {
 // --- pty-detach-releases-own-reference ---
 
 type detachOwnRef struct {
-	refs map[string][]string // session -> client (pane) of each attach reference main took
+	// refs: session -> client (pane) of each attach reference main took,
+	// appended to and cut in place (no map store per step).
+	refs map[string]*[]string
 }
 
 func (*detachOwnRef) Name() string { return PTYDetachOwnReference }
@@ -884,13 +886,21 @@ func (d *detachOwnRef) Observe(ev *sim.Event) *sim.Violation {
 	session, pane := ev.Get("session"), ev.Get("pane")
 	switch {
 	case ev.Kind == "pty.attach" && ev.Outcome == "attached":
-		d.refs[session] = append(d.refs[session], pane)
+		held := d.refs[session]
+		if held == nil {
+			held = new([]string)
+			d.refs[session] = held
+		}
+		*held = append(*held, pane)
 	case ev.Kind == "pty.detach" && (ev.Outcome == "decremented" || ev.Outcome == "released"):
-		refs := d.refs[session]
-		for i, r := range refs {
-			if r == pane {
-				d.refs[session] = append(refs[:i], refs[i+1:]...) // in place: nothing else holds refs
-				return nil
+		var refs []string
+		if held := d.refs[session]; held != nil {
+			refs = *held
+			for i, r := range refs {
+				if r == pane {
+					*held = append(refs[:i], refs[i+1:]...) // in place: nothing else holds refs
+					return nil
+				}
 			}
 		}
 		holders := "none"
@@ -1079,6 +1089,23 @@ func (n *noReapLive) finish(backend, what, job string, at time.Duration) {
 }
 
 func (n *noReapLive) Observe(ev *sim.Event) *sim.Violation {
+	// The panes' events, most of those observed, first: they read no
+	// backend.
+	switch ev.Kind {
+	case "pane.attach":
+		if ev.Outcome == "attached" {
+			n.attached = append(n.attached, paneOf{paneID(ev), ev.Get("session")})
+		}
+		return nil
+	case "pane.unmount":
+		for i, a := range n.attached {
+			if a == (paneOf{paneID(ev), ev.Get("session")}) {
+				n.attached = append(n.attached[:i], n.attached[i+1:]...)
+				break
+			}
+		}
+		return nil
+	}
 	backend := ev.Get("backend")
 	switch {
 	case isAgent(ev) && ev.Kind == "turn.start":
@@ -1093,15 +1120,6 @@ func (n *noReapLive) Observe(ev *sim.Event) *sim.Violation {
 		n.begin(backend, "background job", ev.Get("job"), ev.At)
 	case isAgent(ev) && ev.Kind == "bg.end":
 		n.finish(backend, "background job", ev.Get("job"), ev.At)
-	case ev.Kind == "pane.attach" && ev.Outcome == "attached":
-		n.attached = append(n.attached, paneOf{paneID(ev), ev.Get("session")})
-	case ev.Kind == "pane.unmount":
-		for i, a := range n.attached {
-			if a == (paneOf{paneID(ev), ev.Get("session")}) {
-				n.attached = append(n.attached[:i], n.attached[i+1:]...)
-				break
-			}
-		}
 	case ev.Actor == "main" && ev.Kind == "kill" && ev.Outcome == "killed" && ev.Get("cause") == "detached-idle":
 		return n.judge(ev)
 	case backendGone(ev):

@@ -33,6 +33,8 @@ type pair struct {
 var fastPairs = []pair{
 	{PTYAttachBalanced, func() refChecker { return &attachBalance{} }, func() refChecker { return &refAttachBalance{} }, nil},
 	{WedgedSpawnReplaced, func() refChecker { return &wedgedReplaced{} }, func() refChecker { return &refWedgedReplaced{} }, nil},
+	{PTYDetachOwnReference, func() refChecker { return &detachOwnRef{refs: map[string]*[]string{}} },
+		func() refChecker { return &refDetachOwnRef{refs: map[string][]string{}} }, []int{0, 0, 1, 1, 1, 4, 14}},
 	// Mostly work, so that begin prunes, and kills to judge it.
 	{NoReapOfLiveWork, func() refChecker { return &noReapLive{} }, func() refChecker { return &refNoReapLive{} },
 		[]int{2, 4, 8, 9, 9, 10, 12, 12, 12, 12, 12, 13, 13, 13, 13, 13}},
@@ -57,7 +59,7 @@ func terminalEvent(t *rapid.T, at time.Duration, whats []int) *sim.Event {
 		ev.Actor, ev.Kind, ev.Outcome = "main", "pty.attach", pick("outcome", "attached", "attached", "refused")
 		attrs = append(attrs, sim.A("pane", pane), sim.A("count", pick("count", "-1", "0", "1", "1", "2", "3")))
 	case 1:
-		ev.Actor, ev.Kind, ev.Outcome = "main", "pty.detach", pick("outcome", "detached", "ignored")
+		ev.Actor, ev.Kind, ev.Outcome = "main", "pty.detach", pick("outcome", "decremented", "released", "ignored")
 		attrs = append(attrs, sim.A("pane", pane), sim.A("count", pick("count", "0", "0", "1", "2")))
 	case 2, 3:
 		ev.Actor, ev.Kind, ev.Outcome = "pane/"+pane, "pane.attach", pick("outcome", "attached", "attached", "late-ignored", "failed")
@@ -525,6 +527,37 @@ func (n *refNoReapLive) judge(ev *sim.Event) *sim.Violation {
 			return violation(NoReapOfLiveWork, "the idle reaper killed backend %s of session %s at %s, %s after its %s (from %s) ended at %s: idle less than %s",
 				backend, session, at(ev.At), ev.At-w.end, w.label(), at(w.start), at(w.end), ReapIdleAfter)
 		}
+	}
+	return nil
+}
+
+type refDetachOwnRef struct {
+	refs map[string][]string // session -> client (pane) of each attach reference main took
+}
+
+func (d *refDetachOwnRef) Observe(ev *sim.Event) *sim.Violation {
+	if ev.Actor != "main" {
+		return nil
+	}
+	session, pane := ev.Get("session"), ev.Get("pane")
+	switch {
+	case ev.Kind == "pty.attach" && ev.Outcome == "attached":
+		d.refs[session] = append(d.refs[session], pane)
+	case ev.Kind == "pty.detach" && (ev.Outcome == "decremented" || ev.Outcome == "released"):
+		refs := d.refs[session]
+		for i, r := range refs {
+			if r == pane {
+				d.refs[session] = append(refs[:i], refs[i+1:]...) // in place: nothing else holds refs
+				return nil
+			}
+		}
+		holders := "none"
+		if len(refs) > 0 {
+			holders = strings.Join(refs, ",")
+		}
+		return violation(PTYDetachOwnReference,
+			"pane %s detached session %s's PTY at %s holding no attach reference of its own; main %s the count to %s, taking a reference of [%s]",
+			pane, session, at(ev.At), ev.Outcome, ev.Get("count"), holders)
 	}
 	return nil
 }
