@@ -134,6 +134,7 @@ var (
 // ProbeCounter is a checker that counts probe hits; it never reports a
 // violation.
 type ProbeCounter struct {
+	str   sim.Strings // request keys
 	hits  map[string]int
 	first map[string]uint64 // probe -> seq of the event that first hit it
 	// OnHit, when set, is told of every hit: the probe and the event's
@@ -553,7 +554,7 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 		// is built only for a request seen first.
 		target, seen := p.keyTarget[string(kb)]
 		if !seen {
-			k := string(kb)
+			k := p.str.Bytes(kb)
 			p.keyTarget[k] = targetOf(ev)
 			p.firstCall[k], p.firstAt[k] = cred, p.starts
 			return
