@@ -143,13 +143,10 @@ type ProbeCounter struct {
 	tabCred    map[string]string // tab -> credential that opened it
 	openTabs   []threadTabs      // open agent tabs per thread (by open/close/sweep events)
 	tabThread  map[string]string
-	kb         []byte            // a request key's scratch
-	firstCall  map[string]string // request -> credential of the first attempt
-	firstAt    map[string]int    // request -> server incarnations seen at the first attempt
+	kb         []byte // a request key's scratch
 	starts     int
 	live       liveCredentials
 	waitStart  map[string]time.Duration // task of a wait-mode delegate_task -> when it was accepted
-	keyTarget  map[string]string        // thread, tool and clientRequestId -> the target its first call addressed
 	lastCall   map[string]time.Duration // credential -> last MCP call or issue
 	claude     map[string]bool          // terminal session -> Claude
 	draft      map[string]bool          // terminal session -> a draft is in the composer
@@ -182,6 +179,11 @@ type ProbeCounter struct {
 	tasks     map[string]int
 	openTasks int
 
+	// firstReq is, per request (thread, tool and clientRequestId), its first
+	// call: one map where three (target, credential, starts) were keyed
+	// alike.
+	firstReq map[string]firstRequest
+
 	seq   uint64        // the event being observed (for hit)
 	parts []sim.Checker // Parts, built once
 }
@@ -189,7 +191,7 @@ type ProbeCounter struct {
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, first: map[string]uint64{}, tabCred: map[string]string{},
-		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
+		tabThread: map[string]string{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, firstReq: map[string]firstRequest{},
 		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, starting: map[string]bool{}, runs: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}, delivering: map[string]string{}}
 }
 
@@ -489,6 +491,13 @@ func (p *ProbeCounter) waitChild(ev *sim.Event, hit func(string)) {
 	}
 }
 
+// firstRequest is what the probe counter keeps of a request's first call:
+// the target it addressed, its credential and the server starts seen then.
+type firstRequest struct {
+	target, cred string
+	starts       int
+}
+
 // nodeHeaderTimeout is a Node MCP client's header timeout, 300 s (undici's
 // default; t3code#11168).
 const nodeHeaderTimeout = 5 * time.Minute
@@ -552,21 +561,19 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 		p.kb = kb
 		// Looked up as string(kb), which does not allocate; the key string
 		// is built only for a request seen first.
-		target, seen := p.keyTarget[string(kb)]
+		first, seen := p.firstReq[string(kb)]
 		if !seen {
-			k := p.str.Bytes(kb)
-			p.keyTarget[k] = targetOf(ev)
-			p.firstCall[k], p.firstAt[k] = cred, p.starts
+			p.firstReq[p.str.Bytes(kb)] = firstRequest{target: targetOf(ev), cred: cred, starts: p.starts}
 			return
 		}
-		if !isTargetOf(target, ev) {
+		if !isTargetOf(first.target, ev) {
 			hit(probeKeyReusedForAnotherTarget)
 		}
 		if ev.Get("retry") == "true" {
-			if p.firstCall[string(kb)] != cred {
+			if first.cred != cred {
 				hit(probeRetryCrossedCredentialReissue)
 			}
-			if p.firstAt[string(kb)] != p.starts {
+			if first.starts != p.starts {
 				hit(probeRetryCrossedServerRestart)
 			}
 		}

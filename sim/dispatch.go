@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // Dispatch: which checkers an event feeds. A checker that declares nothing
@@ -44,7 +45,7 @@ type ActorObserver interface {
 // MaxActorPrefixes bounds the distinct actor prefixes the checkers of one
 // trace declare (AddChecker's caller panics at the first Emit beyond it):
 // the trace keeps one feed list per kind for each subset of them.
-const MaxActorPrefixes = 4
+const MaxActorPrefixes = 4 // masks fit a uint8
 
 // Deadliner is implemented by a declaring checker (KindObserver or
 // ActorObserver) whose verdict can also change with time alone: a promise
@@ -250,26 +251,22 @@ func sameDeclarations(a, b []declaration) bool {
 // a pointer compare for a constant kind), the actor mask and the span.
 type kindEntry struct {
 	kind  string
-	mask  uint32
-	valid bool
 	span  feedSpan
+	mask  uint8
+	valid bool
 }
 
 // kindCacheSize is the kind cache's slots (a power of two).
-const kindCacheSize = 64
+const kindCacheSize = 128
 
-// kindSlot hashes kind to a cache slot from its length and a few of its
-// bytes (cheap, and kinds differ in them often enough).
-func kindSlot(kind string) int {
-	n := len(kind)
-	if n == 0 {
-		return 0
-	}
-	h := uint(n)*31 + uint(kind[0])*7 + uint(kind[n-1])*131 + uint(kind[n/2])*17
-	if n > 5 {
-		h += uint(kind[n-3])
-	}
-	return int(h % kindCacheSize)
+// kindSlot picks kind's cache slot from the address of its bytes and its
+// length: model code emits constant kinds, whose addresses are distinct
+// and fixed, so they rarely collide (a kind built at run time only misses
+// more often; the slot never decides what is fed).
+func kindSlot(kind string, mask uint32) int {
+	p := uintptr(unsafe.Pointer(unsafe.StringData(kind))) + uintptr(len(kind))
+	h := p>>3 ^ p>>10 ^ p>>17 ^ uintptr(mask)*0x55
+	return int(h & (kindCacheSize - 1))
 }
 
 // bind attaches the table of the registered checkers and reads every
@@ -301,12 +298,12 @@ func (t *Trace) spanFor(kind, actor string) feedSpan {
 	if len(t.table.prefixes) > 0 {
 		mask = t.table.mask(actor)
 	}
-	slot := &t.recent[(kindSlot(kind)+int(mask)*29)&(kindCacheSize-1)]
-	if slot.valid && slot.mask == mask && slot.kind == kind {
+	slot := &t.recent[kindSlot(kind, mask)]
+	if slot.valid && uint32(slot.mask) == mask && slot.kind == kind {
 		return slot.span
 	}
 	span := t.table.span(kind, mask)
-	*slot = kindEntry{kind: kind, mask: mask, valid: true, span: span}
+	*slot = kindEntry{kind: kind, mask: uint8(mask), valid: true, span: span}
 	return span
 }
 

@@ -80,3 +80,44 @@ func TestHashCanonical_RejectsTruncatedAndOverlong(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, NewKernel(false).Trace().Fingerprint(), empty, "no events: the empty trace's fingerprint")
 }
+
+// fpStringBytewise is fpString's definition: the length, then the bytes
+// in 8-byte little-endian words, the last one zero-padded.
+func fpStringBytewise(h uint64, s string) uint64 {
+	h = fpFold(h, uint64(len(s)))
+	for len(s) > 0 {
+		var w uint64
+		for i := min(len(s), 8) - 1; i >= 0; i-- {
+			w = w<<8 | uint64(s[i])
+		}
+		h = fpFold(h, w)
+		s = s[min(len(s), 8):]
+	}
+	return h
+}
+
+// TestFpString_MatchesBytewise: the word-loading fpString folds the same
+// words as the byte-wise definition, for every length to 40 and random
+// bytes (zero and high bytes included), from random states.
+func TestFpString_MatchesBytewise(t *testing.T) {
+	p := NewPRNG(11)
+	for n := 0; n <= 40; n++ {
+		for trial := 0; trial < 200; trial++ {
+			b := make([]byte, n)
+			for i := range b {
+				switch p.Below(4) {
+				case 0:
+					b[i] = 0
+				case 1:
+					b[i] = 0xff
+				default:
+					b[i] = byte(p.Below(256))
+				}
+			}
+			h := p.Below(1 << 62)
+			if got, want := fpString(h, string(b)), fpStringBytewise(h, string(b)); got != want {
+				t.Fatalf("len %d %x: fpString %x, byte-wise %x", n, b, got, want)
+			}
+		}
+	}
+}
