@@ -225,6 +225,8 @@ func (r *retryOriginal) Observe(ev *sim.Event) *sim.Violation {
 
 type keysScoped struct {
 	owner map[string]string // command -> request key that created it
+	kb    []byte            // the key's scratch
+	str   sim.Strings       // the values of owner
 }
 
 func (*keysScoped) Name() string { return RequestKeysScopedPerThread }
@@ -242,6 +244,15 @@ func (s *keysScoped) key(ev *sim.Event) string {
 	return ev.Get("thread") + " " + ev.Kind + " -"
 }
 
+// appendKey appends key(ev) to buf (compared as string(k) without
+// allocating; copied into str only to be kept).
+func (s *keysScoped) appendKey(buf []byte, ev *sim.Event) []byte {
+	if k, ok := appendRequestKey(buf, ev); ok {
+		return k
+	}
+	return append(append(append(buf, ev.Get("thread")...), ' '), ev.Kind+" -"...)
+}
+
 func (s *keysScoped) Observe(ev *sim.Event) *sim.Violation {
 	if !isToolEvent(ev) || !orchestratorTools[ev.Kind] {
 		return nil
@@ -250,12 +261,13 @@ func (s *keysScoped) Observe(ev *sim.Event) *sim.Violation {
 	switch ev.Outcome {
 	case "accepted":
 		if _, ok := s.owner[cmd]; !ok {
-			s.owner[cmd] = s.key(ev)
+			s.kb = s.appendKey(s.kb[:0], ev)
+			s.owner[cmd] = s.str.Bytes(s.kb)
 		}
 	case "replayed":
-		k := s.key(ev)
+		s.kb = s.appendKey(s.kb[:0], ev)
 		orig, ok := s.owner[cmd]
-		if !ok || orig == k {
+		if !ok || orig == string(s.kb) {
 			return nil
 		}
 		return violation(RequestKeysScopedPerThread,
