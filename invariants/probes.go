@@ -138,17 +138,17 @@ type ProbeCounter struct {
 	first map[string]uint64 // probe -> seq of the event that first hit it
 	// OnHit, when set, is told of every hit: the probe and the event's
 	// sequence number.
-	OnHit      func(probe string, seq uint64)
-	tabCred    map[string]string // tab -> credential that opened it
-	openTabs   []threadTabs      // open agent tabs per thread (by open/close/sweep events)
-	tabThread  map[string]string
-	kb         []byte            // a request key's scratch
-	firstCall  map[string]string // request -> credential of the first attempt
-	firstAt    map[string]int    // request -> server incarnations seen at the first attempt
+	OnHit     func(probe string, seq uint64)
+	tabCred   map[string]string // tab -> credential that opened it
+	openTabs  []threadTabs      // open agent tabs per thread (by open/close/sweep events)
+	tabThread map[string]string
+	kb        []byte // a request key's scratch
+	// firstCalls: thread, tool and clientRequestId -> the request's first
+	// attempt (one map where three were looked up on every call).
+	firstCalls map[string]firstCall
 	starts     int
 	live       liveCredentials
 	waitStart  map[string]time.Duration // task of a wait-mode delegate_task -> when it was accepted
-	keyTarget  map[string]string        // thread, tool and clientRequestId -> the target its first call addressed
 	lastCall   map[string]time.Duration // credential -> last MCP call or issue
 	claude     map[string]bool          // terminal session -> Claude
 	draft      map[string]bool          // terminal session -> a draft is in the composer
@@ -185,10 +185,17 @@ type ProbeCounter struct {
 	parts []sim.Checker // Parts, built once
 }
 
+// firstCall is a request's first attempt: the target it addressed, its
+// credential and the server starts seen by then.
+type firstCall struct {
+	target, cred string
+	starts       int
+}
+
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, first: map[string]uint64{}, tabCred: map[string]string{},
-		tabThread: map[string]string{}, firstCall: map[string]string{}, firstAt: map[string]int{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, keyTarget: map[string]string{},
+		tabThread: map[string]string{}, firstCalls: map[string]firstCall{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{},
 		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, starting: map[string]bool{}, runs: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}, delivering: map[string]string{}}
 }
 
@@ -551,21 +558,19 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 		p.kb = kb
 		// Looked up as string(kb), which does not allocate; the key string
 		// is built only for a request seen first.
-		target, seen := p.keyTarget[string(kb)]
+		first, seen := p.firstCalls[string(kb)]
 		if !seen {
-			k := string(kb)
-			p.keyTarget[k] = targetOf(ev)
-			p.firstCall[k], p.firstAt[k] = cred, p.starts
+			p.firstCalls[string(kb)] = firstCall{target: targetOf(ev), cred: cred, starts: p.starts}
 			return
 		}
-		if !isTargetOf(target, ev) {
+		if !isTargetOf(first.target, ev) {
 			hit(probeKeyReusedForAnotherTarget)
 		}
 		if ev.Get("retry") == "true" {
-			if p.firstCall[string(kb)] != cred {
+			if first.cred != cred {
 				hit(probeRetryCrossedCredentialReissue)
 			}
-			if p.firstAt[string(kb)] != p.starts {
+			if first.starts != p.starts {
 				hit(probeRetryCrossedServerRestart)
 			}
 		}
