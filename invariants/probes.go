@@ -138,14 +138,11 @@ type ProbeCounter struct {
 	first map[string]uint64 // probe -> seq of the event that first hit it
 	// OnHit, when set, is told of every hit: the probe and the event's
 	// sequence number.
-	OnHit     func(probe string, seq uint64)
-	tabCred   map[string]string // tab -> credential that opened it
-	openTabs  []threadTabs      // open agent tabs per thread (by open/close/sweep events)
-	tabThread map[string]string
-	kb        []byte // a request key's scratch
-	// firstCalls: thread, tool and clientRequestId -> the request's first
-	// attempt (one map where three were looked up on every call).
-	firstCalls map[string]firstCall
+	OnHit      func(probe string, seq uint64)
+	tabCred    map[string]string // tab -> credential that opened it
+	openTabs   []threadTabs      // open agent tabs per thread (by open/close/sweep events)
+	tabThread  map[string]string
+	kb         []byte // a request key's scratch
 	starts     int
 	live       liveCredentials
 	waitStart  map[string]time.Duration // task of a wait-mode delegate_task -> when it was accepted
@@ -181,21 +178,19 @@ type ProbeCounter struct {
 	tasks     map[string]int
 	openTasks int
 
+	// firstReq is, per request (thread, tool and clientRequestId), its first
+	// call: one map where three (target, credential, starts) were keyed
+	// alike.
+	firstReq map[string]firstRequest
+
 	seq   uint64        // the event being observed (for hit)
 	parts []sim.Checker // Parts, built once
-}
-
-// firstCall is a request's first attempt: the target it addressed, its
-// credential and the server starts seen by then.
-type firstCall struct {
-	target, cred string
-	starts       int
 }
 
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
 	return &ProbeCounter{hits: map[string]int{}, first: map[string]uint64{}, tabCred: map[string]string{},
-		tabThread: map[string]string{}, firstCalls: map[string]firstCall{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{},
+		tabThread: map[string]string{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, firstReq: map[string]firstRequest{},
 		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, starting: map[string]bool{}, runs: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}, delivering: map[string]string{}}
 }
 
@@ -495,6 +490,13 @@ func (p *ProbeCounter) waitChild(ev *sim.Event, hit func(string)) {
 	}
 }
 
+// firstRequest is what the probe counter keeps of a request's first call:
+// the target it addressed, its credential and the server starts seen then.
+type firstRequest struct {
+	target, cred string
+	starts       int
+}
+
 // nodeHeaderTimeout is a Node MCP client's header timeout, 300 s (undici's
 // default; t3code#11168).
 const nodeHeaderTimeout = 5 * time.Minute
@@ -558,9 +560,9 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 		p.kb = kb
 		// Looked up as string(kb), which does not allocate; the key string
 		// is built only for a request seen first.
-		first, seen := p.firstCalls[string(kb)]
+		first, seen := p.firstReq[string(kb)]
 		if !seen {
-			p.firstCalls[string(kb)] = firstCall{target: targetOf(ev), cred: cred, starts: p.starts}
+			p.firstReq[string(kb)] = firstRequest{target: targetOf(ev), cred: cred, starts: p.starts}
 			return
 		}
 		if !isTargetOf(first.target, ev) {

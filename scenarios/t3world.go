@@ -528,11 +528,6 @@ func (w *T3World) boot() {
 			return w.rand.Duration("open-latency", 300*time.Millisecond, 8*time.Second)
 		},
 	})
-	// Sized for the world's users (not the store's threads, which delegated
-	// children add to all day): each may hold a credential and connect a
-	// desktop host after the boot.
-	w.srv.Registry.Expect(len(w.Users))
-	w.srv.Broker.Expect(len(w.Users))
 	w.wirePage(w.srv.Browser)
 	w.wireProfiles(w.srv.Browser)
 	w.wireDesktopProfiles(w.srv.Browser)

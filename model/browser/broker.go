@@ -370,16 +370,6 @@ func NewBroker(env *model.Env) *Broker {
 		byKey: map[string]*assignment{}}
 }
 
-// Expect sizes a fresh broker's host index for about n hosts (a world's
-// thread count bounds its desktop hosts), so that every host reconnecting
-// after a boot of a large world does not grow it one insert at a time. It
-// changes no answer and does nothing once a host connected.
-func (b *Broker) Expect(n int) {
-	if len(b.byClient) == 0 {
-		b.byClient = make(map[string]*Host, n)
-	}
-}
-
 // Connect registers a host (acquireConnection): a fresh connectionId, the
 // stream's first event is "connected"; ops nil means the V1 operations. A
 // host reconnecting with the same clientId replaces the old connection,

@@ -226,17 +226,6 @@ func NewRegistry(env *model.Env) *Registry {
 		byToken: map[string]*Credential{}, byID: map[string]*Credential{}, byThread: map[string][]*Credential{}}
 }
 
-// Expect sizes a fresh registry's indexes for the credentials of about n
-// threads (a world's thread count), so that the first minutes of a boot of
-// a large world do not grow them one insert at a time. It changes no answer
-// and does nothing once a credential was issued.
-func (r *Registry) Expect(n int) {
-	if len(r.byToken) > 0 || len(r.byID) > 0 || len(r.byThread) > 0 {
-		return
-	}
-	r.byToken, r.byID, r.byThread = make(map[string]*Credential, n), make(map[string]*Credential, n), make(map[string][]*Credential, n)
-}
-
 // expiry is the earliest instant at which c can expire under the registry's
 // settings: once now passes it.
 func (r *Registry) expiry(c *Credential) time.Duration {

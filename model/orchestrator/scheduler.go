@@ -153,9 +153,6 @@ func (o *Orchestrator) newSchedule(s *store.Schedule) {
 // with DurableScheduleFires the poll alone (after releasing rows left
 // 'running'); without it, the catch-up first.
 func (o *Orchestrator) StartScheduler() {
-	if len(o.armed) == 0 { // sized once for every row (it holds the timed ones)
-		o.armed = make(map[string]int, len(o.st.Schedules))
-	}
 	now := o.env.Now()
 	p := o.env.Profile
 	for _, s := range o.st.Schedules {
