@@ -96,7 +96,8 @@ type execution struct {
 }
 
 type oneEffect struct {
-	kb    []byte // the request key's scratch
+	kb    []byte      // the request key's scratch
+	str   sim.Strings // the keys of first
 	first map[string]execution
 	// lastReissue says, per thread, what last replaced its credential.
 	lastReissue map[string]string
@@ -165,7 +166,7 @@ func (o *oneEffect) Observe(ev *sim.Event) *sim.Violation {
 	e := execution{at: ev.At, cred: ev.Get("cred"), command: ev.Get("command")}
 	prev, seen := o.first[string(k)]
 	if !seen {
-		o.first[string(k)] = e
+		o.first[o.str.Bytes(k)] = e
 		return nil
 	}
 	path := o.lastReissue[ev.Get("thread")]
@@ -188,6 +189,7 @@ func (o *oneEffect) Observe(ev *sim.Event) *sim.Violation {
 
 type retryOriginal struct {
 	kb    []byte            // the request key's scratch
+	str   sim.Strings       // the keys of first
 	first map[string]string // request key -> result of the first execution
 }
 
@@ -210,7 +212,7 @@ func (r *retryOriginal) Observe(ev *sim.Event) *sim.Violation {
 	res := ev.Get("result")
 	first, seen := r.first[string(k)]
 	if !seen {
-		r.first[string(k)] = res
+		r.first[r.str.Bytes(k)] = res
 		return nil
 	}
 	if res == first {

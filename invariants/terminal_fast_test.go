@@ -102,8 +102,10 @@ func verdict(v *sim.Violation) string {
 }
 
 func TestFedEveryEvent_JudgeAsTheScanDid(t *testing.T) {
-	steps := rapid.SampledFrom([]time.Duration{0, time.Millisecond, 100 * time.Millisecond, 500 * time.Millisecond,
-		time.Second, 1200 * time.Millisecond, 5 * time.Second, 31 * time.Second, 40 * time.Second, 6 * time.Minute})
+	// Steps of a nanosecond and of the bounds themselves put events on a
+	// deadline and just past it.
+	steps := rapid.SampledFrom([]time.Duration{0, time.Nanosecond, time.Millisecond, 100 * time.Millisecond, 500 * time.Millisecond,
+		AttachSettle, AttachSettle, 1200 * time.Millisecond, 5 * time.Second, WedgeReplaceBy, WedgeReplaceBy, 40 * time.Second, 6 * time.Minute})
 	for _, p := range fastPairs {
 		t.Run(p.name, func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {

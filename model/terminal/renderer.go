@@ -2,7 +2,6 @@ package terminal
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -76,10 +75,14 @@ type wake struct {
 type Renderer struct {
 	app *App
 	env *model.Env
-	// runtimes are the sessions' runtimes, found by a scan: a workspace has
-	// a handful of sessions, and a string-keyed map lookup on every poll,
-	// act and attach was the model's costliest map.
-	runtimes []sessionRuntime
+	// runtimes are the sessions' runtimes, by session (lookup only). A
+	// closed session's runtime is dropped, but a late answer from main
+	// (its kill's exit, a readiness notice) creates it again, so a
+	// workspace that opens and closes agents all day holds dozens: a scan
+	// was most of every readiness poll. rtLast is the entry last looked up
+	// (a poll, act or attach mostly asks for the same session again).
+	runtimes map[string]*Runtime
+	rtLast   sessionRuntime
 	wakes    map[string]*wake
 	// guard is Fixed(GuardedWake), read once (every mount, attach and
 	// unmount asks).
@@ -112,7 +115,7 @@ func newRenderer(app *App) *Renderer {
 		View: View{Surface: SurfaceEditor, Tabs: 1}, guard: app.Profile().Fixed(GuardedWake)}
 }
 
-// sessionRuntime is one entry of Renderer.runtimes.
+// sessionRuntime is a session and its runtime (Renderer.rtLast).
 type sessionRuntime struct {
 	session string
 	rt      *Runtime
@@ -126,19 +129,27 @@ func (r *Renderer) guarded() bool { return r.guard }
 
 // Runtime returns session's runtime, creating an empty one.
 func (r *Renderer) Runtime(session string) *Runtime {
-	for i := range r.runtimes {
-		if sameID(r.runtimes[i].session, session) {
-			return r.runtimes[i].rt
-		}
+	if l := &r.rtLast; l.rt != nil && sameID(l.session, session) {
+		return l.rt
 	}
-	rt := &Runtime{}
-	r.runtimes = append(r.runtimes, sessionRuntime{session, rt})
+	rt := r.runtimes[session]
+	if rt == nil {
+		if r.runtimes == nil {
+			r.runtimes = map[string]*Runtime{}
+		}
+		rt = &Runtime{}
+		r.runtimes[session] = rt
+	}
+	r.rtLast = sessionRuntime{session, rt}
 	return rt
 }
 
 // dropRuntime forgets session's runtime (a closed pane's session).
 func (r *Renderer) dropRuntime(session string) {
-	r.runtimes = slices.DeleteFunc(r.runtimes, func(x sessionRuntime) bool { return x.session == session })
+	delete(r.runtimes, session)
+	if sameID(r.rtLast.session, session) {
+		r.rtLast = sessionRuntime{}
+	}
 }
 
 // needsWake is the post-#597 gate: not started, or exited.
