@@ -3,6 +3,7 @@ package invariants
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/orchsim/orchsim/catalog"
 	"github.com/orchsim/orchsim/sim"
@@ -74,8 +75,40 @@ func (h *handleBeforeTimeout) Observe(ev *sim.Event) *sim.Violation {
 }
 
 // resultField returns the value of name in a result attribute
-// ("task=X child=Y ...").
+// ("task=X child=Y ..."): of the first field, split as strings.Fields
+// splits, that is name=VALUE. An ASCII result (every one the models write)
+// is split at its ASCII spaces in one pass; any other goes through
+// resultFieldSlow, the definition (TestResultField_MatchesFields).
 func resultField(result, name string) string {
+	start := -1 // the current field's first byte, or -1 between fields
+	for i := 0; i <= len(result); i++ {
+		c := byte(' ')
+		if i < len(result) {
+			c = result[i]
+		}
+		switch {
+		case c >= utf8.RuneSelf:
+			return resultFieldSlow(result, name)
+		case asciiSpace[c]:
+			if start >= 0 {
+				if v, ok := strings.CutPrefix(result[start:i], name); ok && strings.HasPrefix(v, "=") {
+					return v[1:]
+				}
+			}
+			start = -1
+		case start < 0:
+			start = i
+		}
+	}
+	return ""
+}
+
+// asciiSpace holds the ASCII bytes unicode.IsSpace (and so strings.Fields)
+// splits at.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+// resultFieldSlow is resultField's definition.
+func resultFieldSlow(result, name string) string {
 	for f := range strings.FieldsSeq(result) {
 		if v, ok := strings.CutPrefix(f, name); ok && strings.HasPrefix(v, "=") {
 			return v[1:]

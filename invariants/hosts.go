@@ -154,18 +154,19 @@ func (n *notRechosen) Observe(ev *sim.Event) *sim.Violation {
 	if ev.Actor != "broker" && ev.Kind != "server.start" {
 		return nil
 	}
-	key := ev.Get("client") + "\x00" + ev.Get("conn")
+	var kb [96]byte // looked up as string(key), which does not allocate
+	key := append(append(append(kb[:0], ev.Get("client")...), 0), ev.Get("conn")...)
 	switch ev.Kind {
 	case "server.start":
 		clear(n.suspect)
 	case "host.deadline-missed":
-		if _, ok := n.suspect[key]; !ok {
-			n.suspect[key] = missedDeadline{request: ev.Get("request"), thread: ev.Get("thread"), op: ev.Get("op"), at: ev.At}
+		if _, ok := n.suspect[string(key)]; !ok {
+			n.suspect[string(key)] = missedDeadline{request: ev.Get("request"), thread: ev.Get("thread"), op: ev.Get("op"), at: ev.At}
 		}
 	case "host.respond", "host.disconnect":
-		delete(n.suspect, key)
+		delete(n.suspect, string(key))
 	case "host.request":
-		if m, ok := n.suspect[key]; ok {
+		if m, ok := n.suspect[string(key)]; ok {
 			return violation(TimedOutHostNotRechosen,
 				"host %s (connection %s) left request %s (%s of thread %s) unanswered past its deadline at %s and has answered nothing since; request %s (%s of thread %s) was routed to it at %s",
 				ev.Get("client"), ev.Get("conn"), m.request, m.op, m.thread, at(m.at), ev.Get("request"), ev.Get("op"), ev.Get("thread"), at(ev.At))

@@ -134,6 +134,7 @@ var (
 // ProbeCounter is a checker that counts probe hits; it never reports a
 // violation.
 type ProbeCounter struct {
+	str   sim.Strings // request keys
 	hits  map[string]int
 	first map[string]uint64 // probe -> seq of the event that first hit it
 	// OnHit, when set, is told of every hit: the probe and the event's
@@ -562,7 +563,7 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 		// is built only for a request seen first.
 		first, seen := p.firstReq[string(kb)]
 		if !seen {
-			p.firstReq[string(kb)] = firstRequest{target: targetOf(ev), cred: cred, starts: p.starts}
+			p.firstReq[p.str.Bytes(kb)] = firstRequest{target: targetOf(ev), cred: cred, starts: p.starts}
 			return
 		}
 		if !isTargetOf(first.target, ev) {

@@ -96,7 +96,8 @@ type execution struct {
 }
 
 type oneEffect struct {
-	kb    []byte // the request key's scratch
+	kb    []byte      // the request key's scratch
+	str   sim.Strings // the keys of first
 	first map[string]execution
 	// lastReissue says, per thread, what last replaced its credential.
 	lastReissue map[string]string
@@ -165,7 +166,7 @@ func (o *oneEffect) Observe(ev *sim.Event) *sim.Violation {
 	e := execution{at: ev.At, cred: ev.Get("cred"), command: ev.Get("command")}
 	prev, seen := o.first[string(k)]
 	if !seen {
-		o.first[string(k)] = e
+		o.first[o.str.Bytes(k)] = e
 		return nil
 	}
 	path := o.lastReissue[ev.Get("thread")]
@@ -188,6 +189,7 @@ func (o *oneEffect) Observe(ev *sim.Event) *sim.Violation {
 
 type retryOriginal struct {
 	kb    []byte            // the request key's scratch
+	str   sim.Strings       // the keys of first
 	first map[string]string // request key -> result of the first execution
 }
 
@@ -210,7 +212,7 @@ func (r *retryOriginal) Observe(ev *sim.Event) *sim.Violation {
 	res := ev.Get("result")
 	first, seen := r.first[string(k)]
 	if !seen {
-		r.first[string(k)] = res
+		r.first[r.str.Bytes(k)] = res
 		return nil
 	}
 	if res == first {
@@ -223,6 +225,8 @@ func (r *retryOriginal) Observe(ev *sim.Event) *sim.Violation {
 
 type keysScoped struct {
 	owner map[string]string // command -> request key that created it
+	kb    []byte            // the key's scratch
+	str   sim.Strings       // the values of owner
 }
 
 func (*keysScoped) Name() string { return RequestKeysScopedPerThread }
@@ -240,6 +244,15 @@ func (s *keysScoped) key(ev *sim.Event) string {
 	return ev.Get("thread") + " " + ev.Kind + " -"
 }
 
+// appendKey appends key(ev) to buf (compared as string(k) without
+// allocating; copied into str only to be kept).
+func (s *keysScoped) appendKey(buf []byte, ev *sim.Event) []byte {
+	if k, ok := appendRequestKey(buf, ev); ok {
+		return k
+	}
+	return append(append(append(buf, ev.Get("thread")...), ' '), ev.Kind+" -"...)
+}
+
 func (s *keysScoped) Observe(ev *sim.Event) *sim.Violation {
 	if !isToolEvent(ev) || !orchestratorTools[ev.Kind] {
 		return nil
@@ -248,12 +261,13 @@ func (s *keysScoped) Observe(ev *sim.Event) *sim.Violation {
 	switch ev.Outcome {
 	case "accepted":
 		if _, ok := s.owner[cmd]; !ok {
-			s.owner[cmd] = s.key(ev)
+			s.kb = s.appendKey(s.kb[:0], ev)
+			s.owner[cmd] = s.str.Bytes(s.kb)
 		}
 	case "replayed":
-		k := s.key(ev)
+		s.kb = s.appendKey(s.kb[:0], ev)
 		orig, ok := s.owner[cmd]
-		if !ok || orig == k {
+		if !ok || orig == string(s.kb) {
 			return nil
 		}
 		return violation(RequestKeysScopedPerThread,

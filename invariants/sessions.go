@@ -100,6 +100,7 @@ type firstRun struct {
 
 type runPerMessage struct {
 	first map[string]firstRun // thread and message -> its first run
+	str   sim.Strings         // the keys of first
 }
 
 func (*runPerMessage) Name() string { return OneRunPerMessage }
@@ -113,10 +114,11 @@ func (r *runPerMessage) Observe(ev *sim.Event) *sim.Violation {
 	if ev.Actor != "server" || ev.Kind != "run.start" || ev.Get("message") == "" {
 		return nil
 	}
-	k := ev.Get("thread") + " " + ev.Get("message")
-	f, seen := r.first[k]
+	var kb [128]byte // looked up as string(k), which does not allocate
+	k := append(append(append(kb[:0], ev.Get("thread")...), ' '), ev.Get("message")...)
+	f, seen := r.first[string(k)]
 	if !seen {
-		r.first[k] = firstRun{run: ev.Get("run"), at: ev.At}
+		r.first[r.str.Bytes(k)] = firstRun{run: ev.Get("run"), at: ev.At}
 		return nil
 	}
 	return violation(OneRunPerMessage,

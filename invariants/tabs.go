@@ -155,6 +155,7 @@ type deadCred struct {
 type revokedDenied struct {
 	dead   map[string]deadCred
 	issued []string
+	str    sim.Strings // the hows of dead
 }
 
 func (*revokedDenied) Name() string { return RevokedCredentialDenied }
@@ -173,7 +174,8 @@ func (r *revokedDenied) Observe(ev *sim.Event) *sim.Violation {
 	case ev.Kind == "credential.issue":
 		r.issued = append(r.issued, ev.Get("cred"))
 	case ev.Kind == "credential.revoke" || ev.Kind == "credential.expire":
-		r.dead[ev.Get("cred")] = deadCred{at: ev.At, how: ev.Kind + " (" + ev.Get("cause") + ")"}
+		var hb [96]byte
+		r.dead[ev.Get("cred")] = deadCred{at: ev.At, how: r.str.Bytes(append(append(append(append(hb[:0], ev.Kind...), " ("...), ev.Get("cause")...), ')'))}
 	case ev.Kind == "server.start":
 		// Every credential of the previous process died with it.
 		for _, c := range r.issued {

@@ -169,6 +169,7 @@ type adoption struct {
 
 type liveAgent struct {
 	started     map[string]string // wake -> pane that started it
+	str         sim.Strings       // the values of started
 	adopted     map[string]adoption
 	interactive map[string]time.Duration
 }
@@ -187,7 +188,8 @@ func (l *liveAgent) Observe(ev *sim.Event) *sim.Violation {
 			l.interactive[ev.Get("backend")] = ev.At
 		}
 	case ev.Actor == "renderer" && ev.Kind == "wake" && ev.Outcome == "":
-		l.started[ev.Get("wake")] = ev.Get("caller") + " by " + orNone(ev.Get("by"))
+		var sb [96]byte
+		l.started[ev.Get("wake")] = l.str.Bytes(append(append(append(sb[:0], ev.Get("caller")...), " by "...), orNone(ev.Get("by"))...))
 	case ev.Actor == "renderer" && ev.Kind == "wake.recover" && ev.Get("disposition") == "adopted":
 		l.adopted[ev.Get("wake")] = adoption{session: ev.Get("session"), backend: ev.Get("backend"),
 			by: l.started[ev.Get("wake")], at: ev.At}

@@ -177,6 +177,11 @@ type impatience struct {
 
 func (p *impatience) Run() {
 	u, s, run := p.u, p.s, p.run
+	// Done once it ran: drop the record's server. The slab's current
+	// array (up to 16 records a user made) stays reachable from the user,
+	// and every record in it kept a dead server, with its registry,
+	// orchestrator and manager, alive until the array filled up.
+	*p = impatience{}
 	if s.Dead() || s.Store.Thread(u.Thread).ActiveRunID != run {
 		return
 	}
