@@ -48,6 +48,8 @@ type Kernel struct {
 	runFiring func()
 	// asleep is the virtual time spent in host suspends (Suspend).
 	asleep time.Duration
+	// ghosts are the keys of events made ghosts (Ghost), a min-heap.
+	ghosts []key
 }
 
 var _ Clock = (*Kernel)(nil)
@@ -79,7 +81,7 @@ func (k *Kernel) Executed() uint64 { return k.executed }
 
 // Pending returns how many events are queued.
 func (k *Kernel) Pending() int {
-	n := len(k.queue) - heapBase
+	n := len(k.queue) - heapBase + len(k.ghosts)
 	if k.firing != nil && !k.firing.armed {
 		n-- // the firing timer's entry: it is not pending any more
 	}
@@ -286,6 +288,12 @@ func (k *Kernel) Run(lim Limits) (end EndReason) {
 			return EndViolation
 		}
 		next := k.next()
+		if len(k.ghosts) > 0 && k.ghostNext(next) {
+			if end, stop := k.runGhost(lim); stop {
+				return end
+			}
+			continue
+		}
 		if next == nil {
 			return k.finish(EndQuiescent)
 		}
@@ -308,6 +316,10 @@ func (k *Kernel) Run(lim Limits) (end EndReason) {
 func (k *Kernel) Step() (ran bool) {
 	k.mustNotBeFiring("Step")
 	next := k.next()
+	if len(k.ghosts) > 0 && k.ghostNext(next) {
+		k.fireGhost()
+		return true
+	}
 	if next == nil {
 		return false
 	}
@@ -330,7 +342,11 @@ func (k *Kernel) RunUntil(t time.Duration) bool {
 	k.mustNotBeFiring("RunUntil")
 	for {
 		next := k.next()
-		if next == nil || next.at > t {
+		if len(k.ghosts) > 0 && k.ghostNext(next) {
+			if k.ghosts[0].at > t {
+				break
+			}
+		} else if next == nil || next.at > t {
 			break
 		}
 		if k.trace.Stopped() {
@@ -561,6 +577,9 @@ func (k *Kernel) Suspend(d time.Duration) {
 	for i := heapBase; i < len(k.queue); i++ {
 		k.queue[i].at += d
 		k.owner[k.queue[i].slot].t.key.at += d
+	}
+	for i := range k.ghosts {
+		k.ghosts[i].at += d
 	}
 	if k.firing != nil && k.firing.armed {
 		k.rearm.at += d
