@@ -1,7 +1,6 @@
 package invariants
 
 import (
-	"slices"
 	"strings"
 	"time"
 
@@ -263,20 +262,6 @@ func newOneCredential() *oneCredential {
 	return &oneCredential{byThread: map[string][]*liveCred{}, byCred: map[string][]*liveCred{}}
 }
 
-// dropLiveCred removes entry c from m[key], dropping key when none
-// is left.
-func dropLiveCred(m map[string][]*liveCred, key string, c *liveCred) {
-	list := m[key]
-	if i := slices.Index(list, c); i >= 0 {
-		list = slices.Delete(list, i, i+1)
-	}
-	if len(list) == 0 {
-		delete(m, key)
-	} else {
-		m[key] = list
-	}
-}
-
 func (*oneCredential) Name() string { return OneLiveCredentialPerThread }
 
 // ObservedKinds implements sim.KindObserver.
@@ -293,8 +278,8 @@ func (o *oneCredential) Observe(ev *sim.Event) *sim.Violation {
 		cred := ev.Get("cred")
 		if list := o.byCred[cred]; len(list) > 0 {
 			c := list[0]
-			dropLiveCred(o.byCred, cred, c)
-			dropLiveCred(o.byThread, c.thread, c)
+			sim.Unindex(o.byCred, cred, c)
+			sim.Unindex(o.byThread, c.thread, c)
 		}
 	case "credential.issue":
 		thread, caps := ev.Get("thread"), ev.Get("caps")

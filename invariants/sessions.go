@@ -1,7 +1,6 @@
 package invariants
 
 import (
-	"slices"
 	"time"
 
 	"github.com/orchsim/orchsim/catalog"
@@ -201,15 +200,7 @@ func (c *childOwed) Observe(ev *sim.Event) *sim.Violation {
 		c.settled[task] = true
 		if o, owed := c.children[task]; owed {
 			delete(c.children, task)
-			tasks := c.byParent[o.parent]
-			if i := slices.Index(tasks, task); i >= 0 {
-				tasks = slices.Delete(tasks, i, i+1)
-			}
-			if len(tasks) == 0 {
-				delete(c.byParent, o.parent)
-			} else {
-				c.byParent[o.parent] = tasks
-			}
+			sim.Unindex(c.byParent, o.parent, task)
 		}
 	case ev.Actor == "psm" && ev.Kind == "session.release":
 		session := ev.Get("providerSessionId")
@@ -230,17 +221,7 @@ func (c *childOwed) Observe(ev *sim.Event) *sim.Violation {
 	return nil
 }
 
-func (c *childOwed) drop(session, thread string) {
-	threads := c.attached[session]
-	if i := slices.Index(threads, thread); i >= 0 {
-		threads = slices.Delete(threads, i, i+1)
-		if len(threads) == 0 {
-			delete(c.attached, session)
-		} else {
-			c.attached[session] = threads
-		}
-	}
-}
+func (c *childOwed) drop(session, thread string) { sim.Unindex(c.attached, session, thread) }
 
 // ResumeBindsStoredNative and ResumeCursorFindsConversation are written
 // from the resume contract of T3's provider sessions: a thread's history

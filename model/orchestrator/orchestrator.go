@@ -1083,7 +1083,11 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 			!(o.env.Profile.Has(ReceiptChecksCallerOnly) && r.ThreadID == caller) {
 			return Answer{Outcome: ErrCommandIDConflict, CommandID: commandID}
 		}
-		return Answer{Outcome: Replayed, CommandID: commandID, Result: r.Result}
+		a := Answer{Outcome: Replayed, CommandID: commandID}
+		if r.Result != nil {
+			a.Result = *r.Result
+		}
+		return a
 	}
 	if o.FailCommand != nil && o.FailCommand(commandID) {
 		return Answer{Outcome: ErrDispatch, CommandID: commandID}
@@ -1093,7 +1097,7 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 		return Answer{Outcome: ErrDispatch, CommandID: commandID}
 	}
 	rec := store.NewRow(&o.st.Rows.Receipts, store.Receipt{CommandID: commandID, ThreadID: caller, Tool: c.Tool,
-		Key: c.ClientRequestID, Aggregate: aggregate, Status: store.ReceiptAccepted, Result: res})
+		Key: c.ClientRequestID, Aggregate: aggregate, Status: store.ReceiptAccepted, Result: store.NewRow(&o.st.Rows.Results, res)})
 	o.st.Receipts = append(o.st.Receipts, rec)
 	if o.env.Profile.Has(ReceiptWriteBehind) {
 		// The wrong fix: the effect is committed now, its receipt sits in

@@ -11,7 +11,6 @@ package provider
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -954,15 +953,7 @@ func (m *Manager) releaseEntryDetail(e *Entry, reason, detail string) (persisted
 	for i, x := range m.entries {
 		if x == e {
 			m.entries = append(m.entries[:i], m.entries[i+1:]...)
-			list := m.byID[e.ID]
-			if j := slices.Index(list, e); j >= 0 {
-				list = slices.Delete(list, j, j+1)
-			}
-			if len(list) == 0 {
-				delete(m.byID, e.ID)
-			} else {
-				m.byID[e.ID] = list
-			}
+			sim.Unindex(m.byID, e.ID, e)
 			break
 		}
 	}
