@@ -347,18 +347,18 @@ type TabStatus struct {
 
 // ServerBrowser is the in-process browser host (preferred host).
 type ServerBrowser struct {
-	env     *model.Env
-	rand    *sim.Rand
-	epoch   string
-	tabs    []*Tab
+	env   *model.Env
+	rand  *sim.Rand
+	epoch string
+	tabs  []*Tab
 	// byThread groups tabs by thread, in tabs' order: tabs[:grouped] are
 	// in it, later ones join on the next threadTabs (tabs are appended in
 	// many places; dropTab takes a grouped tab out). Looked up only.
 	byThread map[string][]*Tab
 	grouped  int
 	nextTab  int
-	sweep   sim.Timer
-	dead    bool
+	sweep    sim.Timer
+	dead     bool
 	// DesktopFor says whether the desktop app will render a new tab of
 	// thread, and after how long it attaches (<= DesktopAttachTimeout).
 	DesktopFor func(threadID string) (bool, time.Duration)

@@ -356,7 +356,7 @@ type Manager struct {
 	entries []*Entry
 	// byID indexes entries by ID, each list in entries order (looked up
 	// only: Entry).
-	byID    map[string][]*Entry
+	byID map[string][]*Entry
 	// touched lists, by thread, the live entries that ever had the thread
 	// attached or a credential recorded for it (a superset of those that
 	// have it now; released entries leave on the next look): heldElsewhere
