@@ -11,6 +11,7 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
