@@ -453,15 +453,6 @@ type entry struct {
 // 64-byte cache line when the array is line-aligned (large ones are).
 const heapBase = 3
 
-// less orders two queued entries by key; only events at the same instant
-// need the rest of the key.
-func (k *Kernel) less(a, b *entry) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return k.owner[a.slot].t.key.less(k.owner[b.slot].t.key)
-}
-
 // push queues t under its armed key.
 func (k *Kernel) push(t *KernelTimer) {
 	var id int32
@@ -524,7 +515,7 @@ func (k *Kernel) up(i int) {
 	e := q[i]
 	for i > heapBase {
 		parent := (i-heapBase-1)/4 + heapBase
-		if !k.less(&e, &q[parent]) {
+		if pat := q[parent].at; e.at > pat || e.at == pat && !k.tieLess(e.slot, q[parent].slot) {
 			break
 		}
 		q[i] = q[parent]
@@ -536,6 +527,8 @@ func (k *Kernel) up(i int) {
 }
 
 // down sifts the entry at i towards the leaves; it reports whether it moved.
+// The least child's time is kept in a register; only entries at the same
+// instant compare the rest of their keys (tieLess).
 func (k *Kernel) down(i int) bool {
 	q := k.queue
 	e := q[i]
@@ -546,13 +539,27 @@ func (k *Kernel) down(i int) bool {
 		if first >= n {
 			break
 		}
-		best := first
-		for c := first + 1; c < min(first+4, n); c++ {
-			if k.less(&q[c], &q[best]) {
-				best = c
+		best, bat := first, q[first].at
+		if first+3 < n {
+			// A full node, unrolled: one bounds check for its four children.
+			c := q[first : first+4 : first+4]
+			if at := c[1].at; at < bat || at == bat && k.tieLess(c[1].slot, q[best].slot) {
+				best, bat = first+1, at
+			}
+			if at := c[2].at; at < bat || at == bat && k.tieLess(c[2].slot, q[best].slot) {
+				best, bat = first+2, at
+			}
+			if at := c[3].at; at < bat || at == bat && k.tieLess(c[3].slot, q[best].slot) {
+				best, bat = first+3, at
+			}
+		} else {
+			for c := first + 1; c < n; c++ {
+				if at := q[c].at; at < bat || at == bat && k.tieLess(q[c].slot, q[best].slot) {
+					best, bat = c, at
+				}
 			}
 		}
-		if !k.less(&q[best], &e) {
+		if bat > e.at || bat == e.at && !k.tieLess(q[best].slot, e.slot) {
 			break
 		}
 		q[i] = q[best]
@@ -562,6 +569,12 @@ func (k *Kernel) down(i int) bool {
 	q[i] = e
 	k.pos[e.slot] = int32(i)
 	return i != start
+}
+
+// tieLess orders the queued entries of slots a and b whose times are equal
+// by the rest of their timers' keys.
+func (k *Kernel) tieLess(a, b int32) bool {
+	return k.owner[a].t.key.less(k.owner[b].t.key)
 }
 
 // Suspend is a host suspend of d: the whole host freezes, so nothing runs
