@@ -428,7 +428,7 @@ type Orchestrator struct {
 	// The world sets it; the draws come from orchestrator/scheduler.
 	Scheduling bool
 	sched      *sim.Rand
-	armed      map[string]int // schedule -> generation of its slot timer
+	armed      []int32 // by store.ScheduleSlot of a schedule's id: the generation of its slot timer
 	// Deliveries turns delegated completion delivery on (delivery.go):
 	// cohorts, reservations, wake offers and delivery runs. Off (the
 	// default), a task's Delivery is one flag.
@@ -464,7 +464,7 @@ const actor = "orchestrator"
 // New returns the orchestrator of a server process over st.
 func New(env *model.Env, st *store.Store) *Orchestrator {
 	o := &Orchestrator{env: env, rand: env.Rand(actor), nested: env.Rand(actor + "/nested"), st: st,
-		sched: env.Rand(actor + "/scheduler"), armed: map[string]int{}, started: env.Now()}
+		sched: env.Rand(actor + "/scheduler"), started: env.Now()}
 	o.life = &orchLife{o}
 	o.ChildDuration = func() time.Duration { return o.rand.Duration("child-duration", 30*time.Second, 90*time.Minute) }
 	o.ChildFails = func() bool { return o.rand.Chance("child-fails", sim.Per(1, 10)) }

@@ -186,8 +186,12 @@ func (o *Orchestrator) arm(s *store.Schedule) {
 	if !s.Enabled || s.NextRunAt < 0 {
 		return
 	}
-	o.armed[s.ID]++
-	gen := o.armed[s.ID]
+	slot := o.st.ScheduleSlot(s)
+	if slot >= len(o.armed) {
+		o.armed = slices.Grow(o.armed, slot+1-len(o.armed))[:slot+1] // never shrunk: the new entries are zero
+	}
+	o.armed[slot]++
+	gen := o.armed[slot]
 	due := s.NextRunAt
 	if due < o.started {
 		due = o.started
@@ -196,7 +200,7 @@ func (o *Orchestrator) arm(s *store.Schedule) {
 	life := o.life
 	o.env.After(o.started+ticks*SchedulerPoll-o.env.Now(), func() {
 		o := life.o // nil: the process died (o.dead)
-		if o == nil || o.dead || o.armed[s.ID] != gen {
+		if o == nil || o.dead || o.armed[slot] != gen {
 			return
 		}
 		o.runDue(s)
