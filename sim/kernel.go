@@ -97,7 +97,27 @@ func (k *Kernel) AfterFunc(d time.Duration, f func()) Timer {
 
 // Schedule runs f d from now; it is AfterFunc without a handle to keep.
 func (k *Kernel) Schedule(d time.Duration, f func()) {
+	if t := k.reusable(); t != nil {
+		k.owner[t.slot].fn = f
+		t.fn = f
+		k.arm(t, d)
+		return
+	}
 	k.arm(k.pooled(f), d)
+}
+
+// reusable returns the firing timer if the event being scheduled can take
+// it over: a timer of Schedule or ScheduleRun (no one holds it) that its
+// callback has not re-armed yet. Its entry, still queued, is then re-keyed
+// when the callback returns (one sift) instead of removed and a new one
+// pushed (two). The new event's key, its tie-break draw and Executed are
+// the same either way: arm gives the key, and the queue orders by key
+// alone.
+func (k *Kernel) reusable() *KernelTimer {
+	if t := k.firing; t != nil && t.pooled && !t.armed {
+		return t
+	}
+	return nil
 }
 
 // Runner is an event that is its own callback: a value the caller has
@@ -110,8 +130,17 @@ func (k *Kernel) ScheduleRun(d time.Duration, r Runner) {
 	if k.runFiring == nil {
 		k.runFiring = k.runRunner
 	}
-	t := k.pooled(k.runFiring)
-	k.arm(t, d) // a pooled timer is never the firing one: arm pushes it
+	t := k.reusable()
+	if t != nil {
+		// runRunner took the slot's Runner before calling it, so the slot
+		// is free for r.
+		k.owner[t.slot].fn = k.runFiring
+		t.fn = k.runFiring
+		k.arm(t, d)
+	} else {
+		t = k.pooled(k.runFiring)
+		k.arm(t, d) // not the firing timer: arm pushes it
+	}
 	for int(t.slot) >= len(k.runs) {
 		k.runs = append(k.runs, nil)
 	}
