@@ -1,6 +1,7 @@
 package invariants
 
 import (
+	"slices"
 	"time"
 
 	"github.com/orchsim/orchsim/catalog"
@@ -28,7 +29,7 @@ func init() {
 		Property: "after task_cancel answers for a task, every task delegated under it is terminal within a minute: none keeps running or completes afterwards",
 		Source:   "OrchestratorMcpService.cancelTask at t3code@04058804 (\"Cancelling stops the child and every task under it\"; stopDelegatedTasks)",
 		Reports:  []catalog.Report{"anthropics/claude-code#95138"},
-		New:      func() sim.Checker { return &cancelTree{index: map[string]int{}} }})
+		New:      func() sim.Checker { return &cancelTree{index: map[string]int{}, children: map[string][]int32{}} }})
 }
 
 type taskNode struct {
@@ -49,6 +50,12 @@ type taskNode struct {
 type cancelTree struct {
 	nodes []taskNode // creation order; a slice keeps the checker free of map ranges
 	index map[string]int
+	// children lists, by parent task id, the nodes (indexes into nodes,
+	// in creation order) whose parent it is: a cancel walks down from its
+	// task instead of walking up from every node (nodes' parents never
+	// change; a parent of "" is none and is not listed).
+	children map[string][]int32
+	stack    []descent // scratch of the walk down
 	// pending counts the running tasks an ancestor's cancel should have
 	// stopped, so most events skip the scan.
 	pending int
@@ -86,22 +93,48 @@ func (c *cancelTree) add(id, parent string, at time.Duration) {
 		return
 	}
 	c.index[id] = len(c.nodes)
+	if parent != "" {
+		c.children[parent] = append(c.children[parent], int32(len(c.nodes)))
+	}
 	c.nodes = append(c.nodes, taskNode{id: id, parent: parent, created: at, running: true})
 }
 
-// under reports whether n's ancestors include root.
-func (c *cancelTree) under(n taskNode, root string) bool {
-	for depth := 0; n.parent != "" && depth < 64; depth++ {
-		if n.parent == root {
-			return true
-		}
-		i, ok := c.index[n.parent]
-		if !ok {
-			return false
-		}
-		n = c.nodes[i]
+// descent is a node reached walking down from a cancelled task, and its
+// distance from that task.
+type descent struct {
+	node  int32
+	depth int
+}
+
+// cancelUnder marks every running, not yet cancelled task under root (a
+// task whose ancestors within under's 64 steps include root): the nodes
+// under would accept, found from root's children down, each reached at
+// most 64 steps from root. Marking does not change what under accepts,
+// so the order of the walk does not matter.
+func (c *cancelTree) cancelUnder(root, by string, at time.Duration) {
+	if root == "" {
+		return
 	}
-	return false
+	st := c.stack[:0]
+	for _, i := range c.children[root] {
+		st = append(st, descent{i, 1})
+	}
+	for len(st) > 0 {
+		d := st[len(st)-1]
+		st = st[:len(st)-1]
+		n := &c.nodes[d.node]
+		if n.running && n.cancelledBy == "" {
+			n.cancelledBy, n.cancelledAt, n.by = root, at, by
+			n.cancelledAwake = c.clock.awake(at)
+			c.pending++
+		}
+		if d.depth < 64 {
+			for _, i := range c.children[n.id] {
+				st = append(st, descent{i, d.depth + 1})
+			}
+		}
+	}
+	c.stack = st
 }
 
 func (c *cancelTree) Observe(ev *sim.Event) *sim.Violation {
@@ -125,15 +158,7 @@ func (c *cancelTree) Observe(ev *sim.Event) *sim.Violation {
 			}
 		}
 	case isToolEvent(ev) && ev.Kind == "task_cancel" && (ev.Outcome == "accepted" || ev.Outcome == "replayed"):
-		root := ev.Get("task")
-		for i := range c.nodes {
-			n := &c.nodes[i]
-			if n.running && n.cancelledBy == "" && c.under(*n, root) {
-				n.cancelledBy, n.cancelledAt, n.by = root, ev.At, ev.Get("thread")
-				n.cancelledAwake = c.clock.awake(ev.At)
-				c.pending++
-			}
-		}
+		c.cancelUnder(ev.Get("task"), ev.Get("thread"), ev.At)
 	}
 	return c.overdue(ev.At, false)
 }
@@ -174,6 +199,18 @@ type nestedTasks struct {
 	parent    map[string]string
 	live      map[string]bool
 	stoppedAt map[string]time.Duration
+	// children lists, by parent task id, the ids whose parent (as parent
+	// holds it now) it is; "" is none and is not listed. A cancel walks
+	// down from its task instead of up from every id delegated so far.
+	children map[string][]string
+	stack    []nestedDescent // scratch of the walk down
+}
+
+// nestedDescent is an id reached walking down from a cancelled task, and
+// its distance from that task.
+type nestedDescent struct {
+	id    string
+	depth int
 }
 
 func (n *nestedTasks) observe(ev *sim.Event, hit func(string)) {
@@ -181,27 +218,60 @@ func (n *nestedTasks) observe(ev *sim.Event, hit func(string)) {
 	case ev.Actor == "orchestrator" && ev.Kind == "task.delegated":
 		if n.parent == nil {
 			n.parent, n.live, n.stoppedAt = map[string]string{}, map[string]bool{}, map[string]time.Duration{}
+			n.children = map[string][]string{}
 		}
-		id := ev.Get("task")
+		id, parent := ev.Get("task"), ev.Get("parent-task")
 		n.ids = append(n.ids, id)
-		n.parent[id], n.live[id] = ev.Get("parent-task"), true
+		if old, had := n.parent[id]; !had || old != parent {
+			if had && old != "" {
+				kids := n.children[old]
+				if i := slices.Index(kids, id); i >= 0 {
+					n.children[old] = slices.Delete(kids, i, i+1)
+				}
+			}
+			if parent != "" {
+				n.children[parent] = append(n.children[parent], id)
+			}
+		}
+		n.parent[id], n.live[id] = parent, true
 	case ev.Actor == "orchestrator" && ev.Kind == "task.settled" && n.live[ev.Get("task")]:
 		n.live[ev.Get("task")] = false
 		if ev.Outcome == "interrupted" {
 			n.stoppedAt[ev.Get("task")] = ev.At
 		}
 	case isToolEvent(ev) && ev.Kind == "task_cancel" && (ev.Outcome == "accepted" || ev.Outcome == "replayed"):
-		root := ev.Get("task")
-		for _, id := range n.ids {
-			if at, stopped := n.stoppedAt[id]; !n.live[id] && !(stopped && at == ev.At) {
-				continue
-			}
-			for p, depth := n.parent[id], 0; p != "" && depth < 64; p, depth = n.parent[p], depth+1 {
-				if p == root {
-					hit(probeCancelWithLiveDescendant)
-					return
-				}
+		if n.liveUnder(ev.Get("task"), ev.At) {
+			hit(probeCancelWithLiveDescendant)
+		}
+	}
+}
+
+// liveUnder reports whether a task delegated under root (root among its
+// ancestors within 64 steps, as parent holds them) is live, or stopped at
+// now: found from root's children down, each id reached at most 64 steps
+// from root.
+func (n *nestedTasks) liveUnder(root string, now time.Duration) bool {
+	if root == "" {
+		return false
+	}
+	st := n.stack[:0]
+	for _, id := range n.children[root] {
+		st = append(st, nestedDescent{id, 1})
+	}
+	found := false
+	for len(st) > 0 {
+		d := st[len(st)-1]
+		st = st[:len(st)-1]
+		if at, stopped := n.stoppedAt[d.id]; n.live[d.id] || stopped && at == now {
+			found = true
+			break
+		}
+		if d.depth < 64 {
+			for _, id := range n.children[d.id] {
+				st = append(st, nestedDescent{id, d.depth + 1})
 			}
 		}
 	}
+	n.stack = st[:0]
+	return found
 }

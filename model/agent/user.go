@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/orchsim/orchsim/model"
-	"github.com/orchsim/orchsim/model/browser"
 	"github.com/orchsim/orchsim/model/server"
 	"github.com/orchsim/orchsim/sim"
 )
@@ -250,12 +249,7 @@ func (u *User) look() {
 		}
 		return
 	}
-	var tabs []*browser.Tab
-	for _, t := range s.Browser.Tabs() {
-		if t.ThreadID == u.Thread {
-			tabs = append(tabs, t)
-		}
-	}
+	tabs := s.Browser.ThreadTabs(u.Thread) // read before Watch
 	if len(tabs) == 0 || !u.rand.Chance("watch", u.habits.Watch) {
 		return
 	}

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -346,13 +347,18 @@ type TabStatus struct {
 
 // ServerBrowser is the in-process browser host (preferred host).
 type ServerBrowser struct {
-	env     *model.Env
-	rand    *sim.Rand
-	epoch   string
-	tabs    []*Tab
-	nextTab int
-	sweep   sim.Timer
-	dead    bool
+	env   *model.Env
+	rand  *sim.Rand
+	epoch string
+	tabs  []*Tab
+	// byThread groups tabs by thread, in tabs' order: tabs[:grouped] are
+	// in it, later ones join on the next threadTabs (tabs are appended in
+	// many places; dropTab takes a grouped tab out). Looked up only.
+	byThread map[string][]*Tab
+	grouped  int
+	nextTab  int
+	sweep    sim.Timer
+	dead     bool
 	// DesktopFor says whether the desktop app will render a new tab of
 	// thread, and after how long it attaches (<= DesktopAttachTimeout).
 	DesktopFor func(threadID string) (bool, time.Duration)
@@ -442,16 +448,45 @@ func (b *ServerBrowser) Kill() {
 		t.Control.Close()
 		b.env.Obligations.Discharge(RegainTab, TabEntity(t.ThreadID, t.TabID))
 	}
-	b.tabs = nil
+	b.tabs, b.byThread, b.grouped = nil, nil, 0
 }
 
 // Tabs returns the open tabs in creation order.
 func (b *ServerBrowser) Tabs() []*Tab { return b.tabs }
 
+// ThreadTabs returns the open tabs of threadID in creation order: those of
+// Tabs whose ThreadID is threadID (a world of 1,000 threads has thousands
+// of tabs). The slice is the browser's: read it before the tabs change.
+func (b *ServerBrowser) ThreadTabs(threadID string) []*Tab { return b.threadTabs(threadID) }
+
+func (b *ServerBrowser) threadTabs(threadID string) []*Tab {
+	for ; b.grouped < len(b.tabs); b.grouped++ {
+		t := b.tabs[b.grouped]
+		if b.byThread == nil {
+			b.byThread = map[string][]*Tab{}
+		}
+		b.byThread[t.ThreadID] = append(b.byThread[t.ThreadID], t)
+	}
+	return b.byThread[threadID]
+}
+
+// dropTab removes tabs[i], from its thread's group too.
+func (b *ServerBrowser) dropTab(i int) {
+	t := b.tabs[i]
+	b.tabs = append(b.tabs[:i], b.tabs[i+1:]...)
+	if i < b.grouped {
+		b.grouped--
+		g := b.byThread[t.ThreadID]
+		if j := slices.Index(g, t); j >= 0 {
+			b.byThread[t.ThreadID] = slices.Delete(g, j, j+1)
+		}
+	}
+}
+
 // Tab returns the tab (threadID, tabID), or nil.
 func (b *ServerBrowser) Tab(threadID, tabID string) *Tab {
-	for _, t := range b.tabs {
-		if t.ThreadID == threadID && t.TabID == tabID {
+	for _, t := range b.threadTabs(threadID) {
+		if t.TabID == tabID {
 			return t
 		}
 	}
@@ -501,7 +536,7 @@ func (b *ServerBrowser) sweepIdle() {
 
 func (b *ServerBrowser) removeAt(i int) {
 	t := b.tabs[i]
-	b.tabs = append(b.tabs[:i], b.tabs[i+1:]...)
+	b.dropTab(i)
 	if t.page == pageOpening {
 		t.closedPending = true // closedPendingTabs: the open discards its page
 	}
@@ -531,8 +566,8 @@ func (b *ServerBrowser) remove(t *Tab) {
 
 func (b *ServerBrowser) owned(threadID, key string) []*Tab {
 	var out []*Tab
-	for _, t := range b.tabs {
-		if t.ThreadID == threadID && t.Control.AgentID == key && !t.pageless() {
+	for _, t := range b.threadTabs(threadID) {
+		if t.Control.AgentID == key && !t.pageless() {
 			out = append(out, t)
 		}
 	}
@@ -552,8 +587,8 @@ func (b *ServerBrowser) live() int {
 
 func (b *ServerBrowser) markUsed(threadID, key string) {
 	now := b.env.Now()
-	for _, t := range b.tabs {
-		if t.ThreadID == threadID && t.Control.AgentID == key {
+	for _, t := range b.threadTabs(threadID) {
+		if t.Control.AgentID == key {
 			t.UsedAt = now
 		}
 	}
@@ -785,8 +820,8 @@ func (b *ServerBrowser) status(threadID, key string, ignoreOwner bool) []TabStat
 		return b.threadStatus(threadID, key)
 	}
 	var out []TabStatus
-	for _, t := range b.tabs {
-		if t.ThreadID == threadID && !t.pageless() && (ignoreOwner || t.Control.MayAct(key)) {
+	for _, t := range b.threadTabs(threadID) {
+		if !t.pageless() && (ignoreOwner || t.Control.MayAct(key)) {
 			out = append(out, TabStatus{TabID: t.TabID, OpenerTabID: t.OpenerTabID, URL: t.URL, ProfileID: t.ProfileID})
 		}
 	}

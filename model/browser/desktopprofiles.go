@@ -163,8 +163,8 @@ func (b *ServerBrowser) retainedHost(req Request) string {
 		}
 	}
 	var newest *Tab
-	for _, t := range b.tabs {
-		if t.ThreadID == req.ThreadID && t.Control.AgentID == req.AgentSessionID && t.DesktopHostID != "" &&
+	for _, t := range b.threadTabs(req.ThreadID) {
+		if t.Control.AgentID == req.AgentSessionID && t.DesktopHostID != "" &&
 			(newest == nil || t.CreatedAt >= newest.CreatedAt) {
 			newest = t
 		}

@@ -222,8 +222,8 @@ func (b *ServerBrowser) nativeStatus(t *Tab, res *Result) {
 // counts no more.
 func (b *ServerBrowser) nativeSessions(threadID, key string) int {
 	n := 0
-	for _, t := range b.tabs {
-		if t.ThreadID == threadID && t.Control.AgentID == key && (!t.pageless() || t.Native != nil) {
+	for _, t := range b.threadTabs(threadID) {
+		if t.Control.AgentID == key && (!t.pageless() || t.Native != nil) {
 			n++
 		}
 	}

@@ -35,8 +35,8 @@ func TabOwner(t *Tab) string {
 // (ties: the earlier tab, as upstream's stable sort keeps it).
 func (b *ServerBrowser) latestThreadTab(threadID, key string) *Tab {
 	var own, other *Tab
-	for _, t := range b.tabs {
-		if t.ThreadID != threadID || t.pageless() {
+	for _, t := range b.threadTabs(threadID) {
+		if t.pageless() {
 			continue
 		}
 		if t.Control.AgentID == key && (own == nil || t.CreatedAt > own.CreatedAt) {
@@ -89,8 +89,8 @@ func (b *ServerBrowser) requireThreadTab(req Request, ignoreOwner bool) (*Tab, s
 // streams it.
 func (b *ServerBrowser) threadStatus(threadID, key string) []TabStatus {
 	var out []TabStatus
-	for _, t := range b.tabs {
-		if t.ThreadID == threadID && !t.pageless() {
+	for _, t := range b.threadTabs(threadID) {
+		if !t.pageless() {
 			out = append(out, TabStatus{TabID: t.TabID, OpenerTabID: t.OpenerTabID, URL: t.URL, ProfileID: t.ProfileID,
 				Owner: TabOwner(t), OwnedByCaller: t.Control.AgentID == key, Visible: t.Watched()})
 		}

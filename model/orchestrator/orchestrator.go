@@ -428,7 +428,7 @@ type Orchestrator struct {
 	// The world sets it; the draws come from orchestrator/scheduler.
 	Scheduling bool
 	sched      *sim.Rand
-	armed      map[string]int // schedule -> generation of its slot timer
+	armed      []int32 // by store.ScheduleSlot of a schedule's id: the generation of its slot timer
 	// Deliveries turns delegated completion delivery on (delivery.go):
 	// cohorts, reservations, wake offers and delivery runs. Off (the
 	// default), a task's Delivery is one flag.
@@ -454,6 +454,11 @@ type Orchestrator struct {
 	// longer keep its whole server reachable until they fire and find it
 	// dead.
 	life *orchLife
+	// armTickets are the tickets of the slot timers armed (some of them
+	// fired), for Kill (ghostArmTimers); armTicketsPruned is how many were
+	// left the last time fired ones were dropped.
+	armTickets       []sim.Ticket
+	armTicketsPruned int
 }
 
 // orchLife points at a live orchestrator; nil once it was killed.
@@ -464,7 +469,7 @@ const actor = "orchestrator"
 // New returns the orchestrator of a server process over st.
 func New(env *model.Env, st *store.Store) *Orchestrator {
 	o := &Orchestrator{env: env, rand: env.Rand(actor), nested: env.Rand(actor + "/nested"), st: st,
-		sched: env.Rand(actor + "/scheduler"), armed: map[string]int{}, started: env.Now()}
+		sched: env.Rand(actor + "/scheduler"), started: env.Now()}
 	o.life = &orchLife{o}
 	o.ChildDuration = func() time.Duration { return o.rand.Duration("child-duration", 30*time.Second, 90*time.Minute) }
 	o.ChildFails = func() bool { return o.rand.Chance("child-fails", sim.Per(1, 10)) }
@@ -476,6 +481,7 @@ func New(env *model.Env, st *store.Store) *Orchestrator {
 func (o *Orchestrator) Kill() {
 	o.dead = true
 	o.life.o = nil
+	o.ghostArmTimers()
 	for _, rec := range o.unflushed {
 		if i := slices.Index(o.st.Receipts, rec); i >= 0 {
 			o.st.Receipts = slices.Delete(o.st.Receipts, i, i+1)
@@ -1083,7 +1089,11 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 			!(o.env.Profile.Has(ReceiptChecksCallerOnly) && r.ThreadID == caller) {
 			return Answer{Outcome: ErrCommandIDConflict, CommandID: commandID}
 		}
-		return Answer{Outcome: Replayed, CommandID: commandID, Result: r.Result}
+		a := Answer{Outcome: Replayed, CommandID: commandID}
+		if r.Result != nil {
+			a.Result = *r.Result
+		}
+		return a
 	}
 	if o.FailCommand != nil && o.FailCommand(commandID) {
 		return Answer{Outcome: ErrDispatch, CommandID: commandID}
@@ -1093,7 +1103,7 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 		return Answer{Outcome: ErrDispatch, CommandID: commandID}
 	}
 	rec := store.NewRow(&o.st.Rows.Receipts, store.Receipt{CommandID: commandID, ThreadID: caller, Tool: c.Tool,
-		Key: c.ClientRequestID, Aggregate: aggregate, Status: store.ReceiptAccepted, Result: res})
+		Key: c.ClientRequestID, Aggregate: aggregate, Status: store.ReceiptAccepted, Result: store.NewRow(&o.st.Rows.Results, res)})
 	o.st.Receipts = append(o.st.Receipts, rec)
 	if o.env.Profile.Has(ReceiptWriteBehind) {
 		// The wrong fix: the effect is committed now, its receipt sits in

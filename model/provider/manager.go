@@ -11,6 +11,7 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -274,6 +275,7 @@ type Entry struct {
 	native      string        // the native conversation a per-thread session is bound to
 	deferred    bool          // the idle release deferred it (a pin) since its last activity
 	subs        []*Subscription
+	seq         int // creation order in its manager: entries' order
 }
 
 // Subscription is a subscriber to an entry's provider event stream.
@@ -355,7 +357,13 @@ type Manager struct {
 	entries []*Entry
 	// byID indexes entries by ID, each list in entries order (looked up
 	// only: Entry).
-	byID    map[string][]*Entry
+	byID map[string][]*Entry
+	// touched lists, by thread, the live entries that ever had the thread
+	// attached or a credential recorded for it (a superset of those that
+	// have it now; released entries leave on the next look): heldElsewhere
+	// asks these, not every entry. Looked up only.
+	touched map[string][]*Entry
+	created int
 	opens   []*opening
 	reserve map[reservation]int // (threadId, credId) -> count (mcpCredentialReservations)
 	opened  int
@@ -644,6 +652,9 @@ func (m *Manager) finishOpen(o *opening, fail bool) {
 	*e = Entry{ID: o.sessionID, Incarnation: o.incarnation, Instance: o.instance, lastActive: m.env.Now(), native: native}
 	e.attached = ea.att[:1:1] // as []string{...}: a full slice, so an append copies
 	e.creds = ea.creds[:1:1]
+	m.created++
+	e.seq = m.created
+	m.touch(o.threadID, e)
 	m.entries = append(m.entries, e)
 	if m.byID == nil {
 		m.byID = map[string][]*Entry{}
@@ -673,6 +684,7 @@ func (m *Manager) attach(e *Entry, threadID string) {
 	p := m.prepareMcpSession(threadID, e.Instance, e.Incarnation)
 	e.attached = append(e.attached, threadID)
 	e.setCred(ThreadCred{ThreadID: threadID, CredID: p.credID, Token: p.token})
+	m.touch(threadID, e)
 	m.unreserve(threadID, p.credID)
 	m.env.Emit(actor, "session.attach", "", sim.A("providerSessionId", e.ID), sim.A("incarnation", e.Incarnation),
 		sim.A("thread", threadID), sim.A("cred", p.credID))
@@ -1076,6 +1088,7 @@ func (m *Manager) RestartInPlace(e *Entry, why string) bool {
 		c := m.reg.Issue(t, e.Instance, caps, e.Incarnation)
 		m.slots.Set(mcp.Slot{ThreadID: t, CredID: c.ID, Token: c.Token, InstanceID: e.Instance, Caps: caps, Endpoint: c.Endpoint})
 		e.creds = append(e.creds, ThreadCred{ThreadID: t, CredID: c.ID, Token: c.Token})
+		m.touch(t, e)
 		kind, outcome := "session.attach", ""
 		if i == 0 {
 			kind, outcome = "session.opened", "ready"
@@ -1103,22 +1116,57 @@ func (m *Manager) RestartInPlace(e *Entry, why string) bool {
 	return true
 }
 
+// touch records that e has threadID attached or a credential for it.
+func (m *Manager) touch(threadID string, e *Entry) {
+	if m.touched == nil {
+		m.touched = map[string][]*Entry{}
+	}
+	list := m.touched[threadID]
+	if slices.Contains(list, e) {
+		return
+	}
+	m.touched[threadID] = append(list, e)
+}
+
+// heldElsewhere says why c stays: reserved, or the first live entry other
+// than e (in entries' order) that has c's thread attached or records c.
+// Only entries the thread touched can, so those are asked (dropping the
+// released ones), and the earliest created of those that do is the one a
+// walk of entries meets first (entries are appended as they are created).
 func (m *Manager) heldElsewhere(e *Entry, c ThreadCred) string {
 	if m.reserve[reservationKey(c.ThreadID, c.CredID)] > 0 {
 		return "reserved"
 	}
-	for _, o := range m.entries {
-		if o == e {
+	list := m.touched[c.ThreadID]
+	var first *Entry
+	attached := false
+	n := 0
+	for _, o := range list {
+		if o.released {
+			continue
+		}
+		list[n] = o
+		n++
+		if o == e || first != nil && o.seq > first.seq {
 			continue
 		}
 		if o.Attached(c.ThreadID) {
-			return "thread attached to " + o.Incarnation
-		}
-		if oc, ok := o.Cred(c.ThreadID); ok && oc.CredID == c.CredID {
-			return "recorded by " + o.Incarnation
+			first, attached = o, true
+		} else if oc, ok := o.Cred(c.ThreadID); ok && oc.CredID == c.CredID {
+			first, attached = o, false
 		}
 	}
-	return ""
+	if n < len(list) {
+		clear(list[n:])
+		m.touched[c.ThreadID] = list[:n]
+	}
+	switch {
+	case first == nil:
+		return ""
+	case attached:
+		return "thread attached to " + first.Incarnation
+	}
+	return "recorded by " + first.Incarnation
 }
 
 // clearMcpSession revokes credID (or, with credID empty, every credential of

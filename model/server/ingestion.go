@@ -168,7 +168,7 @@ func (s *Server) finishTurn(threadID string, ref *turnRef) {
 // completeTurn projects the completion of runID: the run ends completed,
 // a deferred detach applies, a queued turn is adopted.
 func (s *Server) completeTurn(threadID, runID string) {
-	_, ref := s.turnOf(threadID)
+	ref := s.turnOf(threadID)
 	if ref == nil || ref.runID != runID {
 		return
 	}

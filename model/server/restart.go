@@ -166,8 +166,10 @@ func (s *Server) ContinueRestartedRun(threadID, sourceRunID string) bool {
 	if runs := s.Store.RunsOf(threadID); runs[len(runs)-1] != src {
 		return false
 	}
-	s.Store.Receipts = append(s.Store.Receipts, &store.Receipt{CommandID: cmd, ThreadID: t.ID, Status: store.ReceiptAccepted})
-	msg := &store.Message{ID: msgID, ThreadID: t.ID, CommandID: cmd, Text: text, ContinuationOf: sourceRunID}
+	s.Store.Receipts = append(s.Store.Receipts, store.NewRow(&s.Store.Rows.Receipts, store.Receipt{CommandID: cmd, ThreadID: t.ID,
+		Status: store.ReceiptAccepted}))
+	msg := store.NewRow(&s.Store.Rows.Messages, store.Message{ID: msgID, ThreadID: t.ID, CommandID: cmd, Text: text,
+		ContinuationOf: sourceRunID})
 	s.Store.Messages = append(s.Store.Messages, msg)
 	s.env.Emit(actor, "restart-continuation", "", sim.A("thread", t.ID), sim.A("source-run", sourceRunID), sim.A("text", text))
 	s.startRun(t.ID, sourceRunID)

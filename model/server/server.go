@@ -6,6 +6,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/orchsim/orchsim/catalog"
@@ -52,8 +53,12 @@ type Server struct {
 	seen  []string
 	hooks Hooks
 	dead  bool
-	// turns maps thread -> the entry its running turn is on (small; slice).
-	turns []turnRef
+	// turns are the running turns in start order: thread -> the entry its
+	// turn is on. firstTurn finds a thread's first turn among them (a world
+	// of 1,000 threads runs hundreds at once); each turn links the next
+	// turn of its thread (sameThread), in the same order.
+	turns     []*turnRef
+	firstTurn map[string]*turnRef
 	// pendingDetach lists threads whose capability changed during a turn.
 	pendingDetach []string
 	// ingest is the runtime ingestion worker's in-memory queue (ingestion.go);
@@ -76,6 +81,46 @@ type turnRef struct {
 	// completing: the provider completed the turn and its completion waits
 	// in the ingestion queue.
 	completing bool
+	// sameThread is the next of turns with this threadID (nil: none).
+	sameThread *turnRef
+}
+
+// addTurn appends a turn to turns and to its thread's chain.
+func (s *Server) addTurn(t *turnRef) {
+	s.turns = append(s.turns, t)
+	if s.firstTurn == nil {
+		s.firstTurn = map[string]*turnRef{}
+	}
+	last := s.firstTurn[t.threadID]
+	if last == nil {
+		s.firstTurn[t.threadID] = t
+		return
+	}
+	for last.sameThread != nil {
+		last = last.sameThread
+	}
+	last.sameThread = t
+}
+
+// dropTurn removes turns[i] from turns and from its thread's chain.
+func (s *Server) dropTurn(i int) {
+	t := s.turns[i]
+	s.turns = append(s.turns[:i], s.turns[i+1:]...)
+	if first := s.firstTurn[t.threadID]; first == t {
+		if t.sameThread == nil {
+			delete(s.firstTurn, t.threadID)
+		} else {
+			s.firstTurn[t.threadID] = t.sameThread
+		}
+	} else {
+		for p := first; p != nil; p = p.sameThread {
+			if p.sameThread == t {
+				p.sameThread = t.sameThread
+				break
+			}
+		}
+	}
+	t.sameThread = nil
 }
 
 const actor = "server"
@@ -271,6 +316,7 @@ func (s *Server) Kill() {
 		}
 	}
 	s.turns = nil
+	s.firstTurn = nil
 }
 
 func (s *Server) capsFor(threadID, instance string) mcp.Caps {
@@ -283,14 +329,8 @@ func (s *Server) capsFor(threadID, instance string) mcp.Caps {
 	return caps
 }
 
-func (s *Server) turnOf(threadID string) (int, *turnRef) {
-	for i := range s.turns {
-		if s.turns[i].threadID == threadID {
-			return i, &s.turns[i]
-		}
-	}
-	return -1, nil
-}
+// turnOf returns the first of turns with threadID, or nil.
+func (s *Server) turnOf(threadID string) *turnRef { return s.firstTurn[threadID] }
 
 // SendPrompt is a user message on thread: a new run starts and a provider
 // turn runs on the thread's instance. It reports false when the thread
@@ -373,7 +413,7 @@ func (s *Server) startRunFor(threadID, continuationOf, messageID string) {
 	}
 	s.env.Emit(actor, "run.start", "", attrs...)
 	s.runStarted(run)
-	s.turns = append(s.turns, turnRef{threadID: threadID, runID: run.ID})
+	s.addTurn(&turnRef{threadID: threadID, runID: run.ID})
 	latency := time.Second
 	if s.hooks.OpenLatency != nil {
 		latency = s.hooks.OpenLatency(run.Instance)
@@ -382,7 +422,7 @@ func (s *Server) startRunFor(threadID, continuationOf, messageID string) {
 		if s.dead {
 			return
 		}
-		_, ref := s.turnOf(threadID)
+		ref := s.turnOf(threadID)
 		if ref == nil || ref.runID != run.ID {
 			return
 		}
@@ -405,7 +445,7 @@ func (s *Server) interrupt(threadID string) bool {
 	if s.dead {
 		return false
 	}
-	_, ref := s.turnOf(threadID)
+	ref := s.turnOf(threadID)
 	if ref == nil || ref.completing {
 		return false // a completed turn waiting for ingestion: nothing to stop
 	}
@@ -439,7 +479,7 @@ func (s *Server) TurnFinished(threadID string, backgroundFor time.Duration) {
 	if s.dead {
 		return
 	}
-	_, ref := s.turnOf(threadID)
+	ref := s.turnOf(threadID)
 	if ref == nil || ref.entry == nil || ref.completing {
 		return
 	}
@@ -455,20 +495,20 @@ func (s *Server) TurnFinished(threadID string, backgroundFor time.Duration) {
 
 // Activity is a provider event other than turn.terminal during a turn.
 func (s *Server) Activity(threadID string) {
-	if _, ref := s.turnOf(threadID); ref != nil && ref.entry != nil && !s.dead {
+	if ref := s.turnOf(threadID); ref != nil && ref.entry != nil && !s.dead {
 		s.PSM.Activity(ref.entry)
 	}
 }
 
 func (s *Server) endTurn(threadID, status, why string) {
-	i, ref := s.turnOf(threadID)
+	ref := s.turnOf(threadID)
 	if ref == nil {
 		return
 	}
 	s.Store.EndRun(ref.runID, status)
 	s.env.Obligations.Discharge(RunSettles, ref.runID+" of "+threadID)
 	s.env.Emit(actor, "run.end", status, sim.A("thread", threadID), sim.A("run", ref.runID))
-	s.turns = append(s.turns[:i], s.turns[i+1:]...)
+	s.dropTurn(slices.Index(s.turns, ref))
 	if status == store.RunFailed {
 		s.abandonQueued(threadID) // an error session-set abandons the pending start
 	}
@@ -524,7 +564,7 @@ func (s *Server) SetBrowserAccess(projectID string, on bool) {
 		if t.ProjectID != projectID {
 			continue
 		}
-		if _, ref := s.turnOf(t.ID); ref != nil {
+		if ref := s.turnOf(t.ID); ref != nil {
 			s.pendingDetach = append(s.pendingDetach, t.ID)
 			continue
 		}
@@ -554,7 +594,7 @@ func (s *Server) ChangeRuntimeOptions(threadID string) bool {
 	if s.dead {
 		return false
 	}
-	if _, ref := s.turnOf(threadID); ref != nil {
+	if ref := s.turnOf(threadID); ref != nil {
 		return false
 	}
 	e := s.PSM.EntryForThread(threadID)
@@ -602,14 +642,18 @@ func (s *Server) CallToolTo(caller, token, credID string, call model.ToolCall, e
 // CallSlot is room for the server's record of one tool call in flight
 // (what its trace and answer need), for a caller with a record of its own
 // per call to embed it in (the network's call object): the call then
-// costs the server no allocation. A slot serves one call; it must not be
-// reused while the server may still answer through it.
+// costs the server no allocation. A slot serves one call: CallToolIn
+// takes it zero (new), and it must not be reused while the server may
+// still answer through it.
 type CallSlot struct{ t toolCall }
 
-// CallToolIn is CallToolTo with the call's record kept in slot.
+// CallToolIn is CallToolTo with the call's record kept in slot, which must
+// be zero (a new CallSlot).
 func (s *Server) CallToolIn(slot *CallSlot, caller, token, credID string, call model.ToolCall, extra orchestrator.Extra, r model.Replier) {
 	t := &slot.t
-	*t = toolCall{s: s, caller: caller, credID: credID, call: call, reply: r}
+	// Fields set one by one on the zero record, rather than a whole
+	// toolCall (about 1 kB) copied over it.
+	t.s, t.caller, t.credID, t.call, t.reply = s, caller, credID, call, r
 	t.attrs = append(t.buf[:0], sim.A("thread", caller), sim.A("cred", credID))
 	if call.TabID != "" {
 		t.attrs = append(t.attrs, sim.A("tab", call.TabID))

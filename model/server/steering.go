@@ -75,7 +75,7 @@ func (s *Server) Steer(threadID, messageID string) bool {
 	if s.dead || t == nil || t.ActiveRunID == "" || s.Store.PendingQueuedTurn(threadID) != nil {
 		return false
 	}
-	if _, ref := s.turnOf(threadID); ref == nil || ref.completing {
+	if ref := s.turnOf(threadID); ref == nil || ref.completing {
 		return false
 	}
 	s.Store.QueuedTurns = append(s.Store.QueuedTurns, &store.QueuedTurn{ThreadID: threadID, MessageID: messageID,

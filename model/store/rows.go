@@ -9,6 +9,7 @@ import "github.com/orchsim/orchsim/sim"
 // compared by pointer, or dropped from its table. The zero value is ready.
 type Rows struct {
 	Receipts     sim.Slab[Receipt]
+	Results      sim.Slab[Result]
 	Tasks        sim.Slab[Task]
 	Threads      sim.Slab[Thread]
 	Messages     sim.Slab[Message]
