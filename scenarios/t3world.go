@@ -55,6 +55,9 @@ type T3World struct {
 	// ascending (foreignTab).
 	tabsOf map[string][]int
 	calls  sim.Slab[netCall]
+	// results are free boxes for answers crossing the network
+	// (netCall.result), reused last in, first out.
+	results []*model.ToolResult
 	// turnEnds are TurnFinished's deliveries; hostActivityFn is
 	// hostActivity, bound once.
 	turnEnds       sim.Slab[turnEnd]
@@ -609,7 +612,8 @@ func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.Too
 	// A new netCall is zero: its fields set one by one, rather than the
 	// whole 1.6 kB record copied over it (with write barriers under GC).
 	c := w.calls.New()
-	c.w, c.threadID, c.cred, c.call, c.reply = w, threadID, cred, call, reply
+	c.w, c.threadID, c.cred, c.reply = w, threadID, cred, reply
+	*c.slot.Call() = call
 	w.env.RunAfter(w.latency(), c)
 }
 
@@ -621,23 +625,28 @@ type netCall struct {
 	w        *T3World
 	threadID string
 	cred     provider.ThreadCred
-	call     model.ToolCall
 	reply    model.Replier
 	// Run (the call's events, model.Env.RunAfter) delivers the call, then
 	// (pending) the answer held in result. An answer that comes while
 	// another waits to be delivered gets a closure of its own, as every
-	// answer once did.
+	// answer once did. result is a box from the world's free list
+	// (results), held only while the answer crosses the network: a
+	// ToolResult is about 370 bytes, and a call is kept far longer.
 	arrived bool
 	pending bool
-	result  model.ToolResult
+	result  *model.ToolResult
 	// redelivered marks a call the network delivers twice; first is what
 	// the first delivery's dispatch did, as its answer says (a wait still
 	// holding the answer dispatched its command).
 	redelivered bool
 	first       string
-	// slot is the server's record of the call (its one delivery).
+	// slot is the server's record of the call (its one delivery); it
+	// holds the call itself (slot.Call).
 	slot server.CallSlot
 }
+
+// call is the call the network carries (kept in the server's slot).
+func (c *netCall) call() *model.ToolCall { return c.slot.Call() }
 
 // Run is the call's next network hop: its arrival at the server, then
 // its answer's arrival at the caller.
@@ -647,14 +656,17 @@ func (c *netCall) Run() {
 		c.arrive()
 		return
 	}
-	r := c.result
-	c.pending, c.result = false, model.ToolResult{}
+	box := c.result
+	r := *box
+	*box = model.ToolResult{}
+	c.w.results = append(c.w.results, box)
+	c.pending, c.result = false, nil
 	c.reply.Reply(r)
 }
 
 // arrive delivers the call at the server.
 func (c *netCall) arrive() {
-	w, threadID, cred, call, reply := c.w, c.threadID, &c.cred, &c.call, c.reply
+	w, threadID, cred, call, reply := c.w, c.threadID, &c.cred, c.call(), c.reply
 	s := w.srv
 	if s == nil {
 		w.env.Emit("agent/"+threadID, call.Tool, model.OutcomeServerDown, sim.A("thread", threadID), sim.A("cred", cred.CredID))
@@ -680,7 +692,7 @@ func (c *netCall) arrive() {
 // Reply is the server's answer to the call: it crosses the network back
 // (or is lost with the process or on the way).
 func (c *netCall) Reply(r model.ToolResult) {
-	w, threadID, call := c.w, c.threadID, &c.call
+	w, threadID, call := c.w, c.threadID, c.call()
 	if c.redelivered {
 		c.first = r.Outcome
 	}
@@ -703,7 +715,14 @@ func (c *netCall) Reply(r model.ToolResult) {
 		w.env.After(w.latency(), func() { reply.Reply(late) })
 		return
 	}
-	c.pending, c.result = true, r
+	var box *model.ToolResult
+	if n := len(w.results); n > 0 {
+		box, w.results = w.results[n-1], w.results[:n-1]
+	} else {
+		box = new(model.ToolResult)
+	}
+	*box = r
+	c.pending, c.result = true, box
 	w.env.RunAfter(w.latency(), c)
 }
 

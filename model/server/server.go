@@ -643,12 +643,17 @@ func (s *Server) CallToolTo(caller, token, credID string, call model.ToolCall, e
 // (what its trace and answer need), for a caller with a record of its own
 // per call to embed it in (the network's call object): the call then
 // costs the server no allocation. A slot serves one call: CallToolIn
-// takes it zero (new), and it must not be reused while the server may
-// still answer through it.
+// takes it zero (new) but for its Call, and it must not be reused while
+// the server may still answer through it.
 type CallSlot struct{ t toolCall }
 
+// Call is where the slot keeps its call: a caller may hold the call there
+// before CallToolIn (passing *slot.Call() as its call), rather than in a
+// copy of its own. The server does not change it.
+func (c *CallSlot) Call() *model.ToolCall { return &c.t.call }
+
 // CallToolIn is CallToolTo with the call's record kept in slot, which must
-// be zero (a new CallSlot).
+// be zero (a new CallSlot) but for its Call.
 func (s *Server) CallToolIn(slot *CallSlot, caller, token, credID string, call model.ToolCall, extra orchestrator.Extra, r model.Replier) {
 	t := &slot.t
 	// Fields set one by one on the zero record, rather than a whole
@@ -699,9 +704,8 @@ func (s *Server) CallToolIn(slot *CallSlot, caller, token, credID string, call m
 	}
 	key := browser.OwnerKey(s.env.Profile, scope.EnvironmentID, scope.Thread.ProviderSessionID, threadID)
 	t.key, t.threadID = key, threadID
-	t.req = browser.Request{ThreadID: threadID, TabID: call.TabID, AgentSessionID: key, URL: call.URL,
+	req := browser.Request{ThreadID: threadID, TabID: call.TabID, AgentSessionID: key, URL: call.URL,
 		ReuseExistingTab: !call.NewTab}
-	req := &t.req
 	switch call.Tool {
 	case model.ToolPreviewOpen:
 		req.Op = browser.OpOpen
@@ -719,8 +723,8 @@ func (s *Server) CallToolIn(slot *CallSlot, caller, token, credID string, call m
 		return
 	}
 	t.attrs = append(t.attrs, sim.A("key", showKey(s.env.Str(), key)))
-	t.authorized = s.env.Now()
-	s.Browser.HandleTo(t.req, t)
+	t.authorized, t.op = s.env.Now(), req.Op
+	s.Browser.HandleTo(req, t)
 }
 
 // toolCall is one CallToolExt in flight: its trace attributes and what its
@@ -733,9 +737,9 @@ type toolCall struct {
 	call           model.ToolCall
 	reply          model.Replier
 	attrs          []sim.Attr
-	buf            [12]sim.Attr // attrs' first backing array
+	buf            [8]sim.Attr // attrs' first backing array: 8 holds every scenario's calls but rare ones (a longer list grows on the heap)
 	key, threadID  string
-	req            browser.Request
+	op             string // a preview call's browser.Request Op (Handled)
 	authorized     time.Duration
 }
 
@@ -748,7 +752,7 @@ func (t *toolCall) trace(outcome string, extra ...sim.Attr) {
 // Handled traces and answers a preview tool the browser served (the call
 // is its own browser.Handler).
 func (t *toolCall) Handled(r browser.Result) {
-	s, call, key, threadID, req, credID, reply, authorized := t.s, &t.call, t.key, t.threadID, &t.req, t.credID, t.reply, t.authorized
+	s, call, key, threadID, op, credID, reply, authorized := t.s, &t.call, t.key, t.threadID, t.op, t.credID, t.reply, t.authorized
 	{
 		var xb [4]sim.Attr
 		extra := xb[:0]
@@ -772,7 +776,7 @@ func (t *toolCall) Handled(r browser.Result) {
 			switch {
 			case r.Outcome == browser.ReasonAgentMismatch:
 				s.env.Obligations.Open(browser.RegainTab, entity, call.Tool+" refused agentMismatch with credential "+credID)
-			case r.Outcome == browser.OK && req.Op != browser.OpSnapshot && req.Op != browser.OpOpen:
+			case r.Outcome == browser.OK && op != browser.OpSnapshot && op != browser.OpOpen:
 				s.env.Obligations.Discharge(browser.RegainTab, entity)
 			}
 		}
