@@ -106,6 +106,10 @@ type LaterGroup struct {
 	Branch *scenarios.BranchFrom
 	Count  int
 	Key    triage.Key
+	// ReplayFile is the first seed's keep-going run written to the corpus
+	// (Campaign.Corpus; "" without one): it records the seed's first
+	// violation, of another invariant, and replays on to this one.
+	ReplayFile string
 }
 
 // Story is a distinct failure: its first seed, how many seeds failed the
@@ -596,6 +600,20 @@ func (c *Campaign) laterGroups(sum *Summary) error {
 		}
 		sum.TriageRuns += runs
 		g.Key = key
+		if c.Corpus == "" {
+			continue
+		}
+		cfg.RecordTape = cfg.Branch != nil // a branch's file carries its tape
+		res, err := scenarios.Run(cfg)
+		if err != nil {
+			return err
+		}
+		f := ReplayFile(cfg, &res)
+		f.KeepGoing = cfg.KeepGoing
+		g.ReplayFile = filepath.Join(c.Corpus, fmt.Sprintf("%s-%s-seed%d-later.json", g.Scenario, g.Invariant, g.Seed))
+		if err := replay.Write(g.ReplayFile, f); err != nil {
+			return fmt.Errorf("writing %s: %w", g.ReplayFile, err)
+		}
 	}
 	return nil
 }

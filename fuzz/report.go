@@ -70,6 +70,8 @@ type ReportLater struct {
 	Seed      uint64   `json:"seed"`
 	Count     int      `json:"count"`
 	Switches  []string `json:"switches"`
+	// ReplayFile is the first seed's keep-going replay file, with --corpus.
+	ReplayFile string `json:"replay_file,omitempty"`
 }
 
 // ReportRow is one (scenario, invariant) row of a report's table.
@@ -175,7 +177,7 @@ func Results(names []string, sum *Summary) Report {
 	}
 	r.Later = []ReportLater{}
 	for _, g := range sum.Later {
-		r.Later = append(r.Later, ReportLater{g.Scenario, g.Invariant, g.Signature, g.Seed, g.Count, g.Key.Switches})
+		r.Later = append(r.Later, ReportLater{g.Scenario, g.Invariant, g.Signature, g.Seed, g.Count, g.Key.Switches, g.ReplayFile})
 	}
 	sort.Slice(r.Later, func(i, j int) bool {
 		a, b := r.Later[i], r.Later[j]

@@ -142,6 +142,35 @@ func (e *Env) After(d time.Duration, f func()) {
 	e.Clock.AfterFunc(d, f)
 }
 
+// AfterTicket is After that also returns the event's sim.Ticket, for
+// Ghost; off the kernel the ticket is the zero one, which names nothing.
+func (e *Env) AfterTicket(d time.Duration, f func()) sim.Ticket {
+	if k, ok := e.Clock.(*sim.Kernel); ok {
+		return k.ScheduleTicket(d, f)
+	}
+	e.Clock.AfterFunc(d, f)
+	return sim.Ticket{}
+}
+
+// Ghost makes the pending event of tk a ghost (sim.Kernel.Ghost): for an
+// event of AfterTicket whose callback would do nothing when it runs. It
+// reports whether the event was pending; off the kernel it does nothing.
+func (e *Env) Ghost(tk sim.Ticket) bool {
+	if k, ok := e.Clock.(*sim.Kernel); ok {
+		return k.Ghost(tk)
+	}
+	return false
+}
+
+// TicketPending reports whether the event of tk is pending with its
+// callback (sim.Kernel.TicketPending); off the kernel, false.
+func (e *Env) TicketPending(tk sim.Ticket) bool {
+	if k, ok := e.Clock.(*sim.Kernel); ok {
+		return k.TicketPending(tk)
+	}
+	return false
+}
+
 // RunAfter is After(d, r.Run) without the method value's allocation: on
 // the kernel it goes through ScheduleRun (the same key and order as
 // After's Schedule).

@@ -88,3 +88,23 @@ func contains(xs []string, x string) bool {
 	}
 	return false
 }
+
+// Seeds whose keep-going runs under reported once ended in a model panic
+// (a nil *Meta dereferenced by a pane whose session was closed while its
+// wake ran: Pane.requestAttach), found by writing the baselines again.
+// The models must model every state the bugs reach, not crash in it.
+func TestKeepGoing_NoModelPanic(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		seed     uint64
+	}{{"terminal-remount", 328}, {"chaos", 208}} {
+		res, err := Run(Config{Scenario: c.scenario, Seed: c.seed, KeepGoing: true,
+			Profile: model.MustProfile(model.PresetReported, nil, nil)})
+		require.NoError(t, err)
+		require.NotNil(t, res.Violation, "%s seed %d still finds its bugs", c.scenario, c.seed)
+		assert.NotEqual(t, sim.ModelPanic, res.Violation.Invariant, "%s seed %d: %s", c.scenario, c.seed, res.Violation.Message)
+		for _, l := range res.Later {
+			assert.NotEqual(t, sim.ModelPanic, l.Invariant, "%s seed %d: %s", c.scenario, c.seed, l.Message)
+		}
+	}
+}

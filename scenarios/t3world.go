@@ -606,8 +606,10 @@ func (w *T3World) latency() time.Duration {
 
 // Call implements agent.Net: request and response each cross the network.
 func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.ToolCall, reply model.Replier) {
+	// A new netCall is zero: its fields set one by one, rather than the
+	// whole 1.6 kB record copied over it (with write barriers under GC).
 	c := w.calls.New()
-	*c = netCall{w: w, threadID: threadID, cred: cred, call: call, reply: reply}
+	c.w, c.threadID, c.cred, c.call, c.reply = w, threadID, cred, call, reply
 	w.env.RunAfter(w.latency(), c)
 }
 

@@ -48,6 +48,8 @@ type Kernel struct {
 	runFiring func()
 	// asleep is the virtual time spent in host suspends (Suspend).
 	asleep time.Duration
+	// ghosts are the keys of events made ghosts (Ghost), a min-heap.
+	ghosts []key
 }
 
 var _ Clock = (*Kernel)(nil)
@@ -79,7 +81,7 @@ func (k *Kernel) Executed() uint64 { return k.executed }
 
 // Pending returns how many events are queued.
 func (k *Kernel) Pending() int {
-	n := len(k.queue) - heapBase
+	n := len(k.queue) - heapBase + len(k.ghosts)
 	if k.firing != nil && !k.firing.armed {
 		n-- // the firing timer's entry: it is not pending any more
 	}
@@ -95,7 +97,27 @@ func (k *Kernel) AfterFunc(d time.Duration, f func()) Timer {
 
 // Schedule runs f d from now; it is AfterFunc without a handle to keep.
 func (k *Kernel) Schedule(d time.Duration, f func()) {
+	if t := k.reusable(); t != nil {
+		k.owner[t.slot].fn = f
+		t.fn = f
+		k.arm(t, d)
+		return
+	}
 	k.arm(k.pooled(f), d)
+}
+
+// reusable returns the firing timer if the event being scheduled can take
+// it over: a timer of Schedule or ScheduleRun (no one holds it) that its
+// callback has not re-armed yet. Its entry, still queued, is then re-keyed
+// when the callback returns (one sift) instead of removed and a new one
+// pushed (two). The new event's key, its tie-break draw and Executed are
+// the same either way: arm gives the key, and the queue orders by key
+// alone.
+func (k *Kernel) reusable() *KernelTimer {
+	if t := k.firing; t != nil && t.pooled && !t.armed {
+		return t
+	}
+	return nil
 }
 
 // Runner is an event that is its own callback: a value the caller has
@@ -108,8 +130,17 @@ func (k *Kernel) ScheduleRun(d time.Duration, r Runner) {
 	if k.runFiring == nil {
 		k.runFiring = k.runRunner
 	}
-	t := k.pooled(k.runFiring)
-	k.arm(t, d) // a pooled timer is never the firing one: arm pushes it
+	t := k.reusable()
+	if t != nil {
+		// runRunner took the slot's Runner before calling it, so the slot
+		// is free for r.
+		k.owner[t.slot].fn = k.runFiring
+		t.fn = k.runFiring
+		k.arm(t, d)
+	} else {
+		t = k.pooled(k.runFiring)
+		k.arm(t, d) // not the firing timer: arm pushes it
+	}
 	for int(t.slot) >= len(k.runs) {
 		k.runs = append(k.runs, nil)
 	}
@@ -286,6 +317,12 @@ func (k *Kernel) Run(lim Limits) (end EndReason) {
 			return EndViolation
 		}
 		next := k.next()
+		if len(k.ghosts) > 0 && k.ghostNext(next) {
+			if end, stop := k.runGhost(lim); stop {
+				return end
+			}
+			continue
+		}
 		if next == nil {
 			return k.finish(EndQuiescent)
 		}
@@ -308,6 +345,10 @@ func (k *Kernel) Run(lim Limits) (end EndReason) {
 func (k *Kernel) Step() (ran bool) {
 	k.mustNotBeFiring("Step")
 	next := k.next()
+	if len(k.ghosts) > 0 && k.ghostNext(next) {
+		k.fireGhost()
+		return true
+	}
 	if next == nil {
 		return false
 	}
@@ -330,7 +371,11 @@ func (k *Kernel) RunUntil(t time.Duration) bool {
 	k.mustNotBeFiring("RunUntil")
 	for {
 		next := k.next()
-		if next == nil || next.at > t {
+		if len(k.ghosts) > 0 && k.ghostNext(next) {
+			if k.ghosts[0].at > t {
+				break
+			}
+		} else if next == nil || next.at > t {
 			break
 		}
 		if k.trace.Stopped() {
@@ -574,6 +619,9 @@ func (k *Kernel) Suspend(d time.Duration) {
 	for i := heapBase; i < len(k.queue); i++ {
 		k.queue[i].at += d
 		k.owner[k.queue[i].slot].t.key.at += d
+	}
+	for i := range k.ghosts {
+		k.ghosts[i].at += d
 	}
 	if k.firing != nil && k.firing.armed {
 		k.rearm.at += d

@@ -166,7 +166,7 @@ func TestHTML_NamesTheGroupAndLinksItsReports(t *testing.T) {
 }
 
 // The README's campaign section shows the grouped table of the campaign
-// baselines/reported.json was written from: the same groups, each naming
+// baselines/reported.json was written from: groups of the baseline, each naming
 // a registered switch and the reports it cites.
 func TestREADME_ShowsTheGroupedTable(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
@@ -195,7 +195,11 @@ func TestREADME_ShowsTheGroupedTable(t *testing.T) {
 	for _, g := range bl.Groups {
 		want = append(want, fuzz.KeyString(g.Invariant, g.Switches))
 	}
-	assert.ElementsMatch(t, want, rows, "the README's table has baselines/reported.json's groups")
+	// The baseline also lists the rarer combinations other campaigns met
+	// (an unshrunk campaign, the hunts): a superset of the README's one
+	// campaign, never missing a group it shows.
+	assert.Subset(t, want, rows, "baselines/reported.json has every group of the README's table")
+	assert.GreaterOrEqual(t, len(rows), len(want)*4/5, "the README's table shows most of the baseline's groups")
 }
 
 func reportsOf(switches []string) []string {

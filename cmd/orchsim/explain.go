@@ -32,7 +32,12 @@ fixes off on top of the file's profile first; the candidates are built on that.
 
 The file is replayed first, as orchsim replay does: a file replay refuses with
 exit 3 (its fingerprint does not match, its tape was not followed, its
-violation was edited or removed) is refused the same way.`,
+violation was edited or removed) is refused the same way.
+
+Exit status: 0 explained (the table printed), or the file does not fail
+("it does not fail: nothing to explain": unlike shrink, a passing file is not
+bad usage, there is simply nothing to explain); 2 bad usage or a malformed
+replay file (nothing run); 3 the file was refused as replay refuses it.`,
 		Args: oneArg("a replay file (FILE)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if tries < 1 || tries > maxTries {

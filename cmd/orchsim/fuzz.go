@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -53,7 +55,11 @@ func newFuzzCmd() *cobra.Command {
 		Long: `Run a seed campaign. Seeds run in parallel workers; each failure is grouped with
 the failures that tell the same story, the first of each group is shrunk (within
 --shrink-budget) and written to --corpus as a replay file. The summary table lists,
-per scenario and invariant, the failures, the first seed and the distinct stories.
+per scenario and invariant, the failures, the first seed and the distinct stories:
+a seed counts there once, under its first violation. The groups by root cause count
+every violation a seed kept going to, so an invariant can show more failures there;
+a "later" line names an invariant broken after another's violation in the same seed,
+with that seed's keep-going run as its replay file (--corpus, "-later.json").
 
 --seeds N runs seeds --start to --start+N-1 of every scenario named: N seeds per
 scenario, before sharding (--scenario all --seeds N runs N of each scenario). Seeds
@@ -104,7 +110,7 @@ with the summary, and give 1).`,
 	fl.StringVar(&f.baseline, "baseline", "", baselineUsage)
 	fl.StringVar(&f.writeBase, "write-baseline", "", "write the groups found (those a known fix explains) as a baseline to FILE")
 	fl.IntVar(&f.shrinkRuns, "shrink-runs", 300, "candidate runs to shrink each distinct failure (0: no shrinking)")
-	fl.DurationVar(&f.shrinkBudget, "shrink-budget", 30*time.Second, "wall-clock cap on shrinking each failure (a safety net: results then depend on the machine)")
+	fl.DurationVar(&f.shrinkBudget, "shrink-budget", 30*time.Second, "wall-clock cap on shrinking each failure (a safety net: a failure it cuts short depends on the machine); 0 is no cap, --shrink-runs 0 no shrinking")
 	return cmd
 }
 
@@ -165,6 +171,9 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	} else if _, err := scenarios.Lookup(f.scenario); err != nil {
 		return usageErr("%v", err)
 	}
+	if f.budget < 0 || cmd.Flags().Changed("budget") && f.budget == 0 {
+		return usageErr("--budget must be positive (a wall-clock duration such as 10m), got %v", f.budget)
+	}
 	if (f.seeds == 0) == (f.budget <= 0) {
 		return usageErr("fuzz needs exactly one of --seeds N (N > 0) or --budget D")
 	}
@@ -188,8 +197,11 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 	if f.determinism < 0 || f.determinism > 100 {
 		return usageErr("--check-determinism is a percentage of the seeds, 0 to 100, got %d", f.determinism)
 	}
-	if f.shrinkRuns < 0 || f.shrinkBudget < 0 {
-		return usageErr("--shrink-runs and --shrink-budget must not be negative")
+	if f.shrinkRuns < 0 {
+		return usageErr("--shrink-runs must not be negative (0 keeps failures unshrunk), got %d", f.shrinkRuns)
+	}
+	if f.shrinkBudget < 0 {
+		return usageErr("--shrink-budget must not be negative (0 is no cap), got %v", f.shrinkBudget)
 	}
 	if f.seeds > 0 && f.start > ^uint64(0)-(f.seeds-1) {
 		return usageErr("--start %d with --seeds %d runs past the largest seed, %d", f.start, f.seeds, ^uint64(0))
@@ -216,8 +228,10 @@ func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
 		return err
 	}
 	if f.corpus != "" {
-		if err := os.MkdirAll(f.corpus, 0o755); err != nil {
-			return usageErr("--corpus: %v", err)
+		// The directory itself is made, its parent must exist: a typo in a
+		// CI path is refused, not a tree created somewhere else.
+		if err := os.Mkdir(f.corpus, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return usageErr("--corpus: %v (its parent directory must exist)", err)
 		}
 		// Checked before the run like every output: a directory that
 		// exists but takes no file (read-only, /sys) is bad usage.

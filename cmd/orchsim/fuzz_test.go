@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,8 +53,24 @@ func TestFuzz_FindsShrinksAndReports(t *testing.T) {
 	}
 	sc, err := scenarios.Lookup("tab-ownership")
 	require.NoError(t, err)
-	assert.Equal(t, len(sc.Invariants), ju2.Suites[0].Tests, "one case per invariant of the scenario")
-	assert.Equal(t, 1, ju2.Suites[0].Failures)
+	// One case per invariant of the scenario, and one per obligation a seed
+	// broke; a case fails for every invariant broken, first or later.
+	broken := map[string]bool{}
+	for _, f := range sum.FailedSeeds {
+		broken[f.Invariant] = true
+	}
+	for _, l := range sum.Later {
+		broken[l.Invariant] = true
+	}
+	extra := 0
+	for inv := range broken {
+		if !slices.Contains(sc.Invariants, inv) {
+			extra++
+		}
+	}
+	assert.Equal(t, len(sc.Invariants)+extra, ju2.Suites[0].Tests)
+	assert.Equal(t, len(broken), ju2.Suites[0].Failures)
+	assert.True(t, broken["thread-keeps-its-tabs"])
 	for _, c := range ju2.Suites[0].Cases {
 		if c.Failure != nil {
 			assert.Contains(t, c.Failure.Body, "replay: orchsim replay")
@@ -206,7 +223,17 @@ func TestFuzz_SIGINTKeepsWhatWasFound(t *testing.T) {
 	sum := readJSON[jsonSummary](t, js)
 	assert.True(t, sum.Interrupted)
 	assert.Positive(t, sum.Failures)
-	assert.Len(t, files, len(sum.Stories), "one replay file per story in the summary")
+	named := map[string]bool{}
+	for _, st := range sum.Stories {
+		named[st.ReplayFile] = true
+	}
+	for _, l := range sum.Later {
+		named[l.ReplayFile] = true
+	}
+	assert.Len(t, files, len(named), "one replay file per story and per later group in the summary")
+	for _, f := range files {
+		assert.True(t, named[f], "%s is named in the summary", f)
+	}
 }
 
 // SIGTERM stops a campaign at the most workers allowed promptly: the
@@ -341,5 +368,43 @@ func TestFuzz_BranchFailureReproducesFromJSON(t *testing.T) {
 		code, _, errOut = cli(t, append([]string{"run", "--scenario", "request-retry", "--seed", "1", "--strategy", "branch"}, bad...)...)
 		assert.Equal(t, exitUsage, code, "%v", bad)
 		assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	}
+}
+
+// An invariant a keep-going campaign breaks only after a seed's first
+// violation of another is a failure too: its JUnit testcase fails (an
+// obligation, not among the scenario's invariants, gets one), and with
+// --corpus its first seed's keep-going run is a replay file that replays
+// to it.
+func TestFuzz_LaterViolationsFailAndReplay(t *testing.T) {
+	dir := t.TempDir()
+	js, ju, corpus := filepath.Join(dir, "s.json"), filepath.Join(dir, "j.xml"), filepath.Join(dir, "corpus")
+	code, _, errOut := cli(t, "fuzz", "--scenario", "tab-ownership", "--seeds", "12", "--shrink-runs", "0",
+		"--json", js, "--junit", ju, "--corpus", corpus)
+	require.Equal(t, exitViolation, code, errOut)
+	sum := readJSON[jsonSummary](t, js)
+	require.NotEmpty(t, sum.Later, "tab-ownership under reported breaks invariants after the first")
+	var suites junitSuites
+	b, err := os.ReadFile(ju)
+	require.NoError(t, err)
+	require.NoError(t, xml.Unmarshal(b, &suites))
+	failed := map[string]*junitFailure{}
+	for _, c := range suites.Suites[0].Cases {
+		failed[c.Name] = c.Failure
+	}
+	replayed := 0
+	for _, l := range sum.Later {
+		f := failed[l.Invariant]
+		if assert.NotNil(t, f, "%s broke later in seed %d: its testcase fails", l.Invariant, l.Seed) {
+			assert.Contains(t, f.Body, "failing after another invariant's violation (keep-going)")
+		}
+		require.NotEmpty(t, l.ReplayFile, "%s seed %d", l.Invariant, l.Seed)
+		if replayed < 3 {
+			replayed++
+			code, out, rerr := cli(t, "replay", l.ReplayFile)
+			assert.Equal(t, exitViolation, code, rerr)
+			assert.Contains(t, out, "fingerprint matches")
+			assert.Contains(t, out, "broken: "+l.Invariant+" at ", "the replay goes on to %s", l.Invariant)
+		}
 	}
 }

@@ -97,7 +97,17 @@ func printResults(w io.Writer, js *fuzz.Report, corpusHint bool) {
 		}
 		fmt.Fprintln(w)
 	}
-	if len(js.Stories) > 0 && !corpus && corpusHint {
+	for _, l := range js.Later {
+		// Broken only after another invariant's violation in the same seed
+		// (keep-going): no story of its own, the first seed's run is its replay.
+		fmt.Fprintf(w, "later %s / %s: seed %d, %d seeds, after another invariant's violation", l.Scenario, l.Invariant, l.Seed, l.Count)
+		if l.ReplayFile != "" {
+			corpus = true
+			fmt.Fprintf(w, ", replay: orchsim replay %s", l.ReplayFile)
+		}
+		fmt.Fprintln(w)
+	}
+	if (len(js.Stories) > 0 || len(js.Later) > 0) && !corpus && corpusHint {
 		fmt.Fprintln(w, "(pass --corpus DIR to keep one replay file per story)")
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/xml"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/orchsim/orchsim/fuzz"
@@ -53,22 +54,61 @@ func junitBytes(names []string, c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, er
 		suite := junitSuite{Name: name}
 		invs := append([]string{}, sc.Invariants...)
 		// Failures of pseudo-invariants (model panics, budgets) get a case too.
+		// So do obligations, and invariants broken only after another's
+		// violation (keep-going).
 		for _, f := range sum.Failures {
-			if f.Scenario == name && !contains(invs, f.Invariant) {
+			if f.Scenario != name {
+				continue
+			}
+			if !contains(invs, f.Invariant) {
 				invs = append(invs, f.Invariant)
+			}
+			for _, l := range f.Later {
+				if l.Follows == "" && !contains(invs, l.Invariant) {
+					invs = append(invs, l.Invariant)
+				}
 			}
 		}
 		for _, inv := range invs {
 			tc := junitCase{Name: inv, Classname: "orchsim." + name}
-			var seeds []string
+			var seeds, later []string
 			for _, f := range sum.Failures {
-				if f.Scenario == name && f.Invariant == inv {
+				if f.Scenario != name {
+					continue
+				}
+				if f.Invariant == inv {
 					seeds = append(seeds, fmt.Sprint(f.Seed))
+					continue
+				}
+				// Broken after the seed's first violation (keep-going),
+				// not following from it: a failure of this invariant too.
+				for _, l := range f.Later {
+					if l.Invariant == inv && l.Follows == "" {
+						later = append(later, fmt.Sprint(f.Seed))
+						break
+					}
 				}
 			}
-			if len(seeds) > 0 {
+			if len(seeds)+len(later) > 0 {
 				var b strings.Builder
-				fmt.Fprintf(&b, "failing seeds: %s\n", strings.Join(seeds, " "))
+				if len(seeds) > 0 {
+					fmt.Fprintf(&b, "failing seeds: %s\n", strings.Join(seeds, " "))
+				}
+				if len(later) > 0 {
+					fmt.Fprintf(&b, "failing after another invariant's violation (keep-going): %s\n", strings.Join(later, " "))
+				}
+				for _, g := range sum.Later {
+					if g.Scenario != name || g.Invariant != inv {
+						continue
+					}
+					fmt.Fprintf(&b, "\nlater violations (first seed %d, %d seeds): %s\n", g.Seed, g.Count, g.Signature)
+					if g.ReplayFile != "" {
+						fmt.Fprintf(&b, "replay: orchsim replay %s\n", g.ReplayFile)
+					} else {
+						res := scenarios.Result{Scenario: name, Seed: g.Seed, Profile: c.Profile, Strategy: c.Strategy, Horizon: sc.Horizon}
+						fmt.Fprintf(&b, "replay: %s --keep-going\n", report.RunCommand(&res))
+					}
+				}
 				for _, st := range sum.Stories {
 					if st.Scenario != name || st.Invariant != inv {
 						continue
@@ -87,7 +127,12 @@ func junitBytes(names []string, c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, er
 					}
 				}
 				info, _ := invariants.Lookup(inv)
-				tc.Failure = &junitFailure{Message: fmt.Sprintf("%s violated in %d seeds (first %s)", inv, len(seeds), seeds[0]),
+				all := append(append([]string{}, seeds...), later...)
+				msg := fmt.Sprintf("%s violated in %d seeds (first %s)", inv, len(seeds), orDash(seeds))
+				if len(later) > 0 {
+					msg = fmt.Sprintf("%s violated in %d seeds (first %s), %d of them after another invariant's violation", inv, len(all), minSeed(all), len(later))
+				}
+				tc.Failure = &junitFailure{Message: msg,
 					Type: "violation", Body: b.String() + info.Property}
 				suite.Failures++
 			}
@@ -147,4 +192,24 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// orDash is the first of seeds, or "-".
+func orDash(seeds []string) string {
+	if len(seeds) == 0 {
+		return "-"
+	}
+	return seeds[0]
+}
+
+// minSeed is the lowest of decimal seeds.
+func minSeed(seeds []string) string {
+	best, bestN := "-", uint64(0)
+	for _, s := range seeds {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err == nil && (best == "-" || n < bestN) {
+			best, bestN = s, n
+		}
+	}
+	return best
 }

@@ -77,8 +77,14 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		return ee.code
 	}
 	// Anything else comes from cobra's flag and argument parsing.
-	fmt.Fprintf(stderr, "orchsim: %v\n", err)
+	fmt.Fprintf(stderr, "orchsim: %s\n", oneLine(err.Error()))
 	return exitUsage
+}
+
+// oneLine keeps an error from cobra's parsing on the one line every bad
+// usage gets, should one span several.
+func oneLine(msg string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(msg), "\n", " ; ")), " ")
 }
 
 // checkedWriter is the commands' stdout: it keeps the first write error,
@@ -127,6 +133,40 @@ timeouts and faults, and checks invariants over what happened.`,
 				}
 				return cmd.Help()
 			}
+		}
+	}
+	// Bare orchsim is a call without a command (as for go(1), exit 2): the
+	// help on stdout, one line on stderr. An unknown command names the
+	// nearest ones on the same line; `orchsim help TOPIC` of an unknown
+	// topic is bad usage too (cobra prints a notice and exits 0).
+	root.SuggestionsMinimumDistance = 2
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.Name())
+		if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+			msg += " (did you mean " + strings.Join(near, " or ") + "?)"
+		}
+		return usageErr("%s", msg)
+	}
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := cmd.Help(); err != nil {
+			return err
+		}
+		return usageErr("no command given: orchsim COMMAND [flags] (the commands are listed above)")
+	}
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				target, rest, err := root.Find(args)
+				if err != nil || len(rest) > 0 || target == nil {
+					return usageErr("help: unknown command %q (orchsim help lists them)", strings.Join(args, " "))
+				}
+				return target.Help()
+			}
+			c.Run = nil
 		}
 	}
 	strictFlags(root)

@@ -224,6 +224,13 @@ func TestBadInput_IsExit2WithOneLine(t *testing.T) {
 		"bad format":           {"run", "--scenario", "tab-ownership", "--seed", "1", "--format", "xml"},
 		"unknown flag":         {"run", "--scenario", "tab-ownership", "--seed", "1", "--frobnicate"},
 		"unknown command":      {"frobnicate"},
+		"near command":         {"rn"},
+		"no command":           {},
+		"help unknown topic":   {"help", "frobnicate"},
+		"fuzz zero budget":     {"fuzz", "--scenario", "chaos", "--budget", "0s"},
+		"fuzz negative budget": {"fuzz", "--scenario", "chaos", "--budget", "-1s"},
+		"negative shrink":      {"fuzz", "--scenario", "chaos", "--seeds", "1", "--shrink-budget", "-1s"},
+		"corpus parent absent": {"fuzz", "--scenario", "chaos", "--seeds", "1", "--corpus", filepath.Join(dir, "no", "such")},
 		"replay missing file":  {"replay", filepath.Join(dir, "absent.json")},
 		"replay garbage":       {"replay", garbage},
 		"replay future format": {"replay", future},
@@ -509,6 +516,15 @@ func TestReplay_RecordedOutcomeMustMatchTheReplay(t *testing.T) {
 	code, _, errOut = cli(t, "replay", failing)
 	assert.Equal(t, exitHarness, code)
 	assert.Contains(t, errOut, "records a violation of one-effect-per-request at ")
+
+	require.NoError(t, os.WriteFile(failing, b, 0o644))
+	edit(failing, func(f *replay.File) { f.Events++ })
+	code, out, errOut = cli(t, "replay", failing)
+	assert.Equal(t, exitHarness, code)
+	assert.Regexp(t, violationLine, lastLineOf(out))
+	assert.NotContains(t, out, "fingerprint matches")
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	assert.Regexp(t, `is inconsistent: the fingerprint [0-9a-f]{16} matches, but the file records \d+ events and the replay ran \d+`, errOut)
 
 	require.NoError(t, os.WriteFile(failing, b, 0o644))
 	edit(failing, func(f *replay.File) { f.Violation.Invariant = "no-such-invariant" })

@@ -131,12 +131,11 @@ func readSummary(path string) (*fuzz.Merged, error) {
 	if err != nil {
 		return nil, usageErr("%s: %v", path, err)
 	}
-	for i, st := range s.Stories {
-		if st.ReplayFile != "" && !filepath.IsAbs(st.ReplayFile) {
-			if p := filepath.Join(filepath.Dir(path), st.ReplayFile); exists(p) {
-				s.Stories[i].ReplayFile = p
-			}
-		}
+	for i := range s.Stories {
+		resolveIn(filepath.Dir(path), &s.Stories[i].ReplayFile)
+	}
+	for i := range s.Later {
+		resolveIn(filepath.Dir(path), &s.Later[i].ReplayFile)
 	}
 	return s, nil
 }

@@ -273,3 +273,13 @@ func joinInts(xs []int) string {
 	}
 	return strings.Join(s, ",")
 }
+
+// resolveIn makes a relative *file (a summary's replay file) the one in dir
+// (the summary's own directory, a shard's artifact) when it is there.
+func resolveIn(dir string, file *string) {
+	if *file != "" && !filepath.IsAbs(*file) {
+		if p := filepath.Join(dir, *file); exists(p) {
+			*file = p
+		}
+	}
+}

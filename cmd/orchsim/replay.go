@@ -31,8 +31,8 @@ timeline. Exit status:
      differently, or an edited file without a tape_hash: the counts and the
      first draw that departed from it go to stderr), which is never reported as
      fixed; or the fingerprint matches but the file's "violation" (or its
-     absence) is not how the replay ended: the file is inconsistent, its
-     recorded outcome edited; or --html could not be written after the run (the
+     absence), or its "events", is not how the replay ended: the file is
+     inconsistent, its recorded outcome edited; or --html could not be written after the run (the
      last line is printed first)
   2  bad usage or a malformed replay file (nothing run), including a file whose
      scenario, seed, strategy, "off", "compacted" or tape no longer match its
@@ -189,6 +189,13 @@ func verdict(path string, l loaded, res *scenarios.Result, tape *replay.TapeFoll
 	}
 	prints := fmt.Sprintf("fingerprint now %s, recorded %s", got, f.Fingerprint)
 	harness := func(msg string) (string, error) { return "", &exitError{code: exitHarness, msg: msg} }
+	if v == replay.Reproduced && f.Events != res.Events {
+		// The same trace, byte for byte, but another length recorded: the
+		// count was edited or damaged.
+		return harness(fmt.Sprintf(
+			"%s is inconsistent: the fingerprint %s matches, but the file records %d events and the replay ran %d (its \"events\" was edited or damaged; re-record it)",
+			path, got, f.Events, res.Events))
+	}
 	switch v {
 	case replay.Inconsistent:
 		// The trace is the recorded one, byte for byte, so the recorded

@@ -454,6 +454,11 @@ type Orchestrator struct {
 	// longer keep its whole server reachable until they fire and find it
 	// dead.
 	life *orchLife
+	// armTickets are the tickets of the slot timers armed (some of them
+	// fired), for Kill (ghostArmTimers); armTicketsPruned is how many were
+	// left the last time fired ones were dropped.
+	armTickets       []sim.Ticket
+	armTicketsPruned int
 }
 
 // orchLife points at a live orchestrator; nil once it was killed.
@@ -476,6 +481,7 @@ func New(env *model.Env, st *store.Store) *Orchestrator {
 func (o *Orchestrator) Kill() {
 	o.dead = true
 	o.life.o = nil
+	o.ghostArmTimers()
 	for _, rec := range o.unflushed {
 		if i := slices.Index(o.st.Receipts, rec); i >= 0 {
 			o.st.Receipts = slices.Delete(o.st.Receipts, i, i+1)

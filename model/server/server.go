@@ -645,14 +645,18 @@ func (s *Server) CallToolTo(caller, token, credID string, call model.ToolCall, e
 // CallSlot is room for the server's record of one tool call in flight
 // (what its trace and answer need), for a caller with a record of its own
 // per call to embed it in (the network's call object): the call then
-// costs the server no allocation. A slot serves one call; it must not be
-// reused while the server may still answer through it.
+// costs the server no allocation. A slot serves one call: CallToolIn
+// takes it zero (new), and it must not be reused while the server may
+// still answer through it.
 type CallSlot struct{ t toolCall }
 
-// CallToolIn is CallToolTo with the call's record kept in slot.
+// CallToolIn is CallToolTo with the call's record kept in slot, which must
+// be zero (a new CallSlot).
 func (s *Server) CallToolIn(slot *CallSlot, caller, token, credID string, call model.ToolCall, extra orchestrator.Extra, r model.Replier) {
 	t := &slot.t
-	*t = toolCall{s: s, caller: caller, credID: credID, call: call, reply: r}
+	// Fields set one by one on the zero record, rather than a whole
+	// toolCall (about 1 kB) copied over it.
+	t.s, t.caller, t.credID, t.call, t.reply = s, caller, credID, call, r
 	t.attrs = append(t.buf[:0], sim.A("thread", caller), sim.A("cred", credID))
 	if call.TabID != "" {
 		t.attrs = append(t.attrs, sim.A("tab", call.TabID))

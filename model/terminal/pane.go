@@ -83,7 +83,10 @@ func (p *Pane) afterWake(err *wakeErr) {
 func (p *Pane) requestAttach(retry bool) {
 	p.attachInFlight = true
 	a := p.r.app
-	terminalView := a.Meta(p.Session).Mode == Terminal
+	// A session closed while its wake ran has no metadata left: not shown
+	// in terminal view (main then finds no entry to attach).
+	m := a.Meta(p.Session)
+	terminalView := m != nil && m.Mode == Terminal
 	a.toMainMsg(hopAttach, p, terminalView, retry, Size{}, nil)
 }
 
