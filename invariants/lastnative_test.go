@@ -80,7 +80,9 @@ func (c *scanCursorFinds) Observe(ev *sim.Event) *sim.Violation {
 
 func TestNativeRows_AgreeWithTheScans(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		type checker interface{ Observe(*sim.Event) *sim.Violation }
+		type checker interface {
+			Observe(*sim.Event) *sim.Violation
+		}
 		pairs := [][2]checker{
 			{&storedNative{exists: map[string]bool{}, lastAt: map[string]int{}}, &scanStoredNative{exists: map[string]bool{}}},
 			{&cursorFinds{}, &scanCursorFinds{}},

@@ -118,7 +118,9 @@ func (x *scanSparesLive) Observe(ev *sim.Event) *sim.Violation {
 // first, last or in between; restarts move the incarnation.
 func TestOpenRuns_AgreeWithTheScans(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		type checker interface{ Observe(*sim.Event) *sim.Violation }
+		type checker interface {
+			Observe(*sim.Event) *sim.Violation
+		}
 		pairs := [][2]checker{{&runOutlives{}, &scanRunOutlives{}}, {&sparesLive{}, &scanSparesLive{}}}
 		pick := func(label string, xs ...string) string { return rapid.SampledFrom(xs).Draw(t, label) }
 		now := time.Duration(0)

@@ -105,7 +105,9 @@ func (x *scanExitOwnGen) Observe(ev *sim.Event) *sim.Violation {
 // session or two), a session runs two, and ends find the first.
 func TestProcSet_AgreesWithTheScans(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		type checker interface{ Observe(*sim.Event) *sim.Violation }
+		type checker interface {
+			Observe(*sim.Event) *sim.Violation
+		}
 		pairs := [][2]checker{{&oneAgent{}, &scanOneAgent{}}, {&exitOwnGen{}, &scanExitOwnGen{}}}
 		pick := func(label string, xs ...string) string { return rapid.SampledFrom(xs).Draw(t, label) }
 		now := time.Duration(0)

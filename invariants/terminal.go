@@ -1070,7 +1070,6 @@ func (*exitOwnGen) ObservedKinds() []string { return exitOwnGenKinds }
 
 var exitOwnGenKinds = []string{"spawn", "start", "kill", "exit", "exit.late", "session.exit"}
 
-
 func (x *exitOwnGen) Observe(ev *sim.Event) *sim.Violation {
 	switch {
 	case ev.Actor == "main" && ev.Kind == "spawn" && ev.Outcome == "starting":
