@@ -141,7 +141,9 @@ type ProbeCounter struct {
 	// sequence number.
 	OnHit      func(probe string, seq uint64)
 	tabCred    map[string]string // tab -> credential that opened it
-	openTabs   []threadTabs      // open agent tabs per thread (by open/close/sweep events)
+	openTabs   map[string]int    // open agent tabs per thread (by open/close/sweep events); looked up only
+	withTabs   int               // threads with openTabs > 0
+	tabKeyMax  int               // the longest thread id openTabs ever held
 	tabThread  map[string]string
 	kb         []byte // a request key's scratch
 	starts     int
@@ -355,7 +357,7 @@ func (p *ProbeCounter) main(ev *sim.Event, hit func(string)) {
 			p.stopping = p.stopping[:0]
 		}
 		p.starts++
-		p.openTabs = p.openTabs[:0]
+		p.resetTabs()
 	case ev.Kind == "credential.revoke" && strings.HasPrefix(ev.Get("cause"), "prepare:"):
 		hit(probeCapabilityChangeReissuedCredential)
 	case ev.Kind == "delegate_task.wait" && ev.Outcome == "waitTimedOut":
@@ -389,11 +391,8 @@ func (p *ProbeCounter) main(ev *sim.Event, hit func(string)) {
 	case ev.Kind == "idle-release-deferred":
 		hit(probeIdleReleaseDeferredByPin)
 	case ev.Kind == "session.release" && ev.Get("reason") == "idle_timeout":
-		for _, t := range p.threadsWithTabs() {
-			if strings.HasSuffix(ev.Get("providerSessionId"), t) || ev.Get("providerSessionId") == "psess:codex" {
-				hit(probeIdleReleaseWithOpenTab)
-				break
-			}
+		if p.tabOpenFor(ev.Get("providerSessionId")) {
+			hit(probeIdleReleaseWithOpenTab)
 		}
 	case ev.Actor == "server" && ev.Kind == "ingest.lost" && ev.Get("completions") != "":
 		hit(probeRestartLostIngestion)
@@ -506,29 +505,44 @@ const nodeHeaderTimeout = 5 * time.Minute
 // (McpSessionRegistry@96314411).
 const idleEraTimeout = 30 * time.Minute
 
-type threadTabs struct {
-	thread string
-	n      int
+// resetTabs forgets every open tab (a server start: its tabs died).
+func (p *ProbeCounter) resetTabs() {
+	clear(p.openTabs)
+	p.withTabs = 0
 }
 
 func (p *ProbeCounter) addTab(thread string, delta int) {
-	for i := range p.openTabs {
-		if p.openTabs[i].thread == thread {
-			p.openTabs[i].n += delta
-			return
-		}
+	if p.openTabs == nil {
+		p.openTabs = map[string]int{}
 	}
-	p.openTabs = append(p.openTabs, threadTabs{thread, delta})
+	before := p.openTabs[thread]
+	p.openTabs[thread] = before + delta
+	switch after := before + delta; {
+	case before <= 0 && after > 0:
+		p.withTabs++
+	case before > 0 && after <= 0:
+		p.withTabs--
+	}
+	p.tabKeyMax = max(p.tabKeyMax, len(thread))
 }
 
-func (p *ProbeCounter) threadsWithTabs() []string {
-	var out []string
-	for _, t := range p.openTabs {
-		if t.n > 0 {
-			out = append(out, t.thread)
+// tabOpenFor reports whether a thread has an open agent tab and session
+// is the shared Codex session or ends in the id of a thread with one: the
+// suffixes of session no longer than any thread id held, looked up,
+// instead of every thread's count walked.
+func (p *ProbeCounter) tabOpenFor(session string) bool {
+	if p.withTabs == 0 {
+		return false
+	}
+	if session == "psess:codex" {
+		return true
+	}
+	for i := max(0, len(session)-p.tabKeyMax); i <= len(session); i++ {
+		if p.openTabs[session[i:]] > 0 {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 func (p *ProbeCounter) closeTab(tab string) {

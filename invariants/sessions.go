@@ -241,7 +241,7 @@ func init() {
 		Property: "while a thread's native conversation still exists on its instance, every provider session the thread opens there resumes it: a new one is created only when the old one is gone (and the context is then marked lost)",
 		Source:   "OpenCodeAdapter.startSession resume cursor and session.get (PR #3617); ClaudeAdapter readClaudeResumeState",
 		Reports:  []catalog.Report{"t3code#3604", "t3code#2838"},
-		New:      func() sim.Checker { return &storedNative{exists: map[string]bool{}} }})
+		New:      func() sim.Checker { return &storedNative{exists: map[string]bool{}, lastAt: map[string]int{}} }})
 	register(Info{Name: ResumeCursorFindsConversation, Group: catalog.ProviderSession,
 		Property: "an open never fails because the thread's persisted resume cursor names a native conversation that does not exist: the cursor is written once the conversation is durable, or a resume that finds nothing falls back to a fresh session",
 		Source:   "t3code#2336 (resume cursor at turnCount 0); ProviderService resume_cursor_json; a thread is never left unable to send",
@@ -257,7 +257,21 @@ type lastNative struct {
 
 type storedNative struct {
 	last   []lastNative    // one per thread; a slice keeps the checker free of map ranges
+	lastAt map[string]int  // thread -> its index in last (looked up only)
 	exists map[string]bool // native conversation -> resumable
+}
+
+// lastOf returns the index in last of thread's row, or -1.
+func (s *storedNative) lastOf(thread string) int {
+	if i, ok := s.lastAt[thread]; ok {
+		return i
+	}
+	return -1
+}
+
+func (s *storedNative) appendLast(l lastNative) {
+	s.lastAt[l.thread] = len(s.last)
+	s.last = append(s.last, l)
 }
 
 func (*storedNative) Name() string { return ResumeBindsStoredNative }
@@ -275,10 +289,8 @@ func (s *storedNative) Observe(ev *sim.Event) *sim.Violation {
 	case "native.create":
 		thread, native, instance := ev.Get("thread"), ev.Get("native"), ev.Get("instance")
 		s.exists[native] = ev.Get("written") == "true"
-		for i, l := range s.last {
-			if l.thread != thread {
-				continue
-			}
+		if i := s.lastOf(thread); i >= 0 {
+			l := s.last[i]
 			s.last[i] = lastNative{thread, native, instance, ev.At}
 			if l.instance == instance && s.exists[l.native] {
 				return violation(ResumeBindsStoredNative,
@@ -287,18 +299,16 @@ func (s *storedNative) Observe(ev *sim.Event) *sim.Violation {
 			}
 			return nil
 		}
-		s.last = append(s.last, lastNative{thread, native, instance, ev.At})
+		s.appendLast(lastNative{thread, native, instance, ev.At})
 	case "native.resume":
 		if ev.Outcome != "resumed" {
 			return nil
 		}
-		for i, l := range s.last {
-			if l.thread == ev.Get("thread") {
-				s.last[i] = lastNative{l.thread, ev.Get("native"), ev.Get("instance"), ev.At}
-				return nil
-			}
+		if i := s.lastOf(ev.Get("thread")); i >= 0 {
+			s.last[i] = lastNative{s.last[i].thread, ev.Get("native"), ev.Get("instance"), ev.At}
+			return nil
 		}
-		s.last = append(s.last, lastNative{ev.Get("thread"), ev.Get("native"), ev.Get("instance"), ev.At})
+		s.appendLast(lastNative{ev.Get("thread"), ev.Get("native"), ev.Get("instance"), ev.At})
 	case "native.turn":
 		s.exists[ev.Get("native")] = true
 	}
@@ -312,8 +322,9 @@ type cursorRow struct {
 }
 
 type cursorFinds struct {
-	cursors []cursorRow // one per thread
-	durable []string    // native conversations with a durable turn (few)
+	cursors  []cursorRow    // one per thread
+	cursorAt map[string]int // thread -> its index in cursors (looked up only)
+	durable  []string       // native conversations with a durable turn (few)
 }
 
 func (*cursorFinds) Name() string { return ResumeCursorFindsConversation }
@@ -359,12 +370,14 @@ func (c *cursorFinds) Observe(ev *sim.Event) *sim.Violation {
 }
 
 func (c *cursorFinds) set(thread, native string, t time.Duration) {
-	for i := range c.cursors {
-		if c.cursors[i].thread == thread {
-			c.cursors[i] = cursorRow{thread, native, t}
-			return
-		}
+	if i, ok := c.cursorAt[thread]; ok {
+		c.cursors[i] = cursorRow{thread, native, t}
+		return
 	}
+	if c.cursorAt == nil {
+		c.cursorAt = map[string]int{}
+	}
+	c.cursorAt[thread] = len(c.cursors)
 	c.cursors = append(c.cursors, cursorRow{thread, native, t})
 }
 

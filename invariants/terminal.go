@@ -925,20 +925,105 @@ type agentProc struct {
 
 type oneAgent struct {
 	callers []agentProc // requests seen for backends not yet spawned
-	running []agentProc
+	running procSet     // by session too
+}
+
+// procSet holds the running agent processes in spawn order, found by
+// backend and (when added by session) by session: each map holds a key's
+// first process, which links the key's next (nextBackend, nextSession) in
+// spawn order, so the first is the one a walk of every running process in
+// spawn order would meet (a world of 1,000 threads runs one per pane, and
+// every restart spawns them again). Nodes come from a slab. Looked up
+// only.
+type procSet struct {
+	byBackend map[string]*procNode
+	bySession map[string]*procNode
+	nodes     sim.Slab[procNode]
+}
+
+type procNode struct {
+	agentProc
+	nextBackend, nextSession *procNode
+}
+
+func (s *procSet) add(p agentProc, bySession bool) {
+	n := s.nodes.New()
+	n.agentProc = p
+	if s.byBackend == nil {
+		s.byBackend = map[string]*procNode{}
+	}
+	if q := s.byBackend[p.backend]; q == nil {
+		s.byBackend[p.backend] = n
+	} else {
+		for q.nextBackend != nil {
+			q = q.nextBackend
+		}
+		q.nextBackend = n
+	}
+	if !bySession {
+		return
+	}
+	if s.bySession == nil {
+		s.bySession = map[string]*procNode{}
+	}
+	if q := s.bySession[p.session]; q == nil {
+		s.bySession[p.session] = n
+	} else {
+		for q.nextSession != nil {
+			q = q.nextSession
+		}
+		q.nextSession = n
+	}
+}
+
+// withBackend returns the first running process of backend, or nil.
+func (s *procSet) withBackend(backend string) *agentProc {
+	if n := s.byBackend[backend]; n != nil {
+		return &n.agentProc
+	}
+	return nil
+}
+
+// inSession returns the first running process of session, or nil.
+func (s *procSet) inSession(session string) *agentProc {
+	if n := s.bySession[session]; n != nil {
+		return &n.agentProc
+	}
+	return nil
+}
+
+// end removes the first running process of backend, if any.
+func (s *procSet) end(backend string) {
+	n := s.byBackend[backend]
+	if n == nil {
+		return
+	}
+	if n.nextBackend == nil {
+		delete(s.byBackend, backend)
+	} else {
+		s.byBackend[backend] = n.nextBackend
+	}
+	if q := s.bySession[n.session]; q == n {
+		if n.nextSession == nil {
+			delete(s.bySession, n.session)
+		} else {
+			s.bySession[n.session] = n.nextSession
+		}
+	} else {
+		for ; q != nil; q = q.nextSession {
+			if q.nextSession == n {
+				q.nextSession = n.nextSession
+				break
+			}
+		}
+	}
+	*n = procNode{} // an ended node keeps nothing alive (its slab may outlive it)
 }
 
 // oneAgent declares no kinds (sim.KindObserver): it notes every main event's caller.
 func (*oneAgent) Name() string { return OneAgentPerSession }
 
-func (o *oneAgent) end(backend string) {
-	for i, r := range o.running {
-		if r.backend == backend {
-			o.running = append(o.running[:i], o.running[i+1:]...)
-			return
-		}
-	}
-}
+func (o *oneAgent) end(backend string) { o.running.end(backend) }
 
 func (o *oneAgent) Observe(ev *sim.Event) *sim.Violation {
 	if ev.Actor != "main" {
@@ -954,14 +1039,12 @@ func (o *oneAgent) Observe(ev *sim.Event) *sim.Violation {
 				break
 			}
 		}
-		for _, r := range o.running {
-			if r.session == p.session {
-				return violation(OneAgentPerSession,
-					"session %s has two agent processes: backend %s spawned at %s for %s while backend %s, spawned at %s for %s, was still running (not stopped, exited or cancelled); the registry can name only one",
-					p.session, p.backend, at(p.at), p.caller, r.backend, at(r.at), r.caller)
-			}
+		if r := o.running.inSession(p.session); r != nil {
+			return violation(OneAgentPerSession,
+				"session %s has two agent processes: backend %s spawned at %s for %s while backend %s, spawned at %s for %s, was still running (not stopped, exited or cancelled); the registry can name only one",
+				p.session, p.backend, at(p.at), p.caller, r.backend, at(r.at), r.caller)
 		}
-		o.running = append(o.running, p)
+		o.running.add(p, true)
 	case ev.Get("caller") != "" && ev.Get("backend") != "":
 		if len(o.callers) == 16 {
 			o.callers = o.callers[1:]
@@ -977,7 +1060,7 @@ func (o *oneAgent) Observe(ev *sim.Event) *sim.Violation {
 
 // exitOwnGen tracks the backends main has spawned and not yet seen stop.
 type exitOwnGen struct {
-	running []agentProc // bounded by the backends alive at once
+	running procSet // bounded by the backends alive at once
 }
 
 func (*exitOwnGen) Name() string { return ExitEndsOwnGeneration }
@@ -987,36 +1070,24 @@ func (*exitOwnGen) ObservedKinds() []string { return exitOwnGenKinds }
 
 var exitOwnGenKinds = []string{"spawn", "start", "kill", "exit", "exit.late", "session.exit"}
 
-func (x *exitOwnGen) find(backend string) int {
-	for i, r := range x.running {
-		if r.backend == backend {
-			return i
-		}
-	}
-	return -1
-}
-
 func (x *exitOwnGen) Observe(ev *sim.Event) *sim.Violation {
 	switch {
 	case ev.Actor == "main" && ev.Kind == "spawn" && ev.Outcome == "starting":
-		x.running = append(x.running, agentProc{session: ev.Get("session"), backend: ev.Get("backend"), at: ev.At})
+		x.running.add(agentProc{session: ev.Get("session"), backend: ev.Get("backend"), at: ev.At}, false)
 	case ev.Actor == "main" && (ev.Kind == "start" && ev.Outcome != "live" || ev.Kind == "kill" && ev.Outcome == "killed" || ev.Kind == "exit"):
-		if i := x.find(ev.Get("backend")); i >= 0 {
-			x.running = append(x.running[:i], x.running[i+1:]...)
-		}
+		x.running.end(ev.Get("backend"))
 	case ev.Actor == "main" && ev.Kind == "exit.late" && ev.Outcome == "applied":
 		if entry, b := ev.Get("entry"), ev.Get("backend"); entry != b {
 			since := "?"
-			if i := x.find(entry); i >= 0 {
-				since = at(x.running[i].at)
+			if r := x.running.withBackend(entry); r != nil {
+				since = at(r.at)
 			}
 			return violation(ExitEndsOwnGeneration,
 				"the exit of backend %s of session %s, given up before it went live, arrived at %s and was applied to the session's current entry, backend %s (spawned at %s): the newer generation left the registry while its process runs on",
 				b, ev.Get("session"), at(ev.At), entry, since)
 		}
 	case ev.Actor == "renderer" && ev.Kind == "session.exit":
-		if i := x.find(ev.Get("backend")); i >= 0 {
-			r := x.running[i]
+		if r := x.running.withBackend(ev.Get("backend")); r != nil {
 			return violation(ExitEndsOwnGeneration,
 				"the renderer marked backend %s of session %s exited at %s (cause %s), but main never saw it stop: it was spawned at %s and is still running",
 				r.backend, r.session, at(ev.At), ev.Get("cause"), at(r.at))

@@ -1089,11 +1089,7 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 			!(o.env.Profile.Has(ReceiptChecksCallerOnly) && r.ThreadID == caller) {
 			return Answer{Outcome: ErrCommandIDConflict, CommandID: commandID}
 		}
-		a := Answer{Outcome: Replayed, CommandID: commandID}
-		if r.Result != nil {
-			a.Result = *r.Result
-		}
-		return a
+		return Answer{Outcome: Replayed, CommandID: commandID, Result: r.Result.Result()}
 	}
 	if o.FailCommand != nil && o.FailCommand(commandID) {
 		return Answer{Outcome: ErrDispatch, CommandID: commandID}
@@ -1103,7 +1099,7 @@ func (o *Orchestrator) dispatch(commandID, caller, effect string, c Call, exec f
 		return Answer{Outcome: ErrDispatch, CommandID: commandID}
 	}
 	rec := store.NewRow(&o.st.Rows.Receipts, store.Receipt{CommandID: commandID, ThreadID: caller, Tool: c.Tool,
-		Key: c.ClientRequestID, Aggregate: aggregate, Status: store.ReceiptAccepted, Result: store.NewRow(&o.st.Rows.Results, res)})
+		Key: c.ClientRequestID, Aggregate: aggregate, Status: store.ReceiptAccepted, Result: o.st.Rows.PackResult(res)})
 	o.st.Receipts = append(o.st.Receipts, rec)
 	if o.env.Profile.Has(ReceiptWriteBehind) {
 		// The wrong fix: the effect is committed now, its receipt sits in

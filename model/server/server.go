@@ -59,6 +59,7 @@ type Server struct {
 	// turn of its thread (sameThread), in the same order.
 	turns     []*turnRef
 	firstTurn map[string]*turnRef
+	turnSlab  sim.Slab[turnRef] // turns' records
 	// pendingDetach lists threads whose capability changed during a turn.
 	pendingDetach []string
 	// ingest is the runtime ingestion worker's in-memory queue (ingestion.go);
@@ -413,7 +414,9 @@ func (s *Server) startRunFor(threadID, continuationOf, messageID string) {
 	}
 	s.env.Emit(actor, "run.start", "", attrs...)
 	s.runStarted(run)
-	s.addTurn(&turnRef{threadID: threadID, runID: run.ID})
+	t := s.turnSlab.New()
+	t.threadID, t.runID = threadID, run.ID
+	s.addTurn(t)
 	latency := time.Second
 	if s.hooks.OpenLatency != nil {
 		latency = s.hooks.OpenLatency(run.Instance)

@@ -9,7 +9,6 @@ import "github.com/orchsim/orchsim/sim"
 // compared by pointer, or dropped from its table. The zero value is ready.
 type Rows struct {
 	Receipts     sim.Slab[Receipt]
-	Results      sim.Slab[Result]
 	Tasks        sim.Slab[Task]
 	Threads      sim.Slab[Thread]
 	Messages     sim.Slab[Message]
@@ -21,6 +20,8 @@ type Rows struct {
 	Checkpoints  sim.Slab[Checkpoint]
 	// Str builds the store's own ids (run ids).
 	Str sim.Strings
+	// resultStrs backs the strings of PackResult's results.
+	resultStrs []string
 }
 
 // NewRow returns a pointer to a copy of v from s.

@@ -596,11 +596,10 @@ type Receipt struct {
 	// "task:<id>"): the engine's receipt aggregateKind/aggregateId.
 	Aggregate string
 	Status    string
-	// Result is the tool result the command produced, replayed verbatim;
-	// nil for a command that produced none (a restart continuation's),
-	// which replays as the zero Result. A pointer, so that a receipt
-	// without one is a third of the size (receipts are never deleted).
-	Result *Result
+	// Result is the tool result the command produced, replayed verbatim
+	// (Result.Result()); the zero value for a command that produced none
+	// (a restart continuation's). Packed: receipts are never deleted.
+	Result PackedResult
 	// Payload is the normalized payload of the request the command belongs
 	// to (create_threads: the whole batch), EntryPayload the command's own
 	// part of it (one entry); "" where the model does not fingerprint.
