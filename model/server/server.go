@@ -662,10 +662,7 @@ func (s *Server) CallToolIn(slot *CallSlot, caller, token, credID string, call m
 	// Fields set one by one on the zero record, rather than a whole
 	// toolCall (about 1 kB) copied over it.
 	t.s, t.caller, t.credID, t.call, t.reply = s, caller, credID, call, r
-	t.attrs = append(t.buf[:0], sim.A("thread", caller), sim.A("cred", credID))
-	if call.TabID != "" {
-		t.attrs = append(t.attrs, sim.A("tab", call.TabID))
-	}
+	t.threadID = caller // the caller's claim until its credential says
 	trace := t.trace
 	if s.dead {
 		trace(model.OutcomeServerDown)
@@ -686,7 +683,7 @@ func (s *Server) CallToolIn(slot *CallSlot, caller, token, credID string, call m
 	}
 	// The credential, not the caller's claim, says which thread calls.
 	threadID := scope.Thread.ThreadID
-	t.attrs[0] = sim.A("thread", threadID)
+	t.threadID = threadID
 	if model.IsOrchestratorTool(call.Tool) || orchestrator.Serves(call.Tool) {
 		s.callOrchestrator(scope, t, extra)
 		return
@@ -706,7 +703,7 @@ func (s *Server) CallToolIn(slot *CallSlot, caller, token, credID string, call m
 		return
 	}
 	key := browser.OwnerKey(s.env.Profile, scope.EnvironmentID, scope.Thread.ProviderSessionID, threadID)
-	t.key, t.threadID = key, threadID
+	t.key = key
 	req := browser.Request{ThreadID: threadID, TabID: call.TabID, AgentSessionID: key, URL: call.URL,
 		ReuseExistingTab: !call.NewTab}
 	switch call.Tool {
@@ -725,7 +722,7 @@ func (s *Server) CallToolIn(slot *CallSlot, caller, token, credID string, call m
 		r.Reply(model.ToolResult{Outcome: "invalid_request"})
 		return
 	}
-	t.attrs = append(t.attrs, sim.A("key", showKey(s.env.Str(), key)))
+	t.showKey, t.keyed = showKey(s.env.Str(), key), true
 	t.authorized, t.op = s.env.Now(), req.Op
 	s.Browser.HandleTo(req, t)
 }
@@ -739,17 +736,37 @@ type toolCall struct {
 	actor          string // an orchestrator call's actor
 	call           model.ToolCall
 	reply          model.Replier
-	attrs          []sim.Attr
-	buf            [8]sim.Attr // attrs' first backing array: 8 holds every scenario's calls but rare ones (a longer list grows on the heap)
-	key, threadID  string
-	op             string // a preview call's browser.Request Op (Handled)
-	authorized     time.Duration
+	// threadID is the calling thread (the caller's claim until its
+	// credential is resolved), key a preview call's owner key and showKey
+	// its trace form (an attribute once keyed).
+	key, threadID string
+	showKey       string
+	keyed         bool
+	op            string // a preview call's browser.Request Op (Handled)
+	authorized    time.Duration
+}
+
+// baseAttrs appends the attributes every event of the call starts with:
+// thread, cred and an explicit tab. The call's attributes are built on
+// the stack when it emits, from its fields, rather than kept in the
+// record (a buffer of them was a quarter of a network call's bytes).
+func (t *toolCall) baseAttrs(b []sim.Attr) []sim.Attr {
+	b = append(b, sim.A("thread", t.threadID), sim.A("cred", t.credID))
+	if t.call.TabID != "" {
+		b = append(b, sim.A("tab", t.call.TabID))
+	}
+	return b
 }
 
 // trace emits the call's event with outcome and extra attributes.
 func (t *toolCall) trace(outcome string, extra ...sim.Attr) {
 	s := t.s
-	s.env.Emit(s.env.Str().Concat("agent/", t.caller), t.call.Tool, outcome, append(t.attrs, extra...)...)
+	var ab [12]sim.Attr
+	attrs := t.baseAttrs(ab[:0])
+	if t.keyed {
+		attrs = append(attrs, sim.A("key", t.showKey))
+	}
+	s.env.Emit(s.env.Str().Concat("agent/", t.caller), t.call.Tool, outcome, append(attrs, extra...)...)
 }
 
 // Handled traces and answers a preview tool the browser served (the call
@@ -845,35 +862,10 @@ func (s *Server) liveCaller(scope mcp.Scope) bool {
 // traces the dispatch: its outcome, command id and result ids.
 func (s *Server) callOrchestrator(scope mcp.Scope, t *toolCall, extra orchestrator.Extra) {
 	call := &t.call
-	key := call.ClientRequestID
-	if key == "" {
-		key = "-"
-	}
-	t.attrs = append(t.attrs, sim.A("clientRequestId", key))
-	if call.Target != "" {
-		t.attrs = append(t.attrs, sim.A("target", call.Target))
-	}
-	if call.Action != "" {
-		t.attrs = append(t.attrs, sim.A("action", call.Action))
-	}
-	if call.TaskID != "" {
-		t.attrs = append(t.attrs, sim.A("task", call.TaskID))
-	}
-	if call.Mode == "wait" {
-		t.attrs = append(t.attrs, sim.A("mode", "wait"))
-	}
-	if call.Retry {
-		t.attrs = append(t.attrs, sim.A("retry", "true"))
-	}
-	if call.RedispatchOf != "" {
-		t.attrs = append(t.attrs, sim.A("redispatch-of", call.RedispatchOf))
-	}
-	if call.Redelivered {
-		t.attrs = append(t.attrs, sim.A("redelivered", "true"), sim.A("tool-call", call.CallID))
-	}
 	t.actor = s.env.Str().Concat("agent/", scope.Thread.ThreadID)
 	refuse := func(code string) {
-		s.env.Emit(t.actor, call.Tool, code, t.attrs...)
+		var ab [orchAttrsMax]sim.Attr
+		s.env.Emit(t.actor, call.Tool, code, t.orchAttrs(ab[:0])...)
 		t.reply.Reply(model.ToolResult{Outcome: code})
 	}
 	if scope.Capabilities&mcp.CapOrchestration == 0 {
@@ -887,23 +879,63 @@ func (s *Server) callOrchestrator(scope mcp.Scope, t *toolCall, extra orchestrat
 	s.Orch.DispatchTo(orchestrator.Call{Scope: scope, ToolCall: t.call, Extra: extra}, t)
 }
 
+// orchAttrsMax bounds an orchestrator call's attributes: the base three,
+// eight from the call, three from its answer.
+const orchAttrsMax = 16
+
+// orchAttrs appends an orchestrator call's attributes before its answer:
+// the base ones, then what the call carries.
+func (t *toolCall) orchAttrs(b []sim.Attr) []sim.Attr {
+	call := &t.call
+	b = t.baseAttrs(b)
+	key := call.ClientRequestID
+	if key == "" {
+		key = "-"
+	}
+	b = append(b, sim.A("clientRequestId", key))
+	if call.Target != "" {
+		b = append(b, sim.A("target", call.Target))
+	}
+	if call.Action != "" {
+		b = append(b, sim.A("action", call.Action))
+	}
+	if call.TaskID != "" {
+		b = append(b, sim.A("task", call.TaskID))
+	}
+	if call.Mode == "wait" {
+		b = append(b, sim.A("mode", "wait"))
+	}
+	if call.Retry {
+		b = append(b, sim.A("retry", "true"))
+	}
+	if call.RedispatchOf != "" {
+		b = append(b, sim.A("redispatch-of", call.RedispatchOf))
+	}
+	if call.Redelivered {
+		b = append(b, sim.A("redelivered", "true"), sim.A("tool-call", call.CallID))
+	}
+	return b
+}
+
 // Dispatched traces an orchestrator call's dispatch (the call is its own
 // orchestrator.DispatchReplier).
 func (t *toolCall) Dispatched(a orchestrator.Answer) {
 	s := t.s
+	var ab [orchAttrsMax]sim.Attr
+	attrs := t.orchAttrs(ab[:0])
 	if a.CommandID != "" {
-		t.attrs = append(t.attrs, sim.A("command", a.CommandID))
+		attrs = append(attrs, sim.A("command", a.CommandID))
 	}
 	{ // the result is built on the stack
 		var rb [128]byte
 		if res := appendResult(rb[:0], a.Result); len(res) > 0 {
-			t.attrs = append(t.attrs, sim.A("result", s.env.Str().Bytes(res)))
+			attrs = append(attrs, sim.A("result", s.env.Str().Bytes(res)))
 		}
 	}
 	if a.Effect != "" {
-		t.attrs = append(t.attrs, sim.A("effect", a.Effect))
+		attrs = append(attrs, sim.A("effect", a.Effect))
 	}
-	s.env.Emit(t.actor, t.call.Tool, a.Outcome, t.attrs...)
+	s.env.Emit(t.actor, t.call.Tool, a.Outcome, attrs...)
 }
 
 // Done answers an orchestrator call, unless the server died meanwhile.
