@@ -41,3 +41,34 @@ func TestBaselines_KnowEverySwitchLeftOff(t *testing.T) {
 		}
 	}
 }
+
+// A baseline covers a group it lists, and any group of an invariant it
+// saw fail whose switches it all knows; a switch it never saw, an
+// invariant it never saw fail, or a group with no known fix stays new.
+func TestBaseline_CoversCombinationsOfKnownBugs(t *testing.T) {
+	b := NewBaseline("reported", nil, []TriageGroup{
+		{Invariant: "inv-a", Switches: []string{"s1"}},
+		{Invariant: "inv-a", Switches: []string{"s2", "s3"}},
+		{Invariant: "inv-b", Switches: []string{"s4"}},
+	})
+	for _, c := range []struct {
+		inv      string
+		switches []string
+		covered  bool
+	}{
+		{"inv-a", []string{"s1"}, true},        // listed
+		{"inv-a", []string{"s1", "s2"}, true},  // a new combination of known bugs
+		{"inv-b", []string{"s1"}, true},        // a known bug, a known failure
+		{"inv-a", []string{"s1", "s5"}, false}, // s5 never seen
+		{"inv-c", []string{"s1"}, false},       // an invariant never seen failing
+		{"inv-a", nil, false},                  // no known fix
+	} {
+		assert.Equal(t, c.covered, b.Covers(c.inv, c.switches), "%s %v", c.inv, c.switches)
+	}
+	groups := []TriageGroup{{Invariant: "inv-a", Switches: []string{"s2", "s1"}}, {Invariant: "inv-c", Switches: []string{"s1"}}}
+	b.Apply(groups)
+	assert.Equal(t, 1, NewGroups(groups))
+	for _, g := range groups {
+		assert.Equal(t, g.Invariant == "inv-c", g.New, "%s", g.Invariant)
+	}
+}

@@ -609,7 +609,6 @@ func (c *Campaign) laterGroups(sum *Summary) error {
 			return err
 		}
 		f := ReplayFile(cfg, &res)
-		f.KeepGoing = cfg.KeepGoing
 		g.ReplayFile = filepath.Join(c.Corpus, fmt.Sprintf("%s-%s-seed%d-later.json", g.Scenario, g.Invariant, g.Seed))
 		if err := replay.Write(g.ReplayFile, f); err != nil {
 			return fmt.Errorf("writing %s: %w", g.ReplayFile, err)
@@ -659,7 +658,7 @@ func ReplayFile(cfg scenarios.Config, res *scenarios.Result) *replay.File {
 		Profile: spec.Preset, Fixes: spec.Fix, Unfix: spec.Unfix, Mutants: spec.Mutants,
 		Seed: res.Seed, Horizon: replay.Duration(res.Horizon), Violation: v,
 		Fingerprint: replay.FormatFingerprint(res.Fingerprint), Events: res.Events, Tape: tape,
-		Compacted: compacted}
+		Compacted: compacted, KeepGoing: cfg.KeepGoing}
 }
 
 // StoryFingerprint hashes the story's actions (who did what, with what

@@ -58,7 +58,7 @@ func TestCorpus(t *testing.T) {
 			strategy, err := ParseStrategy(f.Strategy)
 			require.NoError(t, err)
 			cfg := Config{Scenario: f.Scenario, Seed: f.Seed, Profile: prof, Strategy: strategy, Off: f.Off,
-				Horizon: time.Duration(f.Horizon), Tape: f.Tape}
+				Horizon: time.Duration(f.Horizon), Tape: f.Tape, KeepGoing: f.KeepGoing, EventBudget: f.EventBudget}
 			res := mustRun(t, cfg)
 			if strings.HasPrefix(rel, "passing"+string(filepath.Separator)) {
 				assert.Nil(t, res.Violation, "a kept passing regression fails again")
@@ -116,7 +116,7 @@ func TestCorpus_RerecordRestoresADriftedFile(t *testing.T) {
 	prof, err := f.Spec().Profile()
 	require.NoError(t, err)
 	res := mustRun(t, Config{Scenario: f.Scenario, Seed: f.Seed, Profile: prof, Strategy: Strategy(f.Strategy), Off: f.Off,
-		Horizon: time.Duration(f.Horizon), Tape: f.Tape})
+		Horizon: time.Duration(f.Horizon), Tape: f.Tape, KeepGoing: f.KeepGoing, EventBudget: f.EventBudget})
 	require.NoError(t, rerecordFile(path, f, &res))
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)

@@ -78,7 +78,10 @@ that makes the shrunk run pass), each group naming the reports its switches cite
 a group no known fix explains is new, listed first. Every seed keeps going past
 its first violation (--keep-going=false stops there), so one seed can feed
 several groups. --baseline FILE judges the groups against a committed baseline:
-a group it does not list is new; --write-baseline FILE records the groups found.
+a group is known when it lists it, or when it saw the invariant fail and knows every
+switch of the group (known bugs in a new combination); a group of a switch or an
+invariant it never saw, or with no known fix, is new. --write-baseline FILE
+records the groups found.
 
 Exit status: 0 no failure (with --baseline: no new group); 1 failures found (with
 --baseline: a new group); 2 bad usage; 3 the campaign ran but
@@ -93,7 +96,7 @@ with the summary, and give 1).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenario, "scenario", "", "scenario name, or all")
 	fl.Uint64Var(&f.seeds, "seeds", 0, "seeds per scenario, before sharding (--scenario all runs N seeds of each scenario)")
-	fl.DurationVar(&f.budget, "budget", 0, "run seeds for this long instead of a fixed number")
+	fl.DurationVar(&f.budget, "budget", 0, "run seeds for this long instead of a fixed number (a positive duration, such as 10m)")
 	fl.Uint64Var(&f.start, "start", 1, "first seed")
 	fl.StringVar(&f.shard, "shard", "", "i/n: run shard i of n (i may come from JOB_COMPLETION_INDEX: /n)")
 	fl.IntVar(&f.workers, "workers", 0, workersUsage)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/orchsim/orchsim/replay"
 )
 
 func brokenLines(out string) []string {
@@ -51,4 +53,22 @@ func TestRun_KeepGoingReportsEveryInvariant(t *testing.T) {
 	assert.Contains(t, rep, "fingerprint matches")
 	assert.Equal(t, last, lastLineOf(rep))
 	assert.Equal(t, broken, brokenLines(rep))
+}
+
+// A keep-going replay file shrinks to a keep-going .min.json that replays
+// with its fingerprint (the shrunk file once dropped keep_going, so its
+// fingerprint, a keep-going run's, never matched).
+func TestShrink_KeepGoingFileReplays(t *testing.T) {
+	dir := t.TempDir()
+	k := filepath.Join(dir, "k.json")
+	code, _, errOut := cli(t, "run", "--scenario", "tab-ownership", "--seed", "2", "--keep-going", "--out", k)
+	require.Equal(t, exitViolation, code, errOut)
+	code, _, errOut = cli(t, "shrink", k, "--runs", "60")
+	require.Equal(t, exitOK, code, errOut)
+	f, err := replay.Read(filepath.Join(dir, "k.min.json"))
+	require.NoError(t, err)
+	assert.True(t, f.KeepGoing)
+	code, out, errOut := cli(t, "replay", filepath.Join(dir, "k.min.json"))
+	assert.Equal(t, exitViolation, code, errOut)
+	assert.Contains(t, out, "fingerprint matches")
 }

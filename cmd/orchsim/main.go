@@ -154,7 +154,7 @@ timeouts and faults, and checks invariants over what happened.`,
 		if err := cmd.Help(); err != nil {
 			return err
 		}
-		return usageErr("no command given: orchsim COMMAND [flags] (the commands are listed above)")
+		return usageErr("no command given: orchsim COMMAND [flags] (orchsim help lists the commands)")
 	}
 	root.InitDefaultHelpCmd()
 	for _, c := range root.Commands() {
