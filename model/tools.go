@@ -50,8 +50,6 @@ type ToolCall struct {
 	Tool  string
 	TabID string // explicit tabId, or ""
 	URL   string
-	// NewTab asks preview_open for reuseExistingTab:false.
-	NewTab bool
 
 	// ClientRequestID is the idempotency key ("" when the agent sent none).
 	ClientRequestID string
@@ -67,9 +65,6 @@ type ToolCall struct {
 	Action string
 	// Count is the number of create_threads entries (1-20).
 	Count int
-	// Retry marks a call the agent repeats because it never saw an answer
-	// (for the trace; the server treats it like any call).
-	Retry bool
 	// RedispatchOf names the task a new delegate_task repeats: the agent
 	// took that task's wait timeout for a dead child (for the trace; the
 	// server treats it like any call).
@@ -80,6 +75,13 @@ type ToolCall struct {
 	// second delivery (for the trace).
 	CallID      string
 	Redelivered bool
+	// NewTab asks preview_open for reuseExistingTab:false.
+	NewTab bool
+	// Retry marks a call the agent repeats because it never saw an answer
+	// (for the trace; the server treats it like any call). (The three
+	// flags sit together: a call is copied into several records, and
+	// apart each took a padded word.)
+	Retry bool
 }
 
 // Outcomes other than the browser's reasons.
