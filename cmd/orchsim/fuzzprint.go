@@ -100,7 +100,7 @@ func printResults(w io.Writer, js *fuzz.Report, corpusHint bool) {
 	for _, l := range js.Later {
 		// Broken only after another invariant's violation in the same seed
 		// (keep-going): no story of its own, the first seed's run is its replay.
-		fmt.Fprintf(w, "later %s / %s: seed %d, %d seeds, after another invariant's violation", l.Scenario, l.Invariant, l.Seed, l.Count)
+		fmt.Fprintf(w, "later %s / %s: seed %d, %s, after another invariant's violation", l.Scenario, l.Invariant, l.Seed, seedsN(l.Count))
 		if l.ReplayFile != "" {
 			corpus = true
 			fmt.Fprintf(w, ", replay: orchsim replay %s", l.ReplayFile)
@@ -172,4 +172,12 @@ func annotate(w io.Writer, sum *fuzz.Summary) {
 		}
 		fmt.Fprintf(w, "::error title=orchsim %s::%s\n", st.Invariant, msg)
 	}
+}
+
+// seedsN is "1 seed" or "N seeds".
+func seedsN(n int) string {
+	if n == 1 {
+		return "1 seed"
+	}
+	return fmt.Sprintf("%d seeds", n)
 }

@@ -101,7 +101,7 @@ func junitBytes(names []string, c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, er
 					if g.Scenario != name || g.Invariant != inv {
 						continue
 					}
-					fmt.Fprintf(&b, "\nlater violations (first seed %d, %d seeds): %s\n", g.Seed, g.Count, g.Signature)
+					fmt.Fprintf(&b, "\nlater violations (first seed %d, %s): %s\n", g.Seed, seedsN(g.Count), g.Signature)
 					if g.ReplayFile != "" {
 						fmt.Fprintf(&b, "replay: orchsim replay %s\n", g.ReplayFile)
 					} else {

@@ -162,7 +162,17 @@ timeouts and faults, and checks invariants over what happened.`,
 			c.RunE = func(cmd *cobra.Command, args []string) error {
 				target, rest, err := root.Find(args)
 				if err != nil || len(rest) > 0 || target == nil {
-					return usageErr("help: unknown command %q (orchsim help lists them)", strings.Join(args, " "))
+					msg := fmt.Sprintf("help: unknown command %q", strings.Join(args, " "))
+					var near []string
+					if len(args) > 0 {
+						near = root.SuggestionsFor(args[0])
+					}
+					if len(near) > 0 {
+						msg += " (did you mean " + strings.Join(near, " or ") + "?)"
+					} else {
+						msg += " (orchsim help lists them)"
+					}
+					return usageErr("%s", msg)
 				}
 				return target.Help()
 			}

@@ -227,6 +227,7 @@ func TestBadInput_IsExit2WithOneLine(t *testing.T) {
 		"near command":         {"rn"},
 		"no command":           {},
 		"help unknown topic":   {"help", "frobnicate"},
+		"help near topic":      {"help", "rn"},
 		"fuzz zero budget":     {"fuzz", "--scenario", "chaos", "--budget", "0s"},
 		"fuzz negative budget": {"fuzz", "--scenario", "chaos", "--budget", "-1s"},
 		"negative shrink":      {"fuzz", "--scenario", "chaos", "--seeds", "1", "--shrink-budget", "-1s"},
@@ -757,4 +758,14 @@ func TestExplain_ASmallRecordedBudgetDoesNotFailTheCandidates(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "sufficient: [stable-tab-owner]")
 	assert.Contains(t, out, "necessary: [stable-tab-owner]")
+}
+
+// A misspelt command, run or asked help for, names the nearest command on
+// its one line.
+func TestBadInput_MisspeltCommandSuggests(t *testing.T) {
+	for _, args := range [][]string{{"rn"}, {"help", "rn"}} {
+		code, _, errOut := cli(t, args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.Contains(t, errOut, "(did you mean run?)", "%v", args)
+	}
 }
