@@ -33,8 +33,9 @@ story's replay file is resolved against its summary's directory when it is there
 (the layout of a downloaded artifact).
 
 --out FILE writes the merged summary as JSON (the fields of a fuzz --json summary,
-plus shards, shards_merged, shards_missing, elapsed_ms_total and sources); it can be
-merged again, as the shards it covers. --markdown FILE appends a Markdown report to
+plus shards, shards_merged, shards_missing, elapsed_ms_total and sources), its
+replay files named relative to its own directory; it can be merged again, from
+anywhere, as the shards it covers. --markdown FILE appends a Markdown report to
 FILE (e.g. $GITHUB_STEP_SUMMARY). Both are checked before the merge: a file that
 cannot be written, or both naming one file, is bad usage.
 
@@ -220,7 +221,7 @@ func checkMergeOutputs(out, markdown string, inputs []string) error {
 func saveMerged(m *fuzz.Merged, out, markdown string) error {
 	var failed []string
 	if out != "" {
-		b, err := json.MarshalIndent(m, "", "  ")
+		b, err := json.MarshalIndent(relativeTo(filepath.Dir(out), m), "", "  ")
 		if err == nil {
 			err = replay.WriteFileAtomic(out, append(b, '\n'))
 		}

@@ -442,3 +442,38 @@ func TestMergeSummaries_AByteOrderMarkIsIgnored(t *testing.T) {
 	assert.Empty(t, errOut)
 	assert.Equal(t, want, got)
 }
+
+// A merged summary names its replay files relative to its own directory,
+// as a shard's does, so merging it again from anywhere finds them.
+func TestMergeSummaries_OutNamesReplayFilesFromItsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "shard", "summary.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(js), 0o755))
+	code, _, errOut := cli(t, "fuzz", "--scenario", "tab-ownership", "--seeds", "6", "--shrink-runs", "20",
+		"--corpus", filepath.Join(dir, "shard", "corpus"), "--json", js)
+	require.Equal(t, exitViolation, code, errOut)
+	merged := filepath.Join(dir, "m", "merged.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(merged), 0o755))
+	code, _, errOut = cliWithMerge(t, "merge-summaries", "--out", merged, js)
+	require.Equal(t, exitViolation, code, errOut)
+	m := readJSON[mergedSummary](t, merged)
+	var files []string
+	for _, st := range m.Stories {
+		files = append(files, st.ReplayFile)
+	}
+	for _, l := range m.Later {
+		files = append(files, l.ReplayFile)
+	}
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		require.False(t, filepath.IsAbs(f), f)
+		assert.FileExists(t, filepath.Join(filepath.Dir(merged), f))
+	}
+	t.Chdir(t.TempDir()) // merged again from elsewhere
+	again := filepath.Join(dir, "again.json")
+	code, _, errOut = cliWithMerge(t, "merge-summaries", "--out", again, merged)
+	require.Equal(t, exitViolation, code, errOut)
+	for _, st := range readJSON[mergedSummary](t, again).Stories {
+		assert.FileExists(t, filepath.Join(dir, st.ReplayFile))
+	}
+}

@@ -223,7 +223,7 @@ func TestMergeSummaries_AddsUpShards(t *testing.T) {
 	require.Len(t, m.Stories, 1, "one story told by both shards")
 	assert.Equal(t, uint64(4), m.Stories[0].Seed, "the lowest seed tells it")
 	assert.Equal(t, 3, m.Stories[0].Count)
-	assert.Equal(t, filepath.Join(dir, "shard-1", "corpus", "x.json"), m.Stories[0].ReplayFile, "resolved in the artifact")
+	assert.Equal(t, filepath.Join("shard-1", "corpus", "x.json"), m.Stories[0].ReplayFile, "resolved in the artifact, named from --out's directory")
 	assert.Equal(t, []uint64{4, 7, 9}, []uint64{m.FailedSeeds[0].Seed, m.FailedSeeds[1].Seed, m.FailedSeeds[2].Seed})
 	mdText, err := os.ReadFile(md)
 	require.NoError(t, err)
