@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/orchsim/orchsim/model"
 	"io"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -478,4 +479,32 @@ func (s *Merged) MarshalJSON() ([]byte, error) {
 	}
 	out.WriteByte('}')
 	return out.Bytes(), nil
+}
+
+// RelativeTo is m with its replay files' paths made relative to dir (a
+// merged summary's own directory), so that it names them from where it is,
+// as a shard's summary does, not from where the merge ran; a path that
+// cannot be related stays as it is. m is not changed.
+func (m *Merged) RelativeTo(dir string) *Merged {
+	c := *m
+	c.Stories = append([]ReportStory(nil), m.Stories...)
+	c.Later = append([]ReportLater(nil), m.Later...)
+	base, err := filepath.Abs(dir)
+	rel := func(file *string) {
+		if *file == "" || err != nil {
+			return
+		}
+		if abs, err := filepath.Abs(*file); err == nil {
+			if r, err := filepath.Rel(base, abs); err == nil {
+				*file = r
+			}
+		}
+	}
+	for i := range c.Stories {
+		rel(&c.Stories[i].ReplayFile)
+	}
+	for i := range c.Later {
+		rel(&c.Later[i].ReplayFile)
+	}
+	return &c
 }

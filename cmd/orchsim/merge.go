@@ -221,7 +221,7 @@ func checkMergeOutputs(out, markdown string, inputs []string) error {
 func saveMerged(m *fuzz.Merged, out, markdown string) error {
 	var failed []string
 	if out != "" {
-		b, err := json.MarshalIndent(relativeTo(filepath.Dir(out), m), "", "  ")
+		b, err := json.MarshalIndent(m.RelativeTo(filepath.Dir(out)), "", "  ")
 		if err == nil {
 			err = replay.WriteFileAtomic(out, append(b, '\n'))
 		}

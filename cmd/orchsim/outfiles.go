@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/orchsim/orchsim/catalog"
-	"github.com/orchsim/orchsim/fuzz"
 	"github.com/orchsim/orchsim/replay"
 	"github.com/orchsim/orchsim/report"
 	"github.com/orchsim/orchsim/scenarios"
@@ -283,34 +282,4 @@ func resolveIn(dir string, file *string) {
 			*file = p
 		}
 	}
-}
-
-// relativeTo is m with its replay files' paths made relative to dir (the
-// --out file's directory), so that a merged summary, like a shard's,
-// names its replay files from where it is, not from where the merge ran;
-// a path that cannot be related stays as it is. m is not changed.
-func relativeTo(dir string, m *fuzz.Merged) *fuzz.Merged {
-	c := *m
-	c.Stories = append([]fuzz.ReportStory(nil), m.Stories...)
-	c.Later = append([]fuzz.ReportLater(nil), m.Later...)
-	rel := func(file *string) {
-		if *file == "" {
-			return
-		}
-		abs, err1 := filepath.Abs(*file)
-		base, err2 := filepath.Abs(dir)
-		if err1 != nil || err2 != nil {
-			return
-		}
-		if r, err := filepath.Rel(base, abs); err == nil {
-			*file = r
-		}
-	}
-	for i := range c.Stories {
-		rel(&c.Stories[i].ReplayFile)
-	}
-	for i := range c.Later {
-		rel(&c.Later[i].ReplayFile)
-	}
-	return &c
 }
