@@ -1,9 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"encoding/xml"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/orchsim/orchsim/fuzz"
@@ -72,12 +72,14 @@ func junitBytes(names []string, c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, er
 		for _, inv := range invs {
 			tc := junitCase{Name: inv, Classname: "orchsim." + name}
 			var seeds, later []string
+			lowest := "" // sum.Failures is in seed order: the first failing seed, first or later
 			for _, f := range sum.Failures {
 				if f.Scenario != name {
 					continue
 				}
 				if f.Invariant == inv {
 					seeds = append(seeds, fmt.Sprint(f.Seed))
+					lowest = cmp.Or(lowest, seeds[len(seeds)-1])
 					continue
 				}
 				// Broken after the seed's first violation (keep-going),
@@ -85,6 +87,7 @@ func junitBytes(names []string, c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, er
 				for _, l := range f.Later {
 					if l.Invariant == inv && l.Follows == "" {
 						later = append(later, fmt.Sprint(f.Seed))
+						lowest = cmp.Or(lowest, later[len(later)-1])
 						break
 					}
 				}
@@ -127,10 +130,9 @@ func junitBytes(names []string, c *fuzz.Campaign, sum *fuzz.Summary) ([]byte, er
 					}
 				}
 				info, _ := invariants.Lookup(inv)
-				all := append(append([]string{}, seeds...), later...)
-				msg := fmt.Sprintf("%s violated in %d seeds (first %s)", inv, len(seeds), orDash(seeds))
+				msg := fmt.Sprintf("%s violated in %d seeds (first %s)", inv, len(seeds)+len(later), lowest)
 				if len(later) > 0 {
-					msg = fmt.Sprintf("%s violated in %d seeds (first %s), %d of them after another invariant's violation", inv, len(all), minSeed(all), len(later))
+					msg += fmt.Sprintf(", %d of them after another invariant's violation", len(later))
 				}
 				tc.Failure = &junitFailure{Message: msg,
 					Type: "violation", Body: b.String() + info.Property}
@@ -192,24 +194,4 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
-}
-
-// orDash is the first of seeds, or "-".
-func orDash(seeds []string) string {
-	if len(seeds) == 0 {
-		return "-"
-	}
-	return seeds[0]
-}
-
-// minSeed is the lowest of decimal seeds.
-func minSeed(seeds []string) string {
-	best, bestN := "-", uint64(0)
-	for _, s := range seeds {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err == nil && (best == "-" || n < bestN) {
-			best, bestN = s, n
-		}
-	}
-	return best
 }
