@@ -489,6 +489,7 @@ func (m *Merged) RelativeTo(dir string) *Merged {
 	c := *m
 	c.Stories = append([]ReportStory(nil), m.Stories...)
 	c.Later = append([]ReportLater(nil), m.Later...)
+	c.Groups = append([]TriageGroup(nil), m.Groups...)
 	base, err := filepath.Abs(dir)
 	rel := func(file *string) {
 		if *file == "" || err != nil {
@@ -505,6 +506,9 @@ func (m *Merged) RelativeTo(dir string) *Merged {
 	}
 	for i := range c.Later {
 		rel(&c.Later[i].ReplayFile)
+	}
+	for i := range c.Groups {
+		rel(&c.Groups[i].ReplayFile)
 	}
 	return &c
 }

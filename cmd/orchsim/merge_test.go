@@ -464,6 +464,11 @@ func TestMergeSummaries_OutNamesReplayFilesFromItsDirectory(t *testing.T) {
 	for _, l := range m.Later {
 		files = append(files, l.ReplayFile)
 	}
+	for _, g := range m.Groups {
+		if g.ReplayFile != "" {
+			files = append(files, g.ReplayFile)
+		}
+	}
 	require.NotEmpty(t, files)
 	for _, f := range files {
 		require.False(t, filepath.IsAbs(f), f)
