@@ -187,6 +187,10 @@ type Host struct {
 	focused bool
 	focusOrder    int
 	closed        bool
+	// assigned counts the assignments whose host this is: a host with none
+	// (all but one, usually, when a restart closes every host) is dropped
+	// without a walk of every assignment.
+	assigned int
 	// Stream is what the broker sent the host: "connected", then one
 	// "request <id>" per request.
 	Stream []string
@@ -504,8 +508,9 @@ func (b *Broker) drop(h *Host) {
 		delete(b.byClient, h.ClientID)
 	}
 	h.closed = true
-	for i := 0; i < len(b.assignments); {
+	for i := 0; h.assigned > 0 && i < len(b.assignments); {
 		if a := b.assignments[i]; a.host == h {
+			h.assigned--
 			b.assignments = append(b.assignments[:i], b.assignments[i+1:]...)
 			if b.byKey[a.key] == a {
 				delete(b.byKey, a.key)
@@ -610,6 +615,7 @@ func better(h, than *Host) bool {
 func (b *Broker) removeAssignment(a *assignment) {
 	for i, x := range b.assignments {
 		if x == a {
+			a.host.assigned--
 			b.assignments = append(b.assignments[:i], b.assignments[i+1:]...)
 			if b.byKey[a.key] == a {
 				delete(b.byKey, a.key)
@@ -678,6 +684,7 @@ func (b *Broker) Invoke(s BrokerScope, op string, in BrokerInput, tabID string, 
 			b.removeAssignment(a)
 		}
 		a = &assignment{key: key, host: h}
+		h.assigned++
 		b.assignments = append(b.assignments, a)
 		b.byKey[key] = a
 	}

@@ -15,7 +15,10 @@ import (
 // recency; the thread's last reported tab, or the named one), over any
 // sequence of hosts connecting (a clientId again replaces its host),
 // disconnecting, gaining and losing focus (also with a stale connection
-// id), reporting tabs and the broker dying.
+// id), reporting tabs, invoking (which assigns keys to hosts) and the
+// broker dying; and each host's count of assignments is the number of
+// assignments that name it (drop walks the assignments only when it is
+// not zero), none naming a closed host.
 func TestBrokerIndexes_MatchScans(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		k := sim.NewKernel(false)
@@ -57,7 +60,7 @@ func TestBrokerIndexes_MatchScans(t *testing.T) {
 			return best.tab, best.client
 		}
 		for i := range rapid.IntRange(0, 80).Draw(t, "steps") {
-			switch op := rapid.IntRange(0, 11).Draw(t, "op"); {
+			switch op := rapid.IntRange(0, 12).Draw(t, "op"); {
 			case op <= 3:
 				b.dead = false
 				b.Connect(clients.Draw(t, "client"), envs.Draw(t, "env"), opSets[rapid.IntRange(0, len(opSets)-1).Draw(t, "ops")])
@@ -75,6 +78,22 @@ func TestBrokerIndexes_MatchScans(t *testing.T) {
 				b.ReportTab(clients.Draw(t, "holder"), envs.Draw(t, "tab env"), threads.Draw(t, "thread"), tabs.Draw(t, "tab"), k.Elapsed())
 			case op == 10:
 				b.Kill()
+			case op == 11:
+				s := BrokerScope{EnvironmentID: envs.Draw(t, "invoke env"), ThreadID: threads.Draw(t, "invoke thread"),
+					ProviderSessionID: clients.Draw(t, "session")}
+				b.Invoke(s, ops[rapid.IntRange(0, len(ops)-1).Draw(t, "invoke op")], BrokerInput{}, "", 0, func(BrokerResult, *BrokerError) {})
+			}
+			count := map[*Host]int{}
+			for _, a := range b.assignments {
+				count[a.host]++
+				if a.host.closed {
+					t.Fatalf("step %d: assignment %q names closed host %s", i, a.key, a.host.ConnectionID)
+				}
+			}
+			for _, h := range b.hosts {
+				if h.assigned != count[h] {
+					t.Fatalf("step %d: host %s counts %d assignments, %d name it", i, h.ConnectionID, h.assigned, count[h])
+				}
 			}
 			for _, e := range []string{"e1", "e2", "e3"} {
 				for _, o := range ops {
