@@ -104,7 +104,7 @@ func Actions(trace []sim.Event) int {
 }
 
 type shrinker struct {
-	inv   string
+	inv string
 	// later: inv was not the first violation of the run as given, so the
 	// shrinker may also fix other bugs (fixOthers) to let it fail alone.
 	later bool
