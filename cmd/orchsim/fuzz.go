@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -151,19 +150,7 @@ func parseShard(s string) (uint64, uint64, error) {
 	return i, n, nil
 }
 
-// campaignGC trades memory for speed in campaigns: every run allocates a
-// few hundred kilobytes and drops them, so the collector's default pace
-// (GOGC=100) spends about as long collecting as the runs spend running.
-// GOGC=800 roughly halves a campaign's time for a few tens of megabytes.
-// An explicit GOGC in the environment wins.
-func campaignGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(800)
-	}
-}
-
 func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
-	campaignGC()
 	if f.scenario == "" {
 		return usageErr("fuzz needs --scenario (a name or all)")
 	}
