@@ -102,6 +102,11 @@ type Report struct {
 	// 15 min) when the report started and ended, from /proc/loadavg; ""
 	// where it cannot be read.
 	LoadBefore, LoadAfter string
+	// GC is the collector setting the kernel, scenario and memory
+	// measurements ran with, and GCSource where it came from; the scale
+	// measurement runs at DefaultGC whatever it is.
+	GC       GC
+	GCSource string
 }
 
 // LoadAverage returns the machine's 1, 5 and 15 min load averages as
@@ -170,7 +175,8 @@ func RunPlan(p Plan, progress io.Writer) (*Report, error) {
 		len(p.SynctestEvents) != len(p.Sessions) {
 		return nil, fmt.Errorf("bench: plan %q: want Repeats >= 1 and one event count per size", p.Name)
 	}
-	rep := &Report{Plan: p, Runs: make([][]Result, len(p.Sessions)*len(Engines)), LoadBefore: load}
+	gc := CurrentGC()
+	rep := &Report{Plan: p, Runs: make([][]Result, len(p.Sessions)*len(Engines)), LoadBefore: load, GC: gc, GCSource: gcSource(gc)}
 	for repeat := range p.Repeats {
 		for i, n := range p.Sessions {
 			for j, engine := range Engines {
@@ -214,13 +220,21 @@ func RunPlan(p Plan, progress io.Writer) (*Report, error) {
 		}
 		rep.Memory = m
 	}
-	for _, n := range p.ScaleThreads {
-		fmt.Fprintf(progress, "scale: %s with %d threads, %d seeds\n", ScaleScenario, n, p.ScaleSeeds)
-		r, err := MeasureScale(n, profile, p.ScaleHorizon, 1, p.ScaleSeeds)
-		if err != nil {
-			return nil, err
+	// The scale table's peak heap counts garbage not yet collected, so it
+	// depends on the collector's pace: measured at Go's default always, it
+	// compares with every earlier report, whatever the process' setting.
+	if len(p.ScaleThreads) > 0 {
+		old := DefaultGC.set()
+		for _, n := range p.ScaleThreads {
+			fmt.Fprintf(progress, "scale: %s with %d threads, %d seeds\n", ScaleScenario, n, p.ScaleSeeds)
+			r, err := MeasureScale(n, profile, p.ScaleHorizon, 1, p.ScaleSeeds)
+			if err != nil {
+				old.set()
+				return nil, err
+			}
+			rep.Scale = append(rep.Scale, r)
 		}
-		rep.Scale = append(rep.Scale, r)
+		old.set()
 	}
 	rep.Wall = time.Since(start)
 	rep.LoadAfter = LoadAverage()
@@ -265,6 +279,7 @@ func (r *Report) Write(w io.Writer) error {
 		p.Name, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), p.Repeats,
 		r.Wall.Round(100*time.Millisecond))
 	fmt.Fprintf(w, "load average (1, 5, 15 min): %s at the start, %s at the end\n", orUnknown(r.LoadBefore), orUnknown(r.LoadAfter))
+	fmt.Fprintf(w, "collector: %s (%s); the scale table at %s (Go's default)\n", r.GC, r.GCSource, DefaultGC)
 	fmt.Fprintf(w, "\nKERNEL WORKLOAD: N sessions, 30 min idle timers reset by activity, release and resume;\n"+
 		"%s untimed warm-up (none for the Mock at %d+ sessions); orchsim traces and fingerprints every event\n", p.Warmup, p.MockNoWarmupFrom)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)

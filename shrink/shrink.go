@@ -4,14 +4,21 @@
 // (deletes choices and lowers them towards the simplest value, which
 // shortens gaps and drops optional behaviour). A candidate is kept when the
 // same invariant fails, whatever the stack, and the story got smaller.
+//
+// The invariant may also be one a keep-going run broke only after another
+// invariant's violation (scenarios.Result.Later): the shrinker then looks
+// for a run in which it fails first, so a bug that a denser one hides in
+// every seed still gets a minimal story of its own.
 package shrink
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/scenarios"
 	"github.com/orchsim/orchsim/sim"
 )
@@ -44,15 +51,24 @@ type Stats struct {
 	FingerprintBefore string
 }
 
-// Score orders candidates: fewer story actions first, then a shorter tape,
-// then smaller choices.
+// Score orders candidates: fewer other invariants broken before the
+// invariant (Behind; a run in which it fails first wins), then
+// fewer story actions up to its violation, then a shorter tape, then
+// smaller choices.
 type Score struct {
+	// Behind counts the other invariants broken before it: 0 when it is
+	// the run's first violation (a keep-going run has later ones), so
+	// fixing a bug that comes first counts as progress.
+	Behind  int
 	Actions int
 	Tape    int
 	Sum     uint64
 }
 
 func (a Score) less(b Score) bool {
+	if a.Behind != b.Behind {
+		return a.Behind < b.Behind
+	}
 	if a.Actions != b.Actions {
 		return a.Actions < b.Actions
 	}
@@ -89,7 +105,10 @@ func Actions(trace []sim.Event) int {
 }
 
 type shrinker struct {
-	inv   string
+	inv string
+	// later: inv was not the first violation of the run as given, so the
+	// shrinker may also fix other bugs (fixOthers) to let it fail alone.
+	later bool
 	opt   Options
 	start time.Time
 	stats Stats
@@ -102,6 +121,14 @@ type shrinker struct {
 // failing configuration found (with its recorded tape and switched-off
 // actors), that run's result (trace kept), and what it did. If cfg does
 // not fail with inv, it is returned unchanged with ok false.
+//
+// In a keep-going cfg, inv may be a later violation (Result.Later). A
+// candidate then counts when inv fails in it at all, and one in which it
+// fails first wins over any in which it does not (Score.Behind). When the
+// smallest run has inv first, it is returned as a plain run (KeepGoing
+// off: the same events up to the violation, where the run stops), the
+// minimal story of that bug alone; otherwise it stays keep-going, and
+// Until gives the end of its story.
 func Shrink(cfg scenarios.Config, inv string, opt Options) (scenarios.Config, scenarios.Result, Stats, bool) {
 	if opt.Budget <= 0 {
 		opt.Budget = 10 * time.Second
@@ -112,28 +139,82 @@ func Shrink(cfg scenarios.Config, inv string, opt Options) (scenarios.Config, sc
 	s := &shrinker{inv: inv, opt: opt, start: opt.Now()}
 	cfg.KeepTrace, cfg.RecordTape, cfg.OnEvent = true, true, nil
 	res, err := scenarios.Run(cfg)
-	if err != nil || res.Violation == nil || res.Violation.Invariant != inv {
+	if err != nil || !Fails(&res, inv) {
 		return cfg, res, s.stats, false
 	}
+	later := res.Violation.Invariant != inv
+	s.later = later
 	cfg.Tape = res.Tape
 	s.stats.FingerprintBefore = fmt.Sprintf("%016x", res.Fingerprint)
 	// A candidate may wander into a much busier run; bound its events so one
 	// candidate cannot eat the budget (running out is a different failure,
 	// so such a candidate is simply not kept).
 	cfg.EventBudget = max(200_000, 4*res.Executed)
-	s.best, s.res, s.score = cfg, res, score(&res)
+	s.best, s.res, s.score = cfg, res, score(&res, inv, cfg.KeepGoing)
 	s.stats.Before, s.stats.TapeBefore = s.score.Actions, s.score.Tape
 	for progress := true; progress && !s.out(); {
 		progress = false
+		progress = s.fixOthers() || progress
+		if later && s.score.Behind == 0 && s.best.KeepGoing {
+			s.alone() // from here a plain shrink: cheaper runs, stopped at the violation
+		}
 		progress = s.switchOff() || progress
 		progress = s.groups() || progress
 		progress = s.deleteChoices() || progress
 		progress = s.lowerChoices() || progress
 	}
 	s.stats.Exhausted = s.out()
+	if later && s.score.Behind == 0 && s.best.KeepGoing {
+		s.alone()
+	}
 	s.compact()
 	s.stats.After, s.stats.TapeAfter = s.score.Actions, len(s.best.Tape)
 	return s.best, s.res, s.stats, true
+}
+
+// Fails reports whether inv is violated in res: its first violation, or
+// one of its later ones (a keep-going run).
+func Fails(res *scenarios.Result, inv string) bool {
+	if res.Violation == nil {
+		return false
+	}
+	if res.Violation.Invariant == inv {
+		return true
+	}
+	for i := range res.Later {
+		if res.Later[i].Invariant == inv {
+			return true
+		}
+	}
+	return false
+}
+
+// Until returns the events of trace up to and including the first
+// violation of inv (the whole trace when it has none): a keep-going run's
+// story of that invariant.
+func Until(trace []sim.Event, inv string) []sim.Event {
+	for i := range trace {
+		if trace[i].Actor == "invariant" && trace[i].Kind == inv {
+			return trace[:i+1]
+		}
+	}
+	return trace
+}
+
+// alone turns the best run, a keep-going one in which inv fails first,
+// into a plain run: the same events up to its violation, where it stops.
+// It is kept only when it fails with inv first, as it must; its tape is
+// the draws it made (a replay follows every recorded choice, and the
+// keep-going run drew on past the violation).
+func (s *shrinker) alone() {
+	c := s.best
+	c.KeepGoing, c.RecordTape = false, true
+	res, err := scenarios.Run(c)
+	if err != nil || res.Violation == nil || res.Violation.Invariant != s.inv {
+		return
+	}
+	c.Tape = res.Tape
+	s.best, s.res, s.score = c, res, score(&res, s.inv, false)
 }
 
 // compact drops the choices a replay does not need: a site's trailing
@@ -169,12 +250,30 @@ func (s *shrinker) compact() {
 	s.best.Tape = out
 }
 
-func score(r *scenarios.Result) Score {
+// score scores a run that fails with inv (Fails). In a keep-going run
+// (keepGoing) its actions are those up to inv's violation: what the run
+// did after it is not the story. A plain run's are all its actions, as
+// they always were (a callback may act after the violation it raised).
+func score(r *scenarios.Result, inv string, keepGoing bool) Score {
 	var sum uint64
 	for _, c := range r.Tape {
 		sum += c.Value
 	}
-	return Score{Actions: Actions(r.Trace), Tape: len(r.Tape), Sum: sum}
+	behind := 0
+	if r.Violation.Invariant != inv {
+		behind = 1
+		for i := range r.Later {
+			if r.Later[i].Invariant == inv {
+				break
+			}
+			behind++
+		}
+	}
+	trace := r.Trace
+	if keepGoing {
+		trace = Until(trace, inv)
+	}
+	return Score{Behind: behind, Actions: Actions(trace), Tape: len(r.Tape), Sum: sum}
 }
 
 func (s *shrinker) out() bool {
@@ -192,10 +291,10 @@ func (s *shrinker) try(c scenarios.Config) bool {
 	}
 	s.stats.Runs++
 	res, err := scenarios.Run(c)
-	if err != nil || res.Violation == nil || res.Violation.Invariant != s.inv {
+	if err != nil || !Fails(&res, s.inv) {
 		return false
 	}
-	sc := score(&res)
+	sc := score(&res, s.inv, c.KeepGoing)
 	if !sc.less(s.score) {
 		return false
 	}
@@ -203,6 +302,80 @@ func (s *shrinker) try(c scenarios.Config) bool {
 	s.best, s.res, s.score = c, res, sc
 	s.stats.Accepted++
 	return true
+}
+
+// fixOthers turns on, one at a time, fix switches for the invariants the
+// best run breaks before inv: each switch that is off, is declared to
+// catch one of them (model.SwitchInfo.Invariants) and is not declared to
+// catch inv. Fixing the bugs whose violations come first lets inv fail
+// alone; a fix that reveals another bug in front is followed by that
+// one's, until inv is first or no fix helps. Only for a later target (the
+// profile of a plain story is the campaign's); a switch that does fix inv
+// is simply not kept (inv stops failing).
+func (s *shrinker) fixOthers() bool {
+	progress := false
+	for s.later && s.score.Behind > 0 && !s.out() {
+		ahead := map[string]bool{s.res.Violation.Invariant: true}
+		for i := range s.res.Later {
+			if s.res.Later[i].Invariant == s.inv {
+				break
+			}
+			ahead[s.res.Later[i].Invariant] = true
+		}
+		step := false
+		for _, sw := range model.Switches() {
+			if !slices.ContainsFunc(sw.Invariants, func(i string) bool { return ahead[i] }) {
+				continue
+			}
+			p, ok := s.withFix(sw)
+			if !ok {
+				continue
+			}
+			c := s.best
+			c.Profile = p
+			if s.try(c) {
+				step = true
+				break // the run changed: recompute what is ahead
+			}
+		}
+		if !step {
+			break
+		}
+		progress = true
+	}
+	// Then any other fix that is not inv's own, kept when the run scores
+	// lower: a bug in front may be caught by an invariant its switch does
+	// not name, or its fix may be the one that changes the run enough.
+	for _, sw := range model.Switches() {
+		if !s.later || s.score.Behind == 0 || s.out() {
+			break
+		}
+		if p, ok := s.withFix(sw); ok {
+			c := s.best
+			c.Profile = p
+			progress = s.try(c) || progress
+		}
+	}
+	return progress
+}
+
+// withFix returns the best run's profile with sw's fix on, when sw is off
+// and is not declared to catch inv.
+func (s *shrinker) withFix(sw model.SwitchInfo) (model.Profile, bool) {
+	if s.best.Profile.Fixed(sw.Name) || slices.Contains(sw.Invariants, s.inv) {
+		return model.Profile{}, false
+	}
+	spec := s.best.Profile.Spec()
+	name := string(sw.Name)
+	spec.Unfix = slices.DeleteFunc(slices.Clone(spec.Unfix), func(u string) bool { return u == name })
+	if spec.Preset != model.PresetFixed {
+		spec.Fix = append(slices.Clone(spec.Fix), name)
+	}
+	p, err := spec.Profile()
+	if err != nil || !p.Fixed(sw.Name) {
+		return model.Profile{}, false
+	}
+	return p, true
 }
 
 // switchOff tries switching off, one at a time, the fault injector, each

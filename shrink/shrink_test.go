@@ -65,3 +65,55 @@ func TestShrink_TerminalBugToShortStory(t *testing.T) {
 	// Report 003's own reproduction has 4 steps.
 	assert.LessOrEqual(t, st.After, 4+2)
 }
+
+// TestShrink_LaterViolationAlone: an invariant a keep-going run breaks only
+// after another's violation (tab-ownership seed 2 under reported breaks
+// preview-op-on-owning-host after thread-keeps-its-tabs and others)
+// shrinks to a plain run in which it fails first: other bugs' fixes on,
+// never one of its own, fewer actions, and the plain config replays to
+// the same run.
+func TestShrink_LaterViolationAlone(t *testing.T) {
+	const inv = "preview-op-on-owning-host"
+	cfg := scenarios.Config{Scenario: scenarios.TabOwnership, Seed: 2, Profile: model.MustProfile(model.PresetReported, nil, nil), KeepGoing: true}
+	before, err := scenarios.Run(cfg)
+	require.NoError(t, err)
+	require.NotNil(t, before.Violation)
+	require.NotEqual(t, inv, before.Violation.Invariant, "the seed must break %s only later", inv)
+	require.True(t, Fails(&before, inv))
+
+	small, res, st, ok := Shrink(cfg, inv, Options{Budget: time.Minute, MaxRuns: 100})
+	require.True(t, ok)
+	require.NotNil(t, res.Violation)
+	assert.Equal(t, inv, res.Violation.Invariant, "the minimal run has it first")
+	assert.False(t, small.KeepGoing, "written alone, as a plain run")
+	assert.Less(t, st.After, st.Before)
+	assert.NotEmpty(t, small.Profile.Fixes(), "another bug's fix is on")
+	for _, sw := range model.Switches() {
+		if small.Profile.Fixed(sw.Name) {
+			assert.NotContains(t, sw.Invariants, inv, "a fix turned on must not be one of %s's own", inv)
+		}
+	}
+	again, err := scenarios.Run(scenarios.Config{Scenario: small.Scenario, Seed: small.Seed, Profile: small.Profile,
+		Strategy: small.Strategy, Off: small.Off, Tape: small.Tape})
+	require.NoError(t, err)
+	assert.Equal(t, res.Fingerprint, again.Fingerprint)
+	require.NotNil(t, again.Violation)
+	assert.Equal(t, inv, again.Violation.Invariant)
+}
+
+// TestShrink_FirstViolationKeepsProfile: shrinking a run's first violation
+// never turns a fix on (fixOthers is for later targets only), keep-going or
+// not.
+func TestShrink_FirstViolationKeepsProfile(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		cfg := scenarios.Config{Scenario: scenarios.Chaos, Seed: 1, Profile: model.MustProfile(model.PresetReported, nil, nil), KeepGoing: keep}
+		res, err := scenarios.Run(cfg)
+		require.NoError(t, err)
+		require.NotNil(t, res.Violation)
+		small, out, _, ok := Shrink(cfg, res.Violation.Invariant, Options{Budget: time.Minute, MaxRuns: 60})
+		require.True(t, ok)
+		assert.Empty(t, small.Profile.Fixes(), "keep-going %v", keep)
+		assert.Equal(t, keep, small.KeepGoing)
+		assert.Equal(t, res.Violation.Invariant, out.Violation.Invariant)
+	}
+}

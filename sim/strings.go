@@ -13,7 +13,11 @@ import (
 // chunk is left to the strings that point into it and a new one started),
 // so a string stays valid however long it is kept, like any other; the
 // collector frees a chunk when no string points into it. One allocation
-// per StringsChunk bytes instead of one per string.
+// per chunk instead of one per string: the first chunk is
+// StringsFirstChunk bytes and each next one twice the last, up to
+// StringsChunk (a run has a dozen Strings, its checkers' among them, and
+// most keep a few hundred bytes a seed: a first chunk of StringsChunk was
+// mostly never written).
 //
 // The zero value is ready to use. A Strings belongs to one run (it is not
 // safe for concurrent use); model.Env holds the run's.
@@ -21,8 +25,12 @@ type Strings struct {
 	buf []byte
 }
 
-// StringsChunk is the size in bytes of one chunk of a Strings.
+// StringsChunk is the largest chunk of a Strings in bytes; a string over a
+// quarter of it gets an allocation of its own.
 const StringsChunk = 4096
+
+// StringsFirstChunk is the size in bytes of a Strings' first chunk.
+const StringsFirstChunk = 256
 
 // Bytes returns b as a string (a copy: b may be reused after the call).
 func (s *Strings) Bytes(b []byte) string {
@@ -33,7 +41,7 @@ func (s *Strings) Bytes(b []byte) string {
 		if len(b) > StringsChunk/4 {
 			return string(b)
 		}
-		s.buf = make([]byte, 0, StringsChunk)
+		s.buf = make([]byte, 0, max(min(max(2*cap(s.buf), StringsFirstChunk), StringsChunk), len(b)))
 	}
 	start := len(s.buf)
 	s.buf = append(s.buf, b...)
@@ -43,18 +51,7 @@ func (s *Strings) Bytes(b []byte) string {
 // Copy returns a copy of x built by s: for a string made on the stack (a
 // formatted value that would otherwise escape to the heap).
 func (s *Strings) Copy(x string) string {
-	if len(x) == 0 {
-		return ""
-	}
-	if cap(s.buf)-len(s.buf) < len(x) {
-		if len(x) > StringsChunk/4 {
-			return string([]byte(x))
-		}
-		s.buf = make([]byte, 0, StringsChunk)
-	}
-	start := len(s.buf)
-	s.buf = append(s.buf, x...)
-	return unsafe.String(&s.buf[start], len(x))
+	return s.Bytes(unsafe.Slice(unsafe.StringData(x), len(x)))
 }
 
 // Duration is d.String().

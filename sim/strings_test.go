@@ -55,3 +55,28 @@ func TestStrings_DoNotAllocatePerString(t *testing.T) {
 		t.Fatalf("%.2f allocations per run, want about none", allocs)
 	}
 }
+
+// Chunks start at StringsFirstChunk bytes and double up to StringsChunk; a
+// string longer than the next chunk gets a chunk its size.
+func TestStrings_ChunksGrowFromTheFirst(t *testing.T) {
+	var s Strings
+	var caps []int
+	for range 5000 {
+		s.Itoa(12345)
+		if c := cap(s.buf); len(caps) == 0 || caps[len(caps)-1] != c {
+			caps = append(caps, c)
+		}
+	}
+	want := []int{StringsFirstChunk, 512, 1024, 2048, StringsChunk}
+	if fmt.Sprint(caps) != fmt.Sprint(want) {
+		t.Fatalf("chunk sizes %v, want %v", caps, want)
+	}
+	var u Strings
+	big := string(make([]byte, 600))
+	if got := u.Copy(big); got != big || cap(u.buf) != 600 {
+		t.Fatalf("a 600-byte first string: chunk of %d bytes", cap(u.buf))
+	}
+	if u.Copy("x"); cap(u.buf) != 1200 {
+		t.Fatalf("after a full 600-byte chunk: chunk of %d bytes, want 1200", cap(u.buf))
+	}
+}

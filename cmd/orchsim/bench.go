@@ -30,7 +30,12 @@ with worlds of 10, 100 and 1,000 threads (an agent and a user per thread,
 preview hosts and terminal panes in proportion) over 24 h, with ns/event,
 allocations/event and the peak heap of a run, and their growth from the
 smallest world to the largest. The header prints the machine's load average
-at the start and the end: a loaded machine's figures are not comparable.
+at the start and the end: a loaded machine's figures are not comparable. It
+also prints the collector's setting: like every command that runs seeds,
+bench sets GOGC=400 and a soft memory limit of half the machine's memory
+unless GOGC or GOMEMLIMIT is set (then it keeps the environment's); the
+scale table always runs at Go's default (GOGC=100, no limit), since its peak
+heap counts garbage not yet collected, and so stays comparable.
 
 It prints ns/event, allocs/event and virtual seconds per wall second per engine,
 and the ratios: orchsim / bare (events per second), Mock / orchsim and

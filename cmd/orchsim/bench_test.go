@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -61,4 +62,20 @@ func TestBench_BadFlags(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, exitUsage, ee.code)
 	assert.True(t, strings.Contains(ee.msg, `unknown scenario "no-such"`), ee.msg)
+}
+
+// The header prints the collector's setting the report ran with; the scale
+// table runs at Go's default and the setting is restored after it.
+func TestBench_PrintsItsCollectorSetting(t *testing.T) {
+	old := bench.CurrentGC()
+	defer func() { debug.SetGCPercent(old.Percent); debug.SetMemoryLimit(old.Limit) }()
+	debug.SetGCPercent(321)
+	debug.SetMemoryLimit(5 << 30)
+	var out bytes.Buffer
+	p := tinyPlan()
+	p.Sessions, p.Events, p.MockEvents, p.SynctestEvents = []int{1}, []uint64{100}, []uint64{1}, []uint64{10}
+	require.NoError(t, runBench(&out, &out, p, false))
+	assert.Contains(t, out.String(), "\ncollector: GOGC=321, memory limit 5.0 GiB (")
+	assert.Contains(t, out.String(), "the scale table at GOGC=100, no memory limit (Go's default)\n")
+	assert.Equal(t, bench.GC{Percent: 321, Limit: 5 << 30}, bench.CurrentGC())
 }

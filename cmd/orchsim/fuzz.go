@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,8 +57,12 @@ the failures that tell the same story, the first of each group is shrunk (within
 per scenario and invariant, the failures, the first seed and the distinct stories:
 a seed counts there once, under its first violation. The groups by root cause count
 every violation a seed kept going to, so an invariant can show more failures there;
-a "later" line names an invariant broken after another's violation in the same seed,
-with that seed's keep-going run as its replay file (--corpus, "-later.json").
+an invariant broken only after another's violation in a seed is a later violation.
+A root-cause group with no story (its bug was never a seed's first violation: a
+denser one hides it) gets a "later" line; with --corpus its first signature's run
+is shrunk toward it (shrink --invariant: other bugs' fixes turned on, "shrunk
+alone" when it then fails first) and written as "-later.json"; the other later
+violations keep their seed's keep-going run there and are counted on one line.
 
 --seeds N runs seeds --start to --start+N-1 of every scenario named: N seeds per
 scenario, before sharding (--scenario all --seeds N runs N of each scenario). Seeds
@@ -147,19 +150,7 @@ func parseShard(s string) (uint64, uint64, error) {
 	return i, n, nil
 }
 
-// campaignGC trades memory for speed in campaigns: every run allocates a
-// few hundred kilobytes and drops them, so the collector's default pace
-// (GOGC=100) spends about as long collecting as the runs spend running.
-// GOGC=800 roughly halves a campaign's time for a few tens of megabytes.
-// An explicit GOGC in the environment wins.
-func campaignGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(800)
-	}
-}
-
 func runFuzz(cmd *cobra.Command, f fuzzFlags) error {
-	campaignGC()
 	if f.scenario == "" {
 		return usageErr("fuzz needs --scenario (a name or all)")
 	}

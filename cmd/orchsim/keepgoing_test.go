@@ -72,3 +72,42 @@ func TestShrink_KeepGoingFileReplays(t *testing.T) {
 	assert.Equal(t, exitViolation, code, errOut)
 	assert.Contains(t, out, "fingerprint matches")
 }
+
+// shrink --invariant on a keep-going file shrinks toward an invariant the
+// run broke only later: chaos seed 1 breaks delegated-task-settles after
+// other invariants, and the minimal run has it first, written as a plain
+// file that replays and names it on its last line. Bad targets are usage
+// errors.
+func TestShrink_InvariantBrokenLater(t *testing.T) {
+	const inv = "delegated-task-settles"
+	dir := t.TempDir()
+	k := filepath.Join(dir, "k.json")
+	code, out, errOut := cli(t, "run", "--scenario", "chaos", "--seed", "1", "--keep-going", "--out", k)
+	require.Equal(t, exitViolation, code, errOut)
+	require.Contains(t, out, "broken: "+inv+" at ")
+	require.False(t, strings.HasPrefix(lastLineOf(out), "violation: "+inv+" "), "the seed must break it later, not first")
+
+	code, out, errOut = cli(t, "shrink", k, "--invariant", inv, "--runs", "300")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "alone: "+inv+" fails first in the minimal run")
+	assert.True(t, strings.HasPrefix(lastLineOf(out), "violation: "+inv+" at "), lastLineOf(out))
+	min := filepath.Join(dir, "k.min.json")
+	f, err := replay.Read(min)
+	require.NoError(t, err)
+	assert.False(t, f.KeepGoing, "written alone, as a plain file")
+	assert.NotEmpty(t, f.Fixes, "other bugs' fixes turned on")
+	code, rep, errOut := cli(t, "replay", min)
+	assert.Equal(t, exitViolation, code, errOut)
+	assert.Contains(t, rep, "fingerprint matches")
+	assert.Equal(t, lastLineOf(out), lastLineOf(rep))
+
+	for _, tc := range []struct{ file, inv, msg string }{
+		{k, "no-such-invariant", "unknown invariant"},
+		{k, "one-fire-per-slot", "neither first nor after its first violation"},
+		{min, "thread-keeps-its-tabs", "is not keep-going"},
+	} {
+		code, _, errOut := cli(t, "shrink", tc.file, "--invariant", tc.inv, "--runs", "10")
+		assert.Equal(t, exitUsage, code, tc.inv)
+		assert.Contains(t, errOut, tc.msg)
+	}
+}

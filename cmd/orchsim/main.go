@@ -125,6 +125,12 @@ timeouts and faults, and checks invariants over what happened.`,
 	// shell; like every other command, an unknown argument is bad usage.
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
+		if run := c.RunE; seedCommands[c.Name()] && run != nil {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				applySeedGC()
+				return run(cmd, args)
+			}
+		}
 		if c.Name() == "completion" {
 			c.Args = cobra.ArbitraryArgs
 			c.RunE = func(cmd *cobra.Command, args []string) error {

@@ -83,7 +83,6 @@ start than there are (mutant, scenario) pairs.`,
 			if err != nil {
 				return err
 			}
-			campaignGC()
 			kills := make([]mutantKill, len(pairs))
 			var wg sync.WaitGroup
 			next := make(chan int)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orchsim/orchsim/fuzz"
+	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/replay"
 	"github.com/orchsim/orchsim/shrink"
 	"github.com/orchsim/orchsim/sim"
@@ -17,6 +18,7 @@ import (
 func newShrinkCmd() *cobra.Command {
 	var budget time.Duration
 	var runs int
+	var target string
 	cmd := &cobra.Command{
 		Use:   "shrink FILE",
 		Short: "Minimise a failing replay file; writes FILE with .min.json",
@@ -30,6 +32,14 @@ net, and the output says when it, not --runs, ended the shrink. Shrinking a
 the file being shrunk is refused. The file records that its tape is compacted
 (each site's trailing zero choices left out) and a hash of its tape.
 
+--invariant names the invariant to keep failing (default: the file's
+violation). In a keep-going file (run --keep-going, fuzz's -later.json) it may
+be one the run broke only after another invariant's violation: the shrink then
+looks for a run in which it fails first and writes that run alone, as a plain
+file (a bug that a denser one hides gets its own minimal story); when no
+candidate has it first, the file stays keep-going and the story printed ends
+at its violation.
+
 Exit 0 when a minimal file was written, 2 when FILE does not fail or
 <name>.min.json cannot be written (checked before shrinking), 3 when the write
 fails anyway (the story and the last line are printed first).`,
@@ -42,6 +52,17 @@ fails anyway (the story and the last line are printed first).`,
 			f, cfg := l.file, l.cfg
 			if f.Violation == nil {
 				return usageErr("%s records no violation: nothing to shrink", args[0])
+			}
+			inv := f.Violation.Invariant
+			if target != "" && target != inv {
+				if !knownViolation(target) {
+					return usageErr("--invariant: unknown invariant %q (see orchsim list)", target)
+				}
+				if !f.KeepGoing {
+					return usageErr("--invariant %s: %s records %s as its violation and is not keep-going, so no other invariant's violation is in it (record one with run --keep-going)",
+						target, args[0], inv)
+				}
+				inv = target
 			}
 			if budget <= 0 {
 				return usageErr("--budget must be positive")
@@ -64,9 +85,12 @@ fails anyway (the story and the last line are printed first).`,
 			if err := checkRecording("shrink", args[0], l); err != nil {
 				return err
 			}
-			small, res, st, ok := shrink.Shrink(cfg, f.Violation.Invariant, shrink.Options{Budget: budget, MaxRuns: runs})
+			small, res, st, ok := shrink.Shrink(cfg, inv, shrink.Options{Budget: budget, MaxRuns: runs})
+			if !ok && inv != f.Violation.Invariant {
+				return usageErr("%s does not break %s, neither first nor after its first violation: nothing to shrink", args[0], inv)
+			}
 			if !ok {
-				return usageErr("%s no longer fails with %s: nothing to shrink", args[0], f.Violation.Invariant)
+				return usageErr("%s no longer fails with %s: nothing to shrink", args[0], inv)
 			}
 			if small.Tape == nil {
 				small.Tape = []sim.Choice{} // every choice was a trailing zero: a tape of none, not the seed's draws
@@ -76,8 +100,27 @@ fails anyway (the story and the last line are printed first).`,
 				fmt.Fprintf(w, "note: %s recorded fingerprint %s; this build ran %s (the models changed since it was recorded): shrinking this build's run\n",
 					args[0], f.Fingerprint, st.FingerprintBefore)
 			}
-			if err := printRun(w, &res, "text", nil); err != nil {
+			story := res
+			if small.KeepGoing {
+				story.Trace = shrink.Until(res.Trace, inv) // the rest of a keep-going run is not this story
+			}
+			if err := printRun(w, &story, "text", nil); err != nil {
 				return &exitError{code: exitHarness, msg: err.Error()}
+			}
+			if inv != f.Violation.Invariant {
+				var added []string
+				for _, x := range small.Profile.Fixes() {
+					if !cfg.Profile.Fixed(model.Switch(x)) {
+						added = append(added, x)
+					}
+				}
+				if res.Violation.Invariant == inv {
+					fmt.Fprintf(w, "alone: %s fails first in the minimal run (the file records %s first), with other bugs' fixes turned on: %s; written as a plain file\n",
+						inv, f.Violation.Invariant, strings.Join(orNone(added), ","))
+				} else {
+					fmt.Fprintf(w, "behind: no candidate had %s fail first; it still fails only after %s: the file stays keep-going, the story above ends at its violation\n",
+						inv, res.Violation.Invariant)
+				}
 			}
 			// The file's own tape is where the user starts from (a re-shrunk
 			// .min.json); a file without one was re-drawn from its seed.
@@ -107,6 +150,7 @@ fails anyway (the story and the last line are printed first).`,
 	}
 	cmd.Flags().IntVar(&runs, "runs", 1000, "candidate runs to spend shrinking (the deterministic bound)")
 	cmd.Flags().DurationVar(&budget, "budget", 5*time.Minute, "wall-clock safety net for the shrink")
+	cmd.Flags().StringVar(&target, "invariant", "", "the invariant to keep failing (default: the file's violation; in a keep-going file, any invariant it broke)")
 	return cmd
 }
 
