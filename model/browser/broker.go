@@ -183,10 +183,10 @@ type Host struct {
 	EnvironmentID string
 	// Ops are the operations the host advertised; they do not change
 	// after Connect (the broker ranks its hosts by their number).
-	Ops     []string
-	focused bool
-	focusOrder    int
-	closed        bool
+	Ops        []string
+	focused    bool
+	focusOrder int
+	closed     bool
 	// assigned counts the assignments whose host this is: a host with none
 	// (all but one, usually, when a restart closes every host) is dropped
 	// without a walk of every assignment.
