@@ -1,6 +1,9 @@
 package sim
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // The fingerprint of a trace is a 64-bit hash of its canonical encoding
 // (AppendCanonical), computed event by event as the trace grows. It folds
@@ -88,6 +91,71 @@ func fpEvent(h uint64, ev *Event) uint64 {
 		h = fpString(h, ev.Attrs[i].Value)
 	}
 	return fpString(h, ev.Outcome)
+}
+
+// fpEmit is fpEvent for the event Trace.Emit appends, from its fields.
+func fpEmit(h uint64, at time.Duration, seq uint64, actor, kind, outcome string, attrs []Attr) uint64 {
+	h = fpFold(h, uint64(at))
+	h = fpFold(h, seq)
+	{
+		// fpString(h, actor), inlined.
+		s := actor
+		n := len(s)
+		h = fpFold(h, uint64(n))
+		whole := s
+		for len(s) >= 8 {
+			h = fpFold(h, le64(s))
+			s = s[8:]
+		}
+		if r := uint(len(s)); r != 0 {
+			var w uint64
+			switch {
+			case n >= 8:
+				w = le64(whole[n-8:]) >> ((64 - 8*r) & 63)
+			case r >= 4:
+				w = le32(s) | le32(s[r-4:])<<((8*(r-4))&63)
+			case r >= 2:
+				w = le16(s) | le16(s[r-2:])<<((8*(r-2))&63)
+			default:
+				w = uint64(s[0])
+			}
+			h = fpFold(h, w)
+		}
+	}
+	{
+		// fpString(h, kind), inlined.
+		s := kind
+		n := len(s)
+		h = fpFold(h, uint64(n))
+		whole := s
+		for len(s) >= 8 {
+			h = fpFold(h, le64(s))
+			s = s[8:]
+		}
+		if r := uint(len(s)); r != 0 {
+			var w uint64
+			switch {
+			case n >= 8:
+				w = le64(whole[n-8:]) >> ((64 - 8*r) & 63)
+			case r >= 4:
+				w = le32(s) | le32(s[r-4:])<<((8*(r-4))&63)
+			case r >= 2:
+				w = le16(s) | le16(s[r-2:])<<((8*(r-2))&63)
+			default:
+				w = uint64(s[0])
+			}
+			h = fpFold(h, w)
+		}
+	}
+	h = fpFold(h, uint64(len(attrs)))
+	for i := range attrs {
+		h = fpString(h, attrs[i].Key)
+		h = fpString(h, attrs[i].Value)
+	}
+	if outcome == "" {
+		return fpFold(h, 0) // its length; no word
+	}
+	return fpString(h, outcome)
 }
 
 // fpFinish spreads the state's bits over the fingerprint (SplitMix64's

@@ -169,29 +169,10 @@ func (k *Kernel) pooled(f func()) *KernelTimer {
 }
 
 // arm gives t the key (now+d, priority, next sequence number) and makes it
-// pending: it queues t, or re-keys its queued entry in place.
-func (k *Kernel) arm(t *KernelTimer, d time.Duration) {
-	if d < 0 {
-		d = 0
-	}
-	k.seq++
-	next := key{at: k.now + d, seq: k.seq}
-	if k.tieBreak != nil {
-		next.prio = k.tieBreak()
-	}
-	t.armed = true
-	switch {
-	case t == k.firing:
-		// Re-keyed when its callback returns (settle): until then its entry
-		// keeps the key it fired with, the least in the queue.
-		k.rearm = next
-	case t.slot < 0:
-		t.key = next
-		k.push(t)
-	default:
-		k.move(int(k.pos[t.slot]), t, next)
-	}
-}
+// pending: it queues t, or re-keys its queued entry in place. It is Reset,
+// whose body it is so that a model's Reset through the Timer interface is
+// one call.
+func (k *Kernel) arm(t *KernelTimer, d time.Duration) { t.Reset(d) }
 
 // key orders events: time, then tie-break priority, then sequence number.
 // Keys are unique (seq is).
@@ -238,10 +219,39 @@ func (t *KernelTimer) Stop() bool {
 	return true
 }
 
-// Reset implements Timer.
+// Reset implements Timer. It is the kernel's arm (see arm).
 func (t *KernelTimer) Reset(d time.Duration) bool {
 	was := t.armed
-	t.k.arm(t, d)
+	k := t.k
+	if d < 0 {
+		d = 0
+	}
+	k.seq++
+	next := key{at: k.now + d, seq: k.seq}
+	if k.tieBreak != nil {
+		next.prio = k.tieBreak()
+	}
+	t.armed = true
+	switch {
+	case t == k.firing:
+		// Re-keyed when its callback returns (fire): until then its entry
+		// keeps the key it fired with, the least in the queue.
+		k.rearm = next
+	case t.slot < 0:
+		t.key = next
+		k.push(t)
+	default:
+		// move, inlined: the pending timer's entry re-keyed in place.
+		i := int(k.pos[t.slot])
+		earlier := next.less(t.key)
+		t.key = next
+		k.queue[i].at = next.at
+		if earlier {
+			k.up(i)
+		} else {
+			k.down(i)
+		}
+	}
 	return was
 }
 

@@ -203,10 +203,21 @@ func (t *Trace) elapsed() time.Duration {
 // Emit appends an event at the current virtual time and runs the checkers.
 // After the first violation events are still recorded but no longer checked.
 // Checkers and sinks get a pointer that is valid only during the call.
+//
+// The fingerprint is folded from the arguments directly (fpEmit); the
+// event itself is built only when something reads it (a kept trace, a
+// sink, a checker to feed).
 func (t *Trace) Emit(actor, kind, outcome string, attrs ...Attr) {
+	at := t.elapsed()
+	seq := t.count
+	t.count = seq + 1
+	t.hash = fpEmit(t.hash, at, seq, actor, kind, outcome, attrs)
+	feed := len(t.checkers) != 0 && (t.violation == nil || t.keepGoing)
+	if !feed && !t.keep && t.sink == nil {
+		return
+	}
 	ev := &t.scratch
-	ev.At = t.elapsed()
-	ev.Seq = t.count
+	ev.At, ev.Seq = at, seq
 	ev.Actor, ev.Kind, ev.Outcome = actor, kind, outcome
 	if attrs == nil {
 		ev.Attrs = nil
@@ -216,16 +227,22 @@ func (t *Trace) Emit(actor, kind, outcome string, attrs ...Attr) {
 		t.attrs = append(t.attrs[:0], attrs...)
 		ev.Attrs = t.attrs
 	}
-	t.append(ev)
-	if t.violation != nil && !t.keepGoing || len(t.checkers) == 0 {
-		return
+	t.record(ev)
+	if feed {
+		t.dispatch(ev)
 	}
-	t.dispatch(ev)
 }
 
+// append appends ev (its Seq the next one): the count, the fingerprint,
+// and what record does.
 func (t *Trace) append(ev *Event) {
 	t.count++
 	t.hash = fpEvent(t.hash, ev)
+	t.record(ev)
+}
+
+// record keeps ev if the trace keeps its events and passes it to the sink.
+func (t *Trace) record(ev *Event) {
 	if t.keep {
 		kept := *ev
 		kept.Attrs = t.keepAttrs(ev.Attrs)
