@@ -108,8 +108,18 @@ type LaterGroup struct {
 	Key    triage.Key
 	// ReplayFile is the first seed's keep-going run written to the corpus
 	// (Campaign.Corpus; "" without one): it records the seed's first
-	// violation, of another invariant, and replays on to this one.
+	// violation, of another invariant, and replays on to this one. For the
+	// first later group of a root-cause group that has no story (its bug
+	// was never a seed's first violation), the run is shrunk toward this
+	// invariant first (shrink.Shrink with a later target, ShrinkRuns
+	// runs): then the file is that minimal run, a plain one when Alone.
 	ReplayFile string
+	// Actions are the story actions of ReplayFile's run up to this
+	// invariant's violation when it was shrunk (0: not shrunk).
+	Actions int
+	// Alone reports that the shrunk run breaks this invariant first
+	// (other bugs' fixes turned on as needed; see its file's fixes).
+	Alone bool
 }
 
 // Story is a distinct failure: its first seed, how many seeds failed the
@@ -567,14 +577,16 @@ func (c *Campaign) stories(ctx context.Context, sum *Summary, start time.Time) e
 		byStory[id] = st
 		sum.Stories = append(sum.Stories, st)
 	}
-	return c.laterGroups(sum)
+	return c.laterGroups(ctx, sum, start)
 }
 
 // laterGroups groups the later violations that do not follow from an
 // earlier one by (scenario, signature) and keys each group once, by its
-// first seed's keep-going run (not shrunk: the shrinker keeps a run's
-// first violation).
-func (c *Campaign) laterGroups(sum *Summary) error {
+// first seed's keep-going run. With a corpus, each group's replay file is
+// that run; for the first group of each root-cause key that no story has
+// (a bug only ever seen behind another), the run is shrunk toward the
+// group's invariant first, so that bug gets a minimal file of its own.
+func (c *Campaign) laterGroups(ctx context.Context, sum *Summary, start time.Time) error {
 	at := map[string]int{}
 	for _, f := range sum.Failures {
 		for _, l := range f.Later {
@@ -591,6 +603,12 @@ func (c *Campaign) laterGroups(sum *Summary) error {
 				Seed: f.Seed, Branch: f.Branch, Count: 1})
 		}
 	}
+	told := map[string]bool{} // root-cause keys with a story, or a shrunk later group
+	for _, st := range sum.Stories {
+		for _, sg := range st.Groups {
+			told[KeyString(st.Invariant, sg.Key.Switches)] = true
+		}
+	}
 	for i := range sum.Later {
 		g := &sum.Later[i]
 		cfg := c.config(job{scenario: g.Scenario, seed: g.Seed, branch: g.Branch}, false)
@@ -604,9 +622,27 @@ func (c *Campaign) laterGroups(sum *Summary) error {
 			continue
 		}
 		cfg.RecordTape = cfg.Branch != nil // a branch's file carries its tape
-		res, err := scenarios.Run(cfg)
-		if err != nil {
-			return err
+		var res scenarios.Result
+		shrunk := false
+		k := KeyString(g.Invariant, key.Switches)
+		overBudget := c.Seeds == 0 && c.Budget > 0 && time.Since(start) >= c.Budget
+		if !told[k] && c.ShrinkRuns > 0 && ctx.Err() == nil && !overBudget {
+			told[k] = true
+			budget := c.ShrinkBudget
+			if budget <= 0 {
+				budget = 24 * time.Hour
+			}
+			small, r, _, ok := shrink.Shrink(cfg, g.Invariant, shrink.Options{Budget: budget, MaxRuns: c.ShrinkRuns})
+			if ok {
+				cfg, res, shrunk = small, r, true
+				g.Actions = shrink.Actions(shrink.Until(r.Trace, g.Invariant))
+				g.Alone = r.Violation.Invariant == g.Invariant
+			}
+		}
+		if !shrunk {
+			if res, err = scenarios.Run(cfg); err != nil {
+				return err
+			}
 		}
 		f := ReplayFile(cfg, &res)
 		g.ReplayFile = filepath.Join(c.Corpus, fmt.Sprintf("%s-%s-seed%d-later.json", g.Scenario, g.Invariant, g.Seed))

@@ -16,6 +16,7 @@ import (
 	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/replay"
 	"github.com/orchsim/orchsim/scenarios"
+	"github.com/orchsim/orchsim/shrink"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -314,4 +315,58 @@ func TestBranchReplayFileCarriesItsTape(t *testing.T) {
 		br.Done(batch, results)
 	}
 	t.Fatal("20 batches of reported tab-ownership and no failing branch")
+}
+
+// A bug only ever seen behind another (a later violation whose root-cause
+// group has no story) gets its file shrunk toward it: tab-ownership seed
+// 2 breaks preview-op-on-owning-host only after other invariants, and its
+// group gets a plain file in which it fails first, with far fewer
+// actions than the keep-going run; the groups that have a story keep
+// their seed's keep-going run, and at most one later group per root-cause
+// key is shrunk.
+func TestLaterGroupBehindAnotherShrinksAlone(t *testing.T) {
+	dir := t.TempDir()
+	c := Campaign{Scenarios: []string{scenarios.TabOwnership}, Profile: model.MustProfile(model.PresetReported, nil, nil),
+		Strategy: scenarios.Swarm, Start: 2, Seeds: 1, Workers: 1, ShrinkRuns: 30, KeepGoing: true, Corpus: dir}
+	sum, err := c.Run(context.Background(), false)
+	require.NoError(t, err)
+	told := map[string]bool{}
+	for _, st := range sum.Stories {
+		for _, g := range st.Groups {
+			told[KeyString(st.Invariant, g.Key.Switches)] = true
+		}
+	}
+	shrunk := map[string]int{}
+	var found *LaterGroup
+	for i := range sum.Later {
+		g := &sum.Later[i]
+		k := KeyString(g.Invariant, g.Key.Switches)
+		f, err := replay.Read(g.ReplayFile)
+		require.NoError(t, err)
+		if told[k] || g.Actions == 0 {
+			assert.False(t, g.Alone)
+			assert.True(t, f.KeepGoing, "%s: an unshrunk later group's file is its seed's keep-going run", g.ReplayFile)
+			continue
+		}
+		shrunk[k]++
+		if g.Invariant == "preview-op-on-owning-host" {
+			found = g
+		}
+		if g.Alone {
+			assert.False(t, f.KeepGoing, "%s: shrunk alone, a plain file", g.ReplayFile)
+			require.NotNil(t, f.Violation)
+			assert.Equal(t, g.Invariant, f.Violation.Invariant)
+		}
+	}
+	for k, n := range shrunk {
+		assert.Equal(t, 1, n, "%s: one shrunk later group per root-cause key", k)
+		assert.False(t, told[k], "%s has a story: its later groups are not shrunk", k)
+	}
+	require.NotNil(t, found, "preview-op-on-owning-host's group (no story in seed 2) is shrunk")
+	assert.True(t, found.Alone)
+	assert.Equal(t, uint64(2), found.Seed)
+	kg, err := scenarios.Run(scenarios.Config{Scenario: scenarios.TabOwnership, Seed: 2, Profile: c.Profile, Strategy: c.Strategy,
+		KeepGoing: true, KeepTrace: true})
+	require.NoError(t, err)
+	assert.Less(t, found.Actions, shrink.Actions(shrink.Until(kg.Trace, found.Invariant)), "fewer actions than the seed's keep-going run")
 }

@@ -70,8 +70,15 @@ type ReportLater struct {
 	Seed      uint64   `json:"seed"`
 	Count     int      `json:"count"`
 	Switches  []string `json:"switches"`
-	// ReplayFile is the first seed's keep-going replay file, with --corpus.
+	// ReplayFile is the first seed's keep-going replay file, with --corpus
+	// (LaterGroup.ReplayFile: shrunk toward this invariant when its
+	// root-cause group has no story).
 	ReplayFile string `json:"replay_file,omitempty"`
+	// Actions are the shrunk file's story actions up to this invariant's
+	// violation (absent: the file is not shrunk).
+	Actions int `json:"actions,omitempty"`
+	// Alone reports that the shrunk file breaks this invariant first.
+	Alone bool `json:"alone,omitempty"`
 }
 
 // ReportRow is one (scenario, invariant) row of a report's table.
@@ -177,7 +184,8 @@ func Results(names []string, sum *Summary) Report {
 	}
 	r.Later = []ReportLater{}
 	for _, g := range sum.Later {
-		r.Later = append(r.Later, ReportLater{g.Scenario, g.Invariant, g.Signature, g.Seed, g.Count, g.Key.Switches, g.ReplayFile})
+		r.Later = append(r.Later, ReportLater{g.Scenario, g.Invariant, g.Signature, g.Seed, g.Count, g.Key.Switches, g.ReplayFile,
+			g.Actions, g.Alone})
 	}
 	sort.Slice(r.Later, func(i, j int) bool {
 		a, b := r.Later[i], r.Later[j]

@@ -51,13 +51,14 @@ type Stats struct {
 	FingerprintBefore string
 }
 
-// Score orders candidates: a run in which the invariant fails first before
-// one in which it fails only after another's violation (Behind), then
+// Score orders candidates: fewer other invariants broken before the
+// invariant (Behind; a run in which it fails first wins), then
 // fewer story actions up to its violation, then a shorter tape, then
 // smaller choices.
 type Score struct {
-	// Behind is 0 when the invariant is the run's first violation, 1 when
-	// it is a later one (a keep-going run).
+	// Behind counts the other invariants broken before it: 0 when it is
+	// the run's first violation (a keep-going run has later ones), so
+	// fixing a bug that comes first counts as progress.
 	Behind  int
 	Actions int
 	Tape    int
@@ -154,13 +155,16 @@ func Shrink(cfg scenarios.Config, inv string, opt Options) (scenarios.Config, sc
 	for progress := true; progress && !s.out(); {
 		progress = false
 		progress = s.fixOthers() || progress
+		if later && s.score.Behind == 0 && s.best.KeepGoing {
+			s.alone() // from here a plain shrink: cheaper runs, stopped at the violation
+		}
 		progress = s.switchOff() || progress
 		progress = s.groups() || progress
 		progress = s.deleteChoices() || progress
 		progress = s.lowerChoices() || progress
 	}
 	s.stats.Exhausted = s.out()
-	if later && s.score.Behind == 0 {
+	if later && s.score.Behind == 0 && s.best.KeepGoing {
 		s.alone()
 	}
 	s.compact()
@@ -258,6 +262,12 @@ func score(r *scenarios.Result, inv string, keepGoing bool) Score {
 	behind := 0
 	if r.Violation.Invariant != inv {
 		behind = 1
+		for i := range r.Later {
+			if r.Later[i].Invariant == inv {
+				break
+			}
+			behind++
+		}
 	}
 	trace := r.Trace
 	if keepGoing {
@@ -294,37 +304,78 @@ func (s *shrinker) try(c scenarios.Config) bool {
 	return true
 }
 
-// fixOthers tries turning on, one at a time, each fix switch that is off
-// and is not declared to catch inv (model.SwitchInfo.Invariants): fixing
-// the bugs whose violations come first lets inv fail alone. Only for a
-// later target (the profile of a plain story is the campaign's); a switch
-// that does fix inv is simply not kept (inv stops failing).
+// fixOthers turns on, one at a time, fix switches for the invariants the
+// best run breaks before inv: each switch that is off, is declared to
+// catch one of them (model.SwitchInfo.Invariants) and is not declared to
+// catch inv. Fixing the bugs whose violations come first lets inv fail
+// alone; a fix that reveals another bug in front is followed by that
+// one's, until inv is first or no fix helps. Only for a later target (the
+// profile of a plain story is the campaign's); a switch that does fix inv
+// is simply not kept (inv stops failing).
 func (s *shrinker) fixOthers() bool {
-	if !s.later || s.score.Behind == 0 {
-		return false
-	}
 	progress := false
+	for s.later && s.score.Behind > 0 && !s.out() {
+		ahead := map[string]bool{s.res.Violation.Invariant: true}
+		for i := range s.res.Later {
+			if s.res.Later[i].Invariant == s.inv {
+				break
+			}
+			ahead[s.res.Later[i].Invariant] = true
+		}
+		step := false
+		for _, sw := range model.Switches() {
+			if !slices.ContainsFunc(sw.Invariants, func(i string) bool { return ahead[i] }) {
+				continue
+			}
+			p, ok := s.withFix(sw)
+			if !ok {
+				continue
+			}
+			c := s.best
+			c.Profile = p
+			if s.try(c) {
+				step = true
+				break // the run changed: recompute what is ahead
+			}
+		}
+		if !step {
+			break
+		}
+		progress = true
+	}
+	// Then any other fix that is not inv's own, kept when the run scores
+	// lower: a bug in front may be caught by an invariant its switch does
+	// not name, or its fix may be the one that changes the run enough.
 	for _, sw := range model.Switches() {
-		if s.best.Profile.Fixed(sw.Name) || slices.Contains(sw.Invariants, s.inv) {
-			continue
+		if !s.later || s.score.Behind == 0 || s.out() {
+			break
 		}
-		spec := s.best.Profile.Spec()
-		name := string(sw.Name)
-		spec.Unfix = slices.DeleteFunc(slices.Clone(spec.Unfix), func(u string) bool { return u == name })
-		if spec.Preset != model.PresetFixed {
-			spec.Fix = append(slices.Clone(spec.Fix), name)
-		}
-		p, err := spec.Profile()
-		if err != nil || !p.Fixed(sw.Name) {
-			continue
-		}
-		c := s.best
-		c.Profile = p
-		if s.try(c) {
-			progress = true
+		if p, ok := s.withFix(sw); ok {
+			c := s.best
+			c.Profile = p
+			progress = s.try(c) || progress
 		}
 	}
 	return progress
+}
+
+// withFix returns the best run's profile with sw's fix on, when sw is off
+// and is not declared to catch inv.
+func (s *shrinker) withFix(sw model.SwitchInfo) (model.Profile, bool) {
+	if s.best.Profile.Fixed(sw.Name) || slices.Contains(sw.Invariants, s.inv) {
+		return model.Profile{}, false
+	}
+	spec := s.best.Profile.Spec()
+	name := string(sw.Name)
+	spec.Unfix = slices.DeleteFunc(slices.Clone(spec.Unfix), func(u string) bool { return u == name })
+	if spec.Preset != model.PresetFixed {
+		spec.Fix = append(slices.Clone(spec.Fix), name)
+	}
+	p, err := spec.Profile()
+	if err != nil || !p.Fixed(sw.Name) {
+		return model.Profile{}, false
+	}
+	return p, true
 }
 
 // switchOff tries switching off, one at a time, the fault injector, each

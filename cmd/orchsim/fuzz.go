@@ -57,8 +57,12 @@ the failures that tell the same story, the first of each group is shrunk (within
 per scenario and invariant, the failures, the first seed and the distinct stories:
 a seed counts there once, under its first violation. The groups by root cause count
 every violation a seed kept going to, so an invariant can show more failures there;
-a "later" line names an invariant broken after another's violation in the same seed,
-with that seed's keep-going run as its replay file (--corpus, "-later.json").
+an invariant broken only after another's violation in a seed is a later violation.
+A root-cause group with no story (its bug was never a seed's first violation: a
+denser one hides it) gets a "later" line; with --corpus its first signature's run
+is shrunk toward it (shrink --invariant: other bugs' fixes turned on, "shrunk
+alone" when it then fails first) and written as "-later.json"; the other later
+violations keep their seed's keep-going run there and are counted on one line.
 
 --seeds N runs seeds --start to --start+N-1 of every scenario named: N seeds per
 scenario, before sharding (--scenario all --seeds N runs N of each scenario). Seeds

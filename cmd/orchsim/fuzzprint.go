@@ -97,15 +97,65 @@ func printResults(w io.Writer, js *fuzz.Report, corpusHint bool) {
 		}
 		fmt.Fprintln(w)
 	}
+	// Later violations (broken only after another invariant's violation in
+	// the same seed, keep-going) get a line per root-cause group that has
+	// no story: a bug only ever seen behind another, with the file shrunk
+	// toward it when there is one. The others are counted on one line; the
+	// JSON lists every signature.
+	told := map[string]bool{}
+	for _, st := range js.Stories {
+		for _, g := range st.Groups {
+			told[fuzz.KeyString(st.Invariant, g.Switches)] = true
+		}
+	}
+	type hidden struct {
+		first, shown fuzz.ReportLater
+		sigs, seeds  int
+	}
+	var order []string
+	byKey := map[string]*hidden{}
+	behind := 0
 	for _, l := range js.Later {
-		// Broken only after another invariant's violation in the same seed
-		// (keep-going): no story of its own, the first seed's run is its replay.
-		fmt.Fprintf(w, "later %s / %s: seed %d, %s, after another invariant's violation", l.Scenario, l.Invariant, l.Seed, seedsN(l.Count))
+		k := fuzz.KeyString(l.Invariant, l.Switches)
+		if told[k] {
+			behind++
+			continue
+		}
+		h := byKey[k]
+		if h == nil {
+			h = &hidden{first: l, shown: l}
+			byKey[k] = h
+			order = append(order, k)
+		} else if l.Actions > 0 && h.shown.Actions == 0 {
+			h.shown = l
+		}
+		h.sigs++
+		h.seeds += l.Count
+	}
+	for _, k := range order {
+		h := byKey[k]
+		l := h.shown
+		fixes := strings.Join(l.Switches, "+")
+		if fixes == "" {
+			fixes = "no known fix"
+		}
+		fmt.Fprintf(w, "later %s (%s): behind another violation in %s (%s), first %s/%d",
+			l.Invariant, fixes, seedsN(h.seeds), plural(h.sigs, "signature"), h.first.Scenario, h.first.Seed)
+		switch {
+		case l.Alone:
+			fmt.Fprintf(w, "; %s/%d shrunk alone to %s", l.Scenario, l.Seed, plural(l.Actions, "action"))
+		case l.Actions > 0:
+			fmt.Fprintf(w, "; %s/%d shrunk to %s, still behind another", l.Scenario, l.Seed, plural(l.Actions, "action"))
+		}
 		if l.ReplayFile != "" {
 			corpus = true
 			fmt.Fprintf(w, ", replay: orchsim replay %s", l.ReplayFile)
 		}
 		fmt.Fprintln(w)
+	}
+	if behind > 0 {
+		fmt.Fprintf(w, "later: %s broken after another invariant's violation in groups that have a story (listed in --json later_violations)\n",
+			plural(behind, "more signature"))
 	}
 	if (len(js.Stories) > 0 || len(js.Later) > 0) && !corpus && corpusHint {
 		fmt.Fprintln(w, "(pass --corpus DIR to keep one replay file per story)")
@@ -180,4 +230,12 @@ func seedsN(n int) string {
 		return "1 seed"
 	}
 	return fmt.Sprintf("%d seeds", n)
+}
+
+// plural is "1 NOUN" or "N NOUNs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -181,10 +181,16 @@ type Host struct {
 	ClientID      string
 	ConnectionID  string
 	EnvironmentID string
-	Ops           []string
-	focused       bool
-	focusOrder    int
-	closed        bool
+	// Ops are the operations the host advertised; they do not change
+	// after Connect (the broker ranks its hosts by their number).
+	Ops        []string
+	focused    bool
+	focusOrder int
+	closed     bool
+	// assigned counts the assignments whose host this is: a host with none
+	// (all but one, usually, when a restart closes every host) is dropped
+	// without a walk of every assignment.
+	assigned int
 	// Stream is what the broker sent the host: "connected", then one
 	// "request <id>" per request.
 	Stream []string
@@ -353,7 +359,20 @@ type Broker struct {
 	byClient map[string]*Host
 	tabAt    map[tabKey]int
 	byKey    map[string]*assignment
+	// ranked are the hosts of hosts in route's order, worst first (fewer
+	// operations, not focused, focused or connected earlier), kept sorted
+	// as hosts connect, go and change focus: route takes the last that
+	// fits instead of scanning every host (after a restart every thread
+	// of a world of 1,000 threads routes anew). focusOrder is unique, so
+	// the order is total; a host connecting is the latest, so it goes at
+	// the end or just before the focused hosts. threadTabs are the positions in tabs of each
+	// (environment, thread)'s records, in tabs' order (tabHolder).
+	ranked     []*Host
+	threadTabs map[tabThread][]int
 }
+
+// tabThread identifies a thread of an environment (Broker.threadTabs).
+type tabThread struct{ env, thread string }
 
 // tabKey identifies a tab record: the environment and the tab id.
 type tabKey struct{ env, tab string }
@@ -367,7 +386,7 @@ type tabRecord struct {
 // NewBroker returns a broker with no hosts.
 func NewBroker(env *model.Env) *Broker {
 	return &Broker{env: env, rand: env.Rand("broker"), byClient: map[string]*Host{}, tabAt: map[tabKey]int{},
-		byKey: map[string]*assignment{}}
+		byKey: map[string]*assignment{}, threadTabs: map[tabThread][]int{}}
 }
 
 // Connect registers a host (acquireConnection): a fresh connectionId, the
@@ -387,6 +406,7 @@ func (b *Broker) Connect(clientID, environmentID string, ops []string) *Host {
 	b.focusSeq++
 	h.focusOrder = b.focusSeq
 	b.hosts = append(b.hosts, h)
+	b.rank(h)
 	b.byClient[clientID] = h
 	b.env.Emit(brokerActor, "host.connect", "", sim.A("client", clientID), sim.A("conn", h.ConnectionID))
 	return h
@@ -418,6 +438,7 @@ func (b *Broker) Kill() {
 		p.timer.Stop()
 	}
 	b.pending = nil
+	b.ranked = nil // nothing routes now: the closes need not unrank one by one
 	for len(b.hosts) > 0 {
 		b.close(b.hosts[0], "server-died")
 	}
@@ -425,6 +446,7 @@ func (b *Broker) Kill() {
 	// its tab records need not outlive it while its timers are pending.
 	b.hosts, b.tabs = nil, nil
 	clear(b.tabAt)
+	clear(b.threadTabs)
 }
 
 // ReportTab is a host's reportStatus of a tab it holds for threadID,
@@ -437,6 +459,8 @@ func (b *Broker) ReportTab(clientID, environmentID, threadID, tabID string, open
 		return
 	}
 	b.tabAt[k] = len(b.tabs)
+	tt := tabThread{environmentID, threadID}
+	b.threadTabs[tt] = append(b.threadTabs[tt], len(b.tabs))
 	b.tabs = append(b.tabs, tabRecord{env: environmentID, thread: threadID, tab: tabID, client: clientID, opened: openedAt})
 }
 
@@ -445,9 +469,9 @@ func (b *Broker) ReportTab(clientID, environmentID, threadID, tabID string, open
 // that holds it, or "" for both when no host reported one.
 func (b *Broker) tabHolder(environmentID, threadID, tabID string) (tab, client string) {
 	var best *tabRecord
-	for i := range b.tabs {
+	for _, i := range b.threadTabs[tabThread{environmentID, threadID}] {
 		r := &b.tabs[i]
-		if r.env != environmentID || r.thread != threadID || tabID != "" && r.tab != tabID {
+		if tabID != "" && r.tab != tabID {
 			continue
 		}
 		if best == nil || r.opened >= best.opened {
@@ -479,12 +503,14 @@ func (b *Broker) drop(h *Host) {
 			break
 		}
 	}
+	b.unrank(h)
 	if b.byClient[h.ClientID] == h {
 		delete(b.byClient, h.ClientID)
 	}
 	h.closed = true
-	for i := 0; i < len(b.assignments); {
+	for i := 0; h.assigned > 0 && i < len(b.assignments); {
 		if a := b.assignments[i]; a.host == h {
+			h.assigned--
 			b.assignments = append(b.assignments[:i], b.assignments[i+1:]...)
 			if b.byKey[a.key] == a {
 				delete(b.byKey, a.key)
@@ -507,10 +533,43 @@ func (b *Broker) Focus(clientID, environmentID, connectionID string, focused boo
 	if h == nil || h.EnvironmentID != environmentID || h.ConnectionID != connectionID {
 		return
 	}
+	b.unrank(h)
 	h.focused = focused
 	if focused {
 		b.focusSeq++
 		h.focusOrder = b.focusSeq
+	}
+	b.rank(h)
+}
+
+// rankAt returns the number of hosts in ranked that h is better than or
+// equal to: where h goes, or one past where it is.
+func (b *Broker) rankAt(h *Host) int {
+	lo, hi := 0, len(b.ranked)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if better(b.ranked[m], h) {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
+// rank inserts h into ranked; unrank removes it (if there).
+func (b *Broker) rank(h *Host) {
+	i := b.rankAt(h)
+	b.ranked = append(b.ranked, nil)
+	copy(b.ranked[i+1:], b.ranked[i:])
+	b.ranked[i] = h
+}
+
+func (b *Broker) unrank(h *Host) {
+	if i := b.rankAt(h) - 1; i >= 0 && b.ranked[i] == h {
+		copy(b.ranked[i:], b.ranked[i+1:])
+		b.ranked[len(b.ranked)-1] = nil
+		b.ranked = b.ranked[:len(b.ranked)-1]
 	}
 }
 
@@ -535,16 +594,12 @@ func (b *Broker) route(key string, s BrokerScope, op string) (*Host, *assignment
 		}
 		return nil, a
 	}
-	var best *Host
-	for _, h := range b.hosts {
-		if h.EnvironmentID != s.EnvironmentID || !h.supports(op) {
-			continue
-		}
-		if best == nil || better(h, best) {
-			best = h
+	for i := len(b.ranked) - 1; i >= 0; i-- { // best last: the last that fits is the best
+		if h := b.ranked[i]; h.EnvironmentID == s.EnvironmentID && h.supports(op) {
+			return h, a
 		}
 	}
-	return best, a
+	return nil, a
 }
 
 func better(h, than *Host) bool {
@@ -560,6 +615,7 @@ func better(h, than *Host) bool {
 func (b *Broker) removeAssignment(a *assignment) {
 	for i, x := range b.assignments {
 		if x == a {
+			a.host.assigned--
 			b.assignments = append(b.assignments[:i], b.assignments[i+1:]...)
 			if b.byKey[a.key] == a {
 				delete(b.byKey, a.key)
@@ -628,6 +684,7 @@ func (b *Broker) Invoke(s BrokerScope, op string, in BrokerInput, tabID string, 
 			b.removeAssignment(a)
 		}
 		a = &assignment{key: key, host: h}
+		h.assigned++
 		b.assignments = append(b.assignments, a)
 		b.byKey[key] = a
 	}

@@ -173,7 +173,9 @@ func Reconcile(st *store.Store, trigger string, now time.Duration) RecoverySumma
 		lost[runID] = append(lost[runID], kind)
 	}
 	// The streaming messages of each run, in table order (a scan of every
-	// message per cut run was quadratic in a world of 1,000 threads).
+	// message per cut run was quadratic in a world of 1,000 threads, and a
+	// scan of every message per restart grew with the day's history:
+	// Store.StreamingMessages reads only the ones that stream).
 	var streaming map[string][]*store.Message
 	runs := st.Runs
 	if len(st.Parts) == 0 {
@@ -224,10 +226,8 @@ func Reconcile(st *store.Store, trigger string, now time.Duration) RecoverySumma
 			}
 			if streaming == nil { // grouped once: nothing here changes a message's run
 				streaming = map[string][]*store.Message{}
-				for _, m := range st.Messages {
-					if m.Streaming {
-						streaming[m.RunID] = append(streaming[m.RunID], m)
-					}
+				for _, m := range st.StreamingMessages() {
+					streaming[m.RunID] = append(streaming[m.RunID], m)
 				}
 			}
 			for _, m := range streaming[r.ID] {

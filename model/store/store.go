@@ -313,6 +313,43 @@ type Store struct {
 	// settledRuns: Runs[:settledRuns] were all settled when last looked
 	// at (OpenRunsFrom).
 	settledRuns int
+	// streaming are the messages of Messages[:streamingCovered] that were
+	// streaming when StreamingMessages last looked, in table order;
+	// streamingLast is Messages[streamingCovered-1] then.
+	streaming        []*Message
+	streamingCovered int
+	streamingLast    *Message
+}
+
+// StreamingMessages returns the messages of Messages whose Streaming is
+// set, in table order: what a scan of every message finds, at the cost of
+// the messages appended since the last call and of those still streaming
+// (a reconcile at every restart of a world of 1,000 threads asks once,
+// and no world's message streams). It relies on Streaming being set only
+// on a message as it is appended (Message.Streaming); a replaced,
+// truncated or cut table is scanned again. The result is valid until the
+// next call; do not modify it.
+func (s *Store) StreamingMessages() []*Message {
+	if s.streamingCovered > len(s.Messages) || s.streamingCovered > 0 && s.Messages[s.streamingCovered-1] != s.streamingLast {
+		clear(s.streaming)
+		s.streaming, s.streamingCovered = s.streaming[:0], 0
+	}
+	live := s.streaming[:0]
+	for _, m := range s.streaming {
+		if m.Streaming {
+			live = append(live, m)
+		}
+	}
+	clear(s.streaming[len(live):])
+	s.streaming = live
+	for ; s.streamingCovered < len(s.Messages); s.streamingCovered++ {
+		m := s.Messages[s.streamingCovered]
+		if m.Streaming {
+			s.streaming = append(s.streaming, m)
+		}
+		s.streamingLast = m
+	}
+	return s.streaming
 }
 
 // Settled reports whether a run status is final: completed, failed,
@@ -702,7 +739,10 @@ type Message struct {
 	// source run of a restart continuation.
 	RunID          string
 	ContinuationOf string
-	// Streaming marks an assistant message still being streamed.
+	// Streaming marks an assistant message still being streamed. Set it
+	// only on a message being appended, before the next StreamingMessages
+	// (a message covered by it while not streaming is not looked at again);
+	// clearing it is seen any time.
 	Streaming bool
 	// Role is "assistant" for a provider's answer, "" for a user message.
 	Role string
