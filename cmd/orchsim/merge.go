@@ -30,7 +30,8 @@ are grouped by signature across shards, each group told by its lowest seed, and
 groups whose shrunk stories match are one story, so the merge has exactly the
 stories of the unsharded campaign. The shards that no summary covers are listed. A
 story's replay file is resolved against its summary's directory when it is there
-(the layout of a downloaded artifact).
+(the layout of a downloaded artifact), else against the working directory; files
+found in neither are counted in one warning on stderr.
 
 --out FILE writes the merged summary as JSON (the fields of a fuzz --json summary,
 plus shards, shards_merged, shards_missing, elapsed_ms_total and sources), its
@@ -76,6 +77,10 @@ shard was interrupted (SIGINT/SIGTERM: the campaign did not cover its range), or
 			if len(m.Unchecked) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "orchsim: warning: no summary has %s (written by an older orchsim): "+
 					"cannot check that they are shards of one campaign\n", strings.Join(m.Unchecked, ", "))
+			}
+			if n, first := missingReplayFiles(m); n > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "orchsim: warning: %s the summaries name found in neither the summary's directory nor the working directory (first: %s): download the shards' corpus beside their summaries, or merge from where the fuzz ran\n",
+					plural(n, "replay file"), first)
 			}
 			printMerged(cmd.OutOrStdout(), m)
 			if base != nil {
@@ -139,6 +144,38 @@ func readSummary(path string) (*fuzz.Merged, error) {
 		resolveIn(filepath.Dir(path), &s.Later[i].ReplayFile)
 	}
 	return s, nil
+}
+
+// missingReplayFiles counts the distinct replay files m names (stories,
+// later violations, groups) that do not exist as resolved (readSummary:
+// the summary's directory first, then the working directory), and
+// returns the first in m's order.
+func missingReplayFiles(m *fuzz.Merged) (int, string) {
+	var names []string
+	for _, st := range m.Stories {
+		names = append(names, st.ReplayFile)
+	}
+	for _, l := range m.Later {
+		names = append(names, l.ReplayFile)
+	}
+	for _, g := range m.Groups {
+		names = append(names, g.ReplayFile)
+	}
+	seen := map[string]bool{}
+	n, first := 0, ""
+	for _, f := range names {
+		if f == "" || seen[f] {
+			continue
+		}
+		seen[f] = true
+		if !exists(f) {
+			if n == 0 {
+				first = f
+			}
+			n++
+		}
+	}
+	return n, first
 }
 
 // mergeSummaries reads and merges the summaries at paths (fuzz.Merge).
