@@ -146,28 +146,11 @@ func readSummary(path string) (*fuzz.Merged, error) {
 	return s, nil
 }
 
-// missingReplayFiles counts the distinct replay files m names (stories,
-// later violations, groups) that do not exist as resolved (readSummary:
-// the summary's directory first, then the working directory), and
-// returns the first in m's order.
-func missingReplayFiles(m *fuzz.Merged) (int, string) {
-	var names []string
-	for _, st := range m.Stories {
-		names = append(names, st.ReplayFile)
-	}
-	for _, l := range m.Later {
-		names = append(names, l.ReplayFile)
-	}
-	for _, g := range m.Groups {
-		names = append(names, g.ReplayFile)
-	}
-	seen := map[string]bool{}
-	n, first := 0, ""
-	for _, f := range names {
-		if f == "" || seen[f] {
-			continue
-		}
-		seen[f] = true
+// missingReplayFiles counts the replay files m names that do not exist as
+// resolved (readSummary: the summary's directory, then the working
+// directory) and returns the first.
+func missingReplayFiles(m *fuzz.Merged) (n int, first string) {
+	for _, f := range m.ReplayFiles() {
 		if !exists(f) {
 			if n == 0 {
 				first = f
