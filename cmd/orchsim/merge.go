@@ -78,10 +78,7 @@ shard was interrupted (SIGINT/SIGTERM: the campaign did not cover its range), or
 				fmt.Fprintf(cmd.ErrOrStderr(), "orchsim: warning: no summary has %s (written by an older orchsim): "+
 					"cannot check that they are shards of one campaign\n", strings.Join(m.Unchecked, ", "))
 			}
-			if n, first := missingReplayFiles(m); n > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "orchsim: warning: %s the summaries name found in neither the summary's directory nor the working directory (first: %s): download the shards' corpus beside their summaries, or merge from where the fuzz ran\n",
-					plural(n, "replay file"), first)
-			}
+			warnMissingReplayFiles(cmd.ErrOrStderr(), m)
 			printMerged(cmd.OutOrStdout(), m)
 			if base != nil {
 				printBaseline(cmd.OutOrStdout(), baseline, m.Groups, m.BaselineUnseen)
@@ -144,21 +141,6 @@ func readSummary(path string) (*fuzz.Merged, error) {
 		resolveIn(filepath.Dir(path), &s.Later[i].ReplayFile)
 	}
 	return s, nil
-}
-
-// missingReplayFiles counts the replay files m names that do not exist as
-// resolved (readSummary: the summary's directory, then the working
-// directory) and returns the first.
-func missingReplayFiles(m *fuzz.Merged) (n int, first string) {
-	for _, f := range m.ReplayFiles() {
-		if !exists(f) {
-			if n == 0 {
-				first = f
-			}
-			n++
-		}
-	}
-	return n, first
 }
 
 // mergeSummaries reads and merges the summaries at paths (fuzz.Merge).

@@ -283,3 +283,4 @@ func resolveIn(dir string, file *string) {
 		}
 	}
 }
+
