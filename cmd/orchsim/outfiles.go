@@ -283,4 +283,3 @@ func resolveIn(dir string, file *string) {
 		}
 	}
 }
-
