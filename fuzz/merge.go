@@ -481,6 +481,29 @@ func (s *Merged) MarshalJSON() ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// ReplayFiles returns the distinct replay files m names (stories, later
+// violations, groups), in that order.
+func (m *Merged) ReplayFiles() []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(f string) {
+		if f != "" && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	for _, st := range m.Stories {
+		add(st.ReplayFile)
+	}
+	for _, l := range m.Later {
+		add(l.ReplayFile)
+	}
+	for _, g := range m.Groups {
+		add(g.ReplayFile)
+	}
+	return out
+}
+
 // RelativeTo is m with its replay files' paths made relative to dir (a
 // merged summary's own directory), so that it names them from where it is,
 // as a shard's summary does, not from where the merge ran; a path that

@@ -31,6 +31,11 @@ type Options struct {
 	// to be a clear one (default 0.9): a boundary between 56/60 and 20/20
 	// is noise around a failure that was likely all along, not a point.
 	Clear float64
+	// Later counts a run as violating the invariant when it breaks it at
+	// all, first or after another invariant's violation (for a keep-going
+	// cfg whose invariant is a later one: explain --invariant); by default
+	// only a run whose first violation it is counts.
+	Later bool
 }
 
 func (o Options) withDefaults() Options {
@@ -124,7 +129,21 @@ func Find(cfg scenarios.Config, inv string, opt Options) (Point, error) {
 		return Point{}, err
 	}
 	runs := 1
-	if res.Violation == nil || res.Violation.Invariant != inv {
+	fails := func(r *scenarios.Result) bool {
+		if r.Violation == nil {
+			return false
+		}
+		if r.Violation.Invariant == inv {
+			return true
+		}
+		for i := range r.Later {
+			if opt.Later && r.Later[i].Invariant == inv {
+				return true
+			}
+		}
+		return false
+	}
+	if !fails(&res) {
 		got := "no violation"
 		if res.Violation != nil {
 			got = res.Violation.Invariant
@@ -166,7 +185,7 @@ func Find(cfg scenarios.Config, inv string, opt Options) (Point, error) {
 			}
 			r, err := scenarios.Run(rc)
 			runs++
-			if err == nil && r.Violation != nil && r.Violation.Invariant == inv {
+			if err == nil && fails(&r) {
 				c.fails++
 			}
 		}

@@ -612,7 +612,7 @@ func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.Too
 	// A new netCall is zero: its fields set one by one, rather than the
 	// whole 1.6 kB record copied over it (with write barriers under GC).
 	c := w.calls.New()
-	c.w, c.threadID, c.cred, c.reply = w, threadID, cred, reply
+	c.w, c.threadID, c.credID, c.token, c.reply = w, threadID, cred.CredID, cred.Token, reply
 	*c.slot.Call() = call
 	w.env.RunAfter(w.latency(), c)
 }
@@ -624,8 +624,10 @@ func (w *T3World) Call(threadID string, cred provider.ThreadCred, call model.Too
 type netCall struct {
 	w        *T3World
 	threadID string
-	cred     provider.ThreadCred
-	reply    model.Replier
+	// credID and token are the caller's provider.ThreadCred but for its
+	// ThreadID (the record is 432 bytes, a size class below 464).
+	credID, token string
+	reply         model.Replier
 	// Run (the call's events, model.Env.RunAfter) delivers the call, then
 	// (pending) the answer held in result. An answer that comes while
 	// another waits to be delivered gets a closure of its own, as every
@@ -634,11 +636,11 @@ type netCall struct {
 	// ToolResult is about 370 bytes, and a call is kept far longer.
 	arrived bool
 	pending bool
-	result  *model.ToolResult
 	// redelivered marks a call the network delivers twice; first is what
 	// the first delivery's dispatch did, as its answer says (a wait still
 	// holding the answer dispatched its command).
 	redelivered bool
+	result      *model.ToolResult
 	first       string
 	// slot is the server's record of the call (its one delivery); it
 	// holds the call itself (slot.Call).
@@ -666,10 +668,10 @@ func (c *netCall) Run() {
 
 // arrive delivers the call at the server.
 func (c *netCall) arrive() {
-	w, threadID, cred, call, reply := c.w, c.threadID, &c.cred, c.call(), c.reply
+	w, threadID, call, reply := c.w, c.threadID, c.call(), c.reply
 	s := w.srv
 	if s == nil {
-		w.env.Emit("agent/"+threadID, call.Tool, model.OutcomeServerDown, sim.A("thread", threadID), sim.A("cred", cred.CredID))
+		w.env.Emit("agent/"+threadID, call.Tool, model.OutcomeServerDown, sim.A("thread", threadID), sim.A("cred", c.credID))
 		w.env.After(w.latency(), func() { reply.Reply(model.ToolResult{Outcome: model.OutcomeServerDown}) })
 		return
 	}
@@ -682,11 +684,11 @@ func (c *netCall) arrive() {
 			if s := w.srv; s != nil {
 				w.env.Emit("fault", "tool-call-redelivered", "", sim.A("thread", c.threadID), sim.A("tool", dup.Tool),
 					sim.A("tool-call", dup.CallID), sim.A("first", c.first))
-				s.CallTool(c.threadID, c.cred.Token, c.cred.CredID, dup, func(model.ToolResult) {})
+				s.CallTool(c.threadID, c.token, c.credID, dup, func(model.ToolResult) {})
 			}
 		})
 	}
-	s.CallToolIn(&c.slot, threadID, cred.Token, cred.CredID, *call, orchestrator.Extra{}, c)
+	s.CallToolIn(&c.slot, threadID, c.token, c.credID, *call, orchestrator.Extra{}, c)
 }
 
 // Reply is the server's answer to the call: it crosses the network back

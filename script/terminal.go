@@ -360,7 +360,7 @@ func (h *terminalHarness) describe() {
 		fmt.Fprintf(w, "; pty count=%d size=%s by %s replay=%dB widths=%s\n", m.AttachCount(id), size, orDash(owner), bytes, widths)
 	}
 	for _, p := range r.Panes {
-		fmt.Fprintf(w, "pane %s: %s %s %s %s attached=%v pending=%d", p.ID, p.Session, p.Surface, p.Mode, p.Size, p.Attached, p.Pending())
+		fmt.Fprintf(w, "pane %s: %s %s %s %s attached=%v pending=%d", p.ID(), p.Session, p.Surface, p.Mode, p.Size, p.Attached, p.Pending())
 		if p.Failed != "" {
 			fmt.Fprintf(w, " toast=%q", p.Failed)
 		}

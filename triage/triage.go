@@ -242,13 +242,29 @@ type Verdict struct {
 // inv: a failure that survives every fix (a mutant's, or a bug no switch
 // models) needs no switch off, so none is necessary.
 func Explain(cfg scenarios.Config, inv string) ([]Verdict, error) {
+	return explain(cfg, inv, false)
+}
+
+// ExplainLater is Explain for an invariant that cfg, a keep-going run,
+// breaks only after another invariant's violation: each run is a
+// keep-going one and ends "in" inv when it breaks inv at all (Breaks),
+// else in its first violation or "ok"; so a switch is sufficient when inv
+// is no longer broken anywhere in the run, whatever else still is.
+func ExplainLater(cfg scenarios.Config, inv string) ([]Verdict, error) {
+	return explain(cfg, inv, true)
+}
+
+func explain(cfg scenarios.Config, inv string, later bool) ([]Verdict, error) {
 	j := NewJudge(cfg, inv)
 	ends := func(p model.Profile) (string, error) {
 		c := j.Base
-		c.Profile, c.KeepGoing = p, false // judged by what ends the run, as explain prints it
+		c.Profile, c.KeepGoing = p, later // judged by what ends the run, as explain prints it (later: whether it breaks inv)
 		res, err := scenarios.Run(c)
 		if err != nil {
 			return "", err
+		}
+		if later && Breaks(&res, inv) {
+			return inv, nil
 		}
 		if res.Violation == nil {
 			return "ok", nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -17,6 +18,7 @@ import (
 func newExplainCmd() *cobra.Command {
 	var unfix []string
 	var tries int
+	var target string
 	cmd := &cobra.Command{
 		Use:   "explain FILE",
 		Short: "Which fix switches make a failure pass",
@@ -29,6 +31,12 @@ the file up to that event and draw the rest afresh (--tries of them) still viola
 the invariant, while after the event before it fewer do. A failure of another invariant
 is another bug's, and counts for neither. --unfix turns
 fixes off on top of the file's profile first; the candidates are built on that.
+
+--invariant names an invariant a keep-going file (run --keep-going, fuzz's
+-later.json) breaks only after another invariant's violation: every candidate then
+runs keep-going and counts as failing when it breaks that invariant anywhere, and
+the point of no return is that invariant's (see shrink --invariant to shrink it
+alone first).
 
 The file is replayed first, as orchsim replay does: a file replay refuses with
 exit 3 (its fingerprint does not match, its tape was not followed, its
@@ -51,6 +59,16 @@ replay file (nothing run); 3 the file was refused as replay refuses it.`,
 				return err
 			}
 			f, cfg := l.file, l.cfg
+			later := target != "" && (f.Violation == nil || target != f.Violation.Invariant)
+			if later {
+				if !knownViolation(target) {
+					return usageErr("--invariant: unknown invariant %q (see orchsim list)", target)
+				}
+				if !f.KeepGoing {
+					return usageErr("--invariant %s: %s is not keep-going, so it records no violation after its first (record one with run --keep-going)", target, args[0])
+				}
+				return explainLater(cmd.OutOrStdout(), args[0], cfg, target, tries)
+			}
 			// A recorded event budget was enough for the failing run, not for
 			// a candidate the fix lets run to the horizon: unless the budget
 			// itself is what failed, candidates get at least the default.
@@ -89,50 +107,13 @@ replay file (nothing run); 3 the file was refused as replay refuses it.`,
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SWITCH\tADDED ALONE\tREMOVED FROM FIXED\tVERDICT")
-			var sufficient, necessary []string
-			for _, v := range verdicts {
-				verdict := "irrelevant"
-				switch {
-				case v.Sufficient && v.Necessary:
-					verdict = "necessary and sufficient"
-				case v.Sufficient:
-					verdict = "sufficient"
-				case v.Necessary:
-					verdict = "necessary"
-				}
-				if v.Sufficient {
-					sufficient = append(sufficient, v.Switch)
-				}
-				if v.Necessary {
-					necessary = append(necessary, v.Switch)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Switch, v.Alone, v.Without, verdict)
-			}
-			tw.Flush()
-			fmt.Fprintf(w, "sufficient: %v\nnecessary: %v\n", orNone(sufficient), orNone(necessary))
-			if len(necessary) == 0 && len(sufficient) == 0 {
-				if ms := cfg.Profile.MutantNames(); len(ms) > 0 {
-					fmt.Fprintf(w, "with every fix on it still fails: the cause is the mutant %s, not a switch\n", strings.Join(ms, ", "))
-				} else {
-					fmt.Fprintln(w, "with every fix on it still fails: no modelled bug explains it (a new bug, or a modelling defect)")
-				}
-			}
-			// The point of no return, on the file's own run.
-			p, err := inevitable.Find(cfg, what, inevitable.Options{Tries: tries})
-			if err != nil {
-				fmt.Fprintf(w, "point of no return: none found: %v\n", err)
-				return nil
-			}
-			fmt.Fprintf(w, "point of no return: %s\n", p)
-			if p.Seq >= 0 {
-				fmt.Fprintf(w, "  %s\n  after this event the failure was certain\n", p.Event.Describe())
-			}
+			printVerdicts(w, cfg, verdicts)
+			printNoReturn(w, cfg, what, inevitable.Options{Tries: tries})
 			return nil
 		},
 	}
 	cmd.Flags().StringSliceVar(&unfix, "unfix", nil, "fixes to turn off on top of the file's profile before explaining")
+	cmd.Flags().StringVar(&target, "invariant", "", "explain this invariant, which a keep-going file breaks only after another's violation (default: the file's violation)")
 	cmd.Flags().IntVar(&tries, "tries", 20, "reseeded continuations per prefix when looking for the point of no return (1 to 1000)")
 	return cmd
 }
@@ -141,3 +122,77 @@ replay file (nothing run); 3 the file was refused as replay refuses it.`,
 // of the file, so 1000 (50 times the default) is already hours for a long
 // story; more is a typo, refused before anything runs.
 const maxTries = 1000
+
+// printVerdicts prints explain's table of switches and its conclusion.
+func printVerdicts(w io.Writer, cfg scenarios.Config, verdicts []triage.Verdict) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SWITCH\tADDED ALONE\tREMOVED FROM FIXED\tVERDICT")
+	var sufficient, necessary []string
+	for _, v := range verdicts {
+		verdict := "irrelevant"
+		switch {
+		case v.Sufficient && v.Necessary:
+			verdict = "necessary and sufficient"
+		case v.Sufficient:
+			verdict = "sufficient"
+		case v.Necessary:
+			verdict = "necessary"
+		}
+		if v.Sufficient {
+			sufficient = append(sufficient, v.Switch)
+		}
+		if v.Necessary {
+			necessary = append(necessary, v.Switch)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Switch, v.Alone, v.Without, verdict)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "sufficient: %v\nnecessary: %v\n", orNone(sufficient), orNone(necessary))
+	if len(necessary) == 0 && len(sufficient) == 0 {
+		if ms := cfg.Profile.MutantNames(); len(ms) > 0 {
+			fmt.Fprintf(w, "with every fix on it still fails: the cause is the mutant %s, not a switch\n", strings.Join(ms, ", "))
+		} else {
+			fmt.Fprintln(w, "with every fix on it still fails: no modelled bug explains it (a new bug, or a modelling defect)")
+		}
+	}
+}
+
+// printNoReturn prints the point of no return of cfg's failure of inv,
+// on the file's own run.
+func printNoReturn(w io.Writer, cfg scenarios.Config, inv string, opt inevitable.Options) {
+	p, err := inevitable.Find(cfg, inv, opt)
+	if err != nil {
+		fmt.Fprintf(w, "point of no return: none found: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "point of no return: %s\n", p)
+	if p.Seq >= 0 {
+		fmt.Fprintf(w, "  %s\n  after this event the failure was certain\n", p.Event.Describe())
+	}
+}
+
+// explainLater is explain --invariant for an invariant the keep-going
+// file at path breaks only after another's violation (triage.ExplainLater,
+// inevitable.Options.Later).
+func explainLater(w io.Writer, path string, cfg scenarios.Config, inv string, tries int) error {
+	res, err := scenarios.Run(cfg)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if !triage.Breaks(&res, inv) {
+		return usageErr("%s does not break %s, neither first nor after its first violation: nothing to explain", path, inv)
+	}
+	first := "no violation"
+	if res.Violation != nil {
+		first = res.Violation.Invariant
+	}
+	fmt.Fprintf(w, "%s: scenario %s seed %d under %s: %s, broken after %s (keep-going: a run fails when it breaks %s anywhere)\n",
+		path, cfg.Scenario, cfg.Seed, cfg.Profile, inv, first, inv)
+	verdicts, err := triage.ExplainLater(cfg, inv)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	printVerdicts(w, cfg, verdicts)
+	printNoReturn(w, cfg, inv, inevitable.Options{Tries: tries, Later: true})
+	return nil
+}

@@ -2,12 +2,14 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/orchsim/orchsim/model"
 	"github.com/orchsim/orchsim/replay"
 )
 
@@ -107,6 +109,57 @@ func TestShrink_InvariantBrokenLater(t *testing.T) {
 		{min, "thread-keeps-its-tabs", "is not keep-going"},
 	} {
 		code, _, errOut := cli(t, "shrink", tc.file, "--invariant", tc.inv, "--runs", "10")
+		assert.Equal(t, exitUsage, code, tc.inv)
+		assert.Contains(t, errOut, tc.msg)
+	}
+}
+
+// explain --invariant judges an invariant a keep-going file breaks only
+// later: chaos seed 1's delegated-task-settles is made to pass by its own
+// switch (the one that declares it), and by no switch that does not;
+// without --invariant the file's first violation is explained as before.
+// Bad targets are usage errors.
+func TestExplain_InvariantBrokenLater(t *testing.T) {
+	const inv = "delegated-task-settles"
+	dir := t.TempDir()
+	k := filepath.Join(dir, "k.json")
+	code, _, errOut := cli(t, "run", "--scenario", "chaos", "--seed", "1", "--keep-going", "--out", k)
+	require.Equal(t, exitViolation, code, errOut)
+
+	code, out, errOut := cli(t, "explain", k, "--invariant", inv, "--tries", "3")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, ": "+inv+", broken after ")
+	var own []string
+	for _, sw := range model.Switches() {
+		if slices.Contains(sw.Invariants, inv) {
+			own = append(own, string(sw.Name))
+		}
+	}
+	require.NotEmpty(t, own)
+	var sufficient string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "sufficient: ") {
+			sufficient = strings.Trim(strings.TrimPrefix(l, "sufficient: "), "[]")
+		}
+	}
+	require.NotEmpty(t, sufficient, out)
+	for _, s := range strings.Fields(sufficient) {
+		assert.Contains(t, own, s, "a sufficient switch is one that declares %s", inv)
+	}
+	assert.Contains(t, out, "point of no return: ")
+
+	code, plain, errOut := cli(t, "explain", k, "--tries", "3")
+	require.Equal(t, exitOK, code, errOut)
+	assert.NotContains(t, plain, "broken after", "the file's first violation, as before")
+
+	code, _, errOut = cli(t, "run", "--scenario", "chaos", "--seed", "1", "--out", filepath.Join(dir, "p.json"))
+	require.Equal(t, exitViolation, code, errOut)
+	for _, tc := range []struct{ file, inv, msg string }{
+		{k, "no-such-invariant", "unknown invariant"},
+		{k, "one-fire-per-slot", "neither first nor after its first violation"},
+		{filepath.Join(dir, "p.json"), inv, "is not keep-going"},
+	} {
+		code, _, errOut := cli(t, "explain", tc.file, "--invariant", tc.inv, "--tries", "3")
 		assert.Equal(t, exitUsage, code, tc.inv)
 		assert.Contains(t, errOut, tc.msg)
 	}

@@ -30,7 +30,8 @@ are grouped by signature across shards, each group told by its lowest seed, and
 groups whose shrunk stories match are one story, so the merge has exactly the
 stories of the unsharded campaign. The shards that no summary covers are listed. A
 story's replay file is resolved against its summary's directory when it is there
-(the layout of a downloaded artifact).
+(the layout of a downloaded artifact), else against the working directory; files
+found in neither are counted in one warning on stderr.
 
 --out FILE writes the merged summary as JSON (the fields of a fuzz --json summary,
 plus shards, shards_merged, shards_missing, elapsed_ms_total and sources), its
@@ -77,6 +78,7 @@ shard was interrupted (SIGINT/SIGTERM: the campaign did not cover its range), or
 				fmt.Fprintf(cmd.ErrOrStderr(), "orchsim: warning: no summary has %s (written by an older orchsim): "+
 					"cannot check that they are shards of one campaign\n", strings.Join(m.Unchecked, ", "))
 			}
+			warnMissingReplayFiles(cmd.ErrOrStderr(), m)
 			printMerged(cmd.OutOrStdout(), m)
 			if base != nil {
 				printBaseline(cmd.OutOrStdout(), baseline, m.Groups, m.BaselineUnseen)

@@ -482,3 +482,26 @@ func TestMergeSummaries_OutNamesReplayFilesFromItsDirectory(t *testing.T) {
 		assert.FileExists(t, filepath.Join(dir, st.ReplayFile))
 	}
 }
+
+// A summary whose replay files resolve nowhere (a shard written with paths
+// relative to the fuzz's working directory, merged from elsewhere without
+// its corpus) is merged with one warning naming the first missing file;
+// with the files in place, no warning.
+func TestMergeSummaries_WarnsOfReplayFilesFoundNowhere(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	code, _, errOut := cli(t, "fuzz", "--scenario", "tab-ownership", "--seeds", "3", "--shrink-runs", "10",
+		"--corpus", "corpus", "--json", "summary.json")
+	require.Equal(t, exitViolation, code, errOut)
+	code, _, errOut = cliWithMerge(t, "merge-summaries", "summary.json")
+	require.Equal(t, exitViolation, code, errOut)
+	assert.NotContains(t, errOut, "warning", "every file is where the summary says")
+
+	elsewhere := t.TempDir()
+	require.NoError(t, os.Rename("summary.json", filepath.Join(elsewhere, "summary.json")))
+	t.Chdir(t.TempDir())
+	code, _, errOut = cliWithMerge(t, "merge-summaries", filepath.Join(elsewhere, "summary.json"))
+	require.Equal(t, exitViolation, code, errOut)
+	assert.Regexp(t, `orchsim: warning: \d+ replay files? the summaries name found in neither the summary's directory nor the working directory \(first: corpus/`, errOut)
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line")
+}

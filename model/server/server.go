@@ -722,8 +722,7 @@ func (s *Server) CallToolIn(slot *CallSlot, caller, token, credID string, call m
 		r.Reply(model.ToolResult{Outcome: "invalid_request"})
 		return
 	}
-	t.showKey, t.keyed = showKey(s.env.Str(), key), true
-	t.authorized, t.op = s.env.Now(), req.Op
+	t.showKey, t.authorized, t.op = showKey(s.env.Str(), key), s.env.Now(), req.Op
 	s.Browser.HandleTo(req, t)
 }
 
@@ -741,10 +740,14 @@ type toolCall struct {
 	// its trace form (an attribute once keyed).
 	key, threadID string
 	showKey       string
-	keyed         bool
-	op            string // a preview call's browser.Request Op (Handled)
-	authorized    time.Duration
+	// op is a preview call's browser.Request Op (Handled), set with
+	// showKey when the call is keyed (never "" then): keyed reads it.
+	op         string
+	authorized time.Duration
 }
+
+// keyed reports whether the call has its owner key (the key attribute).
+func (t *toolCall) keyed() bool { return t.op != "" }
 
 // baseAttrs appends the attributes every event of the call starts with:
 // thread, cred and an explicit tab. The call's attributes are built on
@@ -763,7 +766,7 @@ func (t *toolCall) trace(outcome string, extra ...sim.Attr) {
 	s := t.s
 	var ab [12]sim.Attr
 	attrs := t.baseAttrs(ab[:0])
-	if t.keyed {
+	if t.keyed() {
 		attrs = append(attrs, sim.A("key", t.showKey))
 	}
 	s.env.Emit(s.env.Str().Concat("agent/", t.caller), t.call.Tool, outcome, append(attrs, extra...)...)

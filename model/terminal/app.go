@@ -137,16 +137,16 @@ func (h *hop) fire() {
 	case hopFunc:
 		f()
 	case hopAttach:
-		res := a.Main.Attach(p.Session, p.ID, flag)
+		res := a.Main.Attach(p.Session, p.ID(), flag)
 		a.attached(p.r, p, res, retry)
 	case hopAttached:
 		p.onAttach(res, retry)
 	case hopDetach:
-		a.Main.Detach(p.Session, p.ID)
+		a.Main.Detach(p.Session, p.ID())
 	case hopResize:
-		a.Main.Resize(p.Session, p.ID, size)
+		a.Main.Resize(p.Session, p.ID(), size)
 	case hopWrite:
-		a.Main.Write(p.Session, p.ID, chunks)
+		a.Main.Write(p.Session, p.ID(), chunks)
 	case hopPTYData:
 		r1.onPTYData(session, n)
 	case hopReadiness:

@@ -542,7 +542,7 @@ func (r *Renderer) VisiblePane(session string) *Pane {
 
 func (r *Renderer) mount(s slot) *Pane {
 	r.paneSeq++
-	p := &Pane{r: r, ID: r.env.Str().Join("p", r.paneSeq), Key: s.key, Session: s.session, Surface: s.surface,
+	p := &Pane{r: r, actor: r.env.Str().Join(panePrefix+"p", r.paneSeq), Key: s.key, Session: s.session, Surface: s.surface,
 		Mode: s.mode, Size: s.size}
 	r.Panes = append(r.Panes, p)
 	p.mount()
@@ -596,7 +596,7 @@ func (r *Renderer) send(session string) {
 	}
 	by := ""
 	if p := r.VisiblePane(session); p != nil {
-		by = p.ID
+		by = p.ID()
 	}
 	r.ensureSessionLive(session, "tile-leaf.send", by, func(err *wakeErr) {
 		if err != nil {

@@ -38,7 +38,7 @@ func strictNewSession(t *testing.T, refs int, fixes ...string) {
 	var panes []string
 	for _, p := range f.app.Renderer.Panes {
 		if p.Session == "s2" {
-			panes = append(panes, p.ID)
+			panes = append(panes, p.ID())
 			assert.True(t, p.Attached)
 		}
 	}
