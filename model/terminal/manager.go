@@ -874,9 +874,10 @@ func (m *Manager) setInputReadiness(b *Backend, ready bool, reason string) {
 	m.revision++
 	rev := m.revision
 	st.ready, st.published = readiness{ready, reason, rev}, true
+	revs := m.env.Itoa(rev)
 	m.emit("input-readiness", "", sim.A("session", id), sim.A("backend", b.ID), sim.A("ready", b2s(ready)),
-		sim.A("reason", reason), sim.A("rev", m.env.Itoa(rev)))
-	m.record("readiness.publish", id, sim.A("ready", b2s(ready)), sim.A("reason", reason), sim.A("revision", strconv.Itoa(rev)))
+		sim.A("reason", reason), sim.A("rev", revs))
+	m.record("readiness.publish", id, sim.A("ready", b2s(ready)), sim.A("reason", reason), sim.A("revision", revs))
 	m.app.toRendererMsg(hopReadiness, id, ready, rev)
 }
 
