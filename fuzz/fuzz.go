@@ -114,8 +114,9 @@ type LaterGroup struct {
 	// invariant first (shrink.Shrink with a later target, ShrinkRuns
 	// runs): then the file is that minimal run, a plain one when Alone.
 	ReplayFile string
-	// Actions are the story actions of ReplayFile's run up to this
-	// invariant's violation when it was shrunk (0: not shrunk).
+	// Shrunk reports that ReplayFile's run was shrunk toward this
+	// invariant; Actions are then its story actions up to its violation.
+	Shrunk  bool
 	Actions int
 	// Alone reports that the shrunk run breaks this invariant first
 	// (other bugs' fixes turned on as needed; see its file's fixes).
@@ -635,6 +636,7 @@ func (c *Campaign) laterGroups(ctx context.Context, sum *Summary, start time.Tim
 			small, r, _, ok := shrink.Shrink(cfg, g.Invariant, shrink.Options{Budget: budget, MaxRuns: c.ShrinkRuns})
 			if ok {
 				cfg, res, shrunk = small, r, true
+				g.Shrunk = true
 				g.Actions = shrink.Actions(shrink.Until(r.Trace, g.Invariant))
 				g.Alone = r.Violation.Invariant == g.Invariant
 			}

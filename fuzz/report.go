@@ -74,9 +74,10 @@ type ReportLater struct {
 	// (LaterGroup.ReplayFile: shrunk toward this invariant when its
 	// root-cause group has no story).
 	ReplayFile string `json:"replay_file,omitempty"`
-	// Actions are the shrunk file's story actions up to this invariant's
-	// violation (absent: the file is not shrunk).
-	Actions int `json:"actions,omitempty"`
+	// Shrunk: the file was shrunk toward this invariant; Actions are then
+	// its story actions up to its violation (0 is a story with none).
+	Shrunk  bool `json:"shrunk,omitempty"`
+	Actions int  `json:"actions,omitempty"`
 	// Alone reports that the shrunk file breaks this invariant first.
 	Alone bool `json:"alone,omitempty"`
 }
@@ -185,7 +186,7 @@ func Results(names []string, sum *Summary) Report {
 	r.Later = []ReportLater{}
 	for _, g := range sum.Later {
 		r.Later = append(r.Later, ReportLater{g.Scenario, g.Invariant, g.Signature, g.Seed, g.Count, g.Key.Switches, g.ReplayFile,
-			g.Actions, g.Alone})
+			g.Shrunk, g.Actions, g.Alone})
 	}
 	sort.Slice(r.Later, func(i, j int) bool {
 		a, b := r.Later[i], r.Later[j]

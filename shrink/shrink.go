@@ -49,6 +49,11 @@ type Stats struct {
 	// FingerprintBefore is the fingerprint of the run as given, before
 	// shrinking (16 hex digits).
 	FingerprintBefore string
+	// AheadBefore and AheadAfter count the other invariants broken before
+	// the target (Score.Behind), as given and in the result: 0 after when
+	// it fails first. A later target trades actions for fewer ahead, so
+	// Before < After is possible while AheadAfter < AheadBefore.
+	AheadBefore, AheadAfter int
 }
 
 // Score orders candidates: fewer other invariants broken before the
@@ -151,7 +156,7 @@ func Shrink(cfg scenarios.Config, inv string, opt Options) (scenarios.Config, sc
 	// so such a candidate is simply not kept).
 	cfg.EventBudget = max(200_000, 4*res.Executed)
 	s.best, s.res, s.score = cfg, res, score(&res, inv, cfg.KeepGoing)
-	s.stats.Before, s.stats.TapeBefore = s.score.Actions, s.score.Tape
+	s.stats.Before, s.stats.TapeBefore, s.stats.AheadBefore = s.score.Actions, s.score.Tape, s.score.Behind
 	for progress := true; progress && !s.out(); {
 		progress = false
 		progress = s.fixOthers() || progress
@@ -168,7 +173,7 @@ func Shrink(cfg scenarios.Config, inv string, opt Options) (scenarios.Config, sc
 		s.alone()
 	}
 	s.compact()
-	s.stats.After, s.stats.TapeAfter = s.score.Actions, len(s.best.Tape)
+	s.stats.After, s.stats.TapeAfter, s.stats.AheadAfter = s.score.Actions, len(s.best.Tape), s.score.Behind
 	return s.best, s.res, s.stats, true
 }
 

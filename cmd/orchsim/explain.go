@@ -44,7 +44,8 @@ violation was edited or removed) is refused the same way.
 
 Exit status: 0 explained (the table printed), or the file does not fail
 ("it does not fail: nothing to explain": unlike shrink, a passing file is not
-bad usage, there is simply nothing to explain); 2 bad usage or a malformed
+bad usage, there is simply nothing to explain; so too a keep-going file that does
+not break the --invariant named); 2 bad usage or a malformed
 replay file (nothing run); 3 the file was refused as replay refuses it.`,
 		Args: oneArg("a replay file (FILE)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -180,7 +181,10 @@ func explainLater(w io.Writer, path string, cfg scenarios.Config, inv string, tr
 		return usageErr("%v", err)
 	}
 	if !triage.Breaks(&res, inv) {
-		return usageErr("%s does not break %s, neither first nor after its first violation: nothing to explain", path, inv)
+		// As for a file that does not fail: nothing to explain, not bad usage.
+		fmt.Fprintf(w, "%s: scenario %s seed %d under %s: it does not break %s, neither first nor after its first violation: nothing to explain\n",
+			path, cfg.Scenario, cfg.Seed, cfg.Profile, inv)
+		return nil
 	}
 	first := "no violation"
 	if res.Violation != nil {

@@ -126,7 +126,7 @@ func printResults(w io.Writer, js *fuzz.Report, corpusHint bool) {
 			h = &hidden{first: l, shown: l}
 			byKey[k] = h
 			order = append(order, k)
-		} else if l.Actions > 0 && h.shown.Actions == 0 {
+		} else if l.Shrunk && !h.shown.Shrunk {
 			h.shown = l
 		}
 		h.sigs++
@@ -144,7 +144,7 @@ func printResults(w io.Writer, js *fuzz.Report, corpusHint bool) {
 		switch {
 		case l.Alone:
 			fmt.Fprintf(w, "; %s/%d shrunk alone to %s", l.Scenario, l.Seed, plural(l.Actions, "action"))
-		case l.Actions > 0:
+		case l.Shrunk:
 			fmt.Fprintf(w, "; %s/%d shrunk to %s, still behind another", l.Scenario, l.Seed, plural(l.Actions, "action"))
 		}
 		if l.ReplayFile != "" {

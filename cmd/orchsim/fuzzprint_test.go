@@ -23,8 +23,8 @@ func TestPrintResults_LaterLinePerHiddenGroup(t *testing.T) {
 			{Scenario: "chaos", Invariant: "a", Signature: "a2", Seed: 2, Count: 3, Switches: []string{"fix-a"}, ReplayFile: "a2.json"},
 			{Scenario: "chaos", Invariant: "b", Signature: "b1", Seed: 1, Count: 2, Switches: []string{"fix-b"}, ReplayFile: "b1.json"},
 			{Scenario: "chaos", Invariant: "b", Signature: "b2", Seed: 4, Count: 1, Switches: []string{"fix-b"}, ReplayFile: "b2.json",
-				Actions: 5, Alone: true},
-			{Scenario: "request-retry", Invariant: "c", Signature: "c1", Seed: 7, Count: 1, Switches: []string{}, Actions: 9},
+				Shrunk: true, Actions: 5, Alone: true},
+			{Scenario: "request-retry", Invariant: "c", Signature: "c1", Seed: 7, Count: 1, Switches: []string{}, Shrunk: true},
 		},
 	}
 	var out bytes.Buffer
@@ -37,7 +37,7 @@ func TestPrintResults_LaterLinePerHiddenGroup(t *testing.T) {
 	}
 	assert.Equal(t, []string{
 		"later b (fix-b): behind another violation in 3 seeds (2 signatures), first chaos/1; chaos/4 shrunk alone to 5 actions, replay: orchsim replay b2.json",
-		"later c (no known fix): behind another violation in 1 seed (1 signature), first request-retry/7; request-retry/7 shrunk to 9 actions, still behind another",
+		"later c (no known fix): behind another violation in 1 seed (1 signature), first request-retry/7; request-retry/7 shrunk to 0 actions, still behind another",
 		"later: 1 more signature broken after another invariant's violation in groups that have a story (listed in --json later_violations)",
 	}, later)
 }

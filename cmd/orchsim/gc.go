@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"runtime/debug"
@@ -55,6 +56,21 @@ func decideGC(getenv func(string) string, memory int64) gcPolicy {
 		p.Limit = memory / 2
 	}
 	return p
+}
+
+// gogcWarning returns a one-line warning when GOGC is set to something Go
+// does not read (neither "off" nor an integer): the runtime then quietly
+// runs at GOGC=100, and the policy, seeing GOGC set, stays off. "" when
+// GOGC is unset or valid.
+func gogcWarning(getenv func(string) string) string {
+	v := getenv("GOGC")
+	if v == "" || v == "off" {
+		return ""
+	}
+	if _, err := strconv.Atoi(v); err == nil {
+		return ""
+	}
+	return fmt.Sprintf("orchsim: warning: GOGC=%q is neither an integer nor off: Go runs the collector at GOGC=100 (unset GOGC for orchsim's own setting)", v)
 }
 
 // applySeedGC sets the collector as decideGC says for this process'

@@ -79,3 +79,22 @@ func TestMachineMemoryParsing(t *testing.T) {
 	assert.Zero(t, cgroupLimit("max\n"))
 	assert.Zero(t, cgroupLimit(""))
 }
+
+// A GOGC Go does not read (Go then runs at 100 and the policy stays off)
+// gets one warning line; unset, off and integers none.
+func TestGOGCWarning(t *testing.T) {
+	for v, warn := range map[string]bool{"": false, "off": false, "100": false, "-1": false, "400": false, "abc": true, "4O0": true, " 100": true} {
+		got := gogcWarning(func(k string) string {
+			if k == "GOGC" {
+				return v
+			}
+			return ""
+		})
+		if warn {
+			assert.Contains(t, got, "neither an integer nor off", "GOGC=%q", v)
+			assert.NotContains(t, got, "\n")
+		} else {
+			assert.Empty(t, got, "GOGC=%q", v)
+		}
+	}
+}

@@ -128,6 +128,9 @@ timeouts and faults, and checks invariants over what happened.`,
 		if run := c.RunE; seedCommands[c.Name()] && run != nil {
 			c.RunE = func(cmd *cobra.Command, args []string) error {
 				applySeedGC()
+				if w := gogcWarning(os.Getenv); w != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), w)
+				}
 				return run(cmd, args)
 			}
 		}

@@ -41,7 +41,7 @@ timeline. Exit status:
      "violation" of an unknown invariant (orchsim list names them); --html on
      the replay file's own descriptor, or on one open on the replay file
 
-Profile, fixes, unfix, mutants, horizon and event_budget are not covered by
+Profile, fixes, unfix, mutants, horizon, event_budget and keep_going are not covered by
 the tape_hash but by the "settings_hash": edit them to test a fix, or turn
 fixes off with --unfix (a settings edit too). When they no
 longer match it, the replay is judged by its outcome only ("still fails:",

@@ -38,7 +38,9 @@ be one the run broke only after another invariant's violation: the shrink then
 looks for a run in which it fails first and writes that run alone, as a plain
 file (a bug that a denser one hides gets its own minimal story); when no
 candidate has it first, the file stays keep-going and the story printed ends
-at its violation.
+at its violation. Fewer invariants broken ahead of it count before fewer actions,
+so such a file may tell a longer story than the one given (the behind: line
+says how many are still ahead).
 
 Exit 0 when a minimal file was written, 2 when FILE does not fail or
 <name>.min.json cannot be written (checked before shrinking), 3 when the write
@@ -118,8 +120,8 @@ fails anyway (the story and the last line are printed first).`,
 					fmt.Fprintf(w, "alone: %s fails first in the minimal run (the file records %s first), with other bugs' fixes turned on: %s; written as a plain file\n",
 						inv, f.Violation.Invariant, strings.Join(orNone(added), ","))
 				} else {
-					fmt.Fprintf(w, "behind: no candidate had %s fail first; it still fails only after %s: the file stays keep-going, the story above ends at its violation\n",
-						inv, res.Violation.Invariant)
+					fmt.Fprintf(w, "behind: no candidate had %s fail first; it still fails only after %s (%d other invariants broken ahead of it, %d as given), with other bugs' fixes turned on: %s; the file stays keep-going, the story above ends at its violation\n",
+						inv, res.Violation.Invariant, st.AheadAfter, st.AheadBefore, strings.Join(orNone(added), ","))
 				}
 			}
 			// The file's own tape is where the user starts from (a re-shrunk

@@ -533,6 +533,9 @@ func (b *Broker) Focus(clientID, environmentID, connectionID string, focused boo
 	if h == nil || h.EnvironmentID != environmentID || h.ConnectionID != connectionID {
 		return
 	}
+	if !focused && !h.focused {
+		return // nothing changes (a window sent behind another already was)
+	}
 	b.unrank(h)
 	h.focused = focused
 	if focused {

@@ -214,6 +214,13 @@ func (d *DesktopHost) onClose(b *Broker, c *Host, reason string) {
 // Focus is the user bringing this host's window to the front (or leaving
 // it); the broker hears it as focusHost.
 func (d *DesktopHost) Focus(on bool) {
+	if !on && !d.focused {
+		// Already behind: nothing changes, here or at the broker, whose
+		// host of this desktop has the desktop's focus (connect sends
+		// it, Focus every change). A world brings one window to the
+		// front by sending every other behind.
+		return
+	}
 	d.focused = on
 	if on {
 		d.env.Emit(d.actor(), "host.focus", "", sim.A("client", d.ClientID))

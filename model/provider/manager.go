@@ -364,7 +364,7 @@ type Manager struct {
 	// asks these, not every entry. Looked up only.
 	touched map[string][]*Entry
 	created int
-	opens   []*opening
+	opens   openings
 	reserve map[reservation]int // (threadId, credId) -> count (mcpCredentialReservations)
 	opened  int
 	dead    bool
@@ -578,11 +578,9 @@ func (m *Manager) open(sid, threadID, instance string, openLatency time.Duration
 		done(e, nil)
 		return
 	}
-	for _, o := range m.opens {
-		if o.sessionID == sid {
-			o.waiters = append(o.waiters, waiter{threadID, done, busy})
-			return
-		}
+	if o := m.opens.find(sid); o != nil {
+		o.waiters = append(o.waiters, waiter{threadID, done, busy})
+		return
 	}
 	m.opened++
 	var ib [96]byte // sid#process.opened, one allocation fewer than fmt
@@ -593,9 +591,33 @@ func (m *Manager) open(sid, threadID, instance string, openLatency time.Duration
 	o.waiters = o.first[:1:1] // as append to nil: a full slice, so the next append copies
 	m.env.Emit(actor, "session.open", "", sim.A("providerSessionId", sid), sim.A("incarnation", inc), sim.A("thread", threadID), sim.A("instance", instance))
 	o.cred = m.prepareMcpSession(threadID, instance, inc)
-	m.opens = append(m.opens, o)
+	m.opens.add(o)
 	o.fail = m.rand.Chance("open-failure", m.OpenFailure)
 	m.env.RunAfter(openLatency, o)
+}
+
+// openings are the opens in flight, at most one per provider session id,
+// found by id: after a restart every continued thread opens at once, so a
+// list scanned per open and per finish cost O(threads) each. Looked up
+// only, never ranged over.
+type openings struct{ bySession map[string]*opening }
+
+// find returns the open in flight of session sid, or nil.
+func (os *openings) find(sid string) *opening { return os.bySession[sid] }
+
+// add records o (the caller found none of its session in flight).
+func (os *openings) add(o *opening) {
+	if os.bySession == nil {
+		os.bySession = map[string]*opening{}
+	}
+	os.bySession[o.sessionID] = o
+}
+
+// remove drops o, if it is the one in flight of its session.
+func (os *openings) remove(o *opening) {
+	if os.bySession[o.sessionID] == o {
+		delete(os.bySession, o.sessionID)
+	}
 }
 
 // Run is the open's end after openLatency (the opening is its own event).
@@ -614,12 +636,7 @@ type entryAlloc struct {
 }
 
 func (m *Manager) finishOpen(o *opening, fail bool) {
-	for i, x := range m.opens {
-		if x == o {
-			m.opens = append(m.opens[:i], m.opens[i+1:]...)
-			break
-		}
-	}
+	m.opens.remove(o)
 	m.unreserve(o.threadID, o.cred.credID)
 	var why error // built only for a failed open
 	var attrs []sim.Attr
