@@ -242,6 +242,7 @@ func (r *replayBuffer) widths() string {
 // in-flight recovery claims, input readiness with its global revision, and
 // the agent PTY attach counts, restore sizes, sizes and replay buffers.
 type Manager struct {
+	reapFree *reapOp // free reaper checks (reaper.go)
 	env      *model.Env
 	app      *App
 	cfg      Config
