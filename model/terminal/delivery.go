@@ -598,7 +598,7 @@ func (m *Manager) DeliverPromptToAgent(session, prompt string, images []string, 
 	}
 	m.reserved[session] = true
 	m.deliverySeq++
-	id := fmt.Sprintf("d%d", m.deliverySeq)
+	id := m.env.Str().Join("d", m.deliverySeq)
 	m.emit("delivery", "reserved", sim.A("session", session), sim.A("backend", b.ID), sim.A("delivery", id))
 	promptWritten, enterWritten := false, false
 	var release func(DeliveryResult, error)

@@ -97,7 +97,9 @@ func (m *Manager) record(name, session string, data ...sim.Attr) {
 	if m.journal == nil {
 		return
 	}
-	m.journal.Records = append(m.journal.Records, JournalRecord{Name: name, Session: session, Data: data})
+	// A copy: data itself does not escape, so a caller's variadic attributes
+	// stay on its stack when no journal is attached (every simulated run).
+	m.journal.Records = append(m.journal.Records, JournalRecord{Name: name, Session: session, Data: slices.Clone(data)})
 }
 
 // sortedKeys returns m's keys in order: the simulated path never ranges

@@ -242,6 +242,7 @@ func (r *replayBuffer) widths() string {
 // in-flight recovery claims, input readiness with its global revision, and
 // the agent PTY attach counts, restore sizes, sizes and replay buffers.
 type Manager struct {
+	reapFree *reapOp // free reaper checks (reaper.go)
 	env      *model.Env
 	app      *App
 	cfg      Config
@@ -874,9 +875,10 @@ func (m *Manager) setInputReadiness(b *Backend, ready bool, reason string) {
 	m.revision++
 	rev := m.revision
 	st.ready, st.published = readiness{ready, reason, rev}, true
+	revs := m.env.Itoa(rev)
 	m.emit("input-readiness", "", sim.A("session", id), sim.A("backend", b.ID), sim.A("ready", b2s(ready)),
-		sim.A("reason", reason), sim.A("rev", m.env.Itoa(rev)))
-	m.record("readiness.publish", id, sim.A("ready", b2s(ready)), sim.A("reason", reason), sim.A("revision", strconv.Itoa(rev)))
+		sim.A("reason", reason), sim.A("rev", revs))
+	m.record("readiness.publish", id, sim.A("ready", b2s(ready)), sim.A("reason", reason), sim.A("revision", revs))
 	m.app.toRendererMsg(hopReadiness, id, ready, rev)
 }
 

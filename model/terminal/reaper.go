@@ -91,7 +91,31 @@ func (m *Manager) armReaper(session string, d time.Duration) {
 	}
 	st.reapGen++
 	gen := st.reapGen
-	m.env.After(d, func() { m.reapCheck(session, gen) })
+	o := m.reapFree
+	if o != nil {
+		m.reapFree = o.next
+	} else {
+		o = &reapOp{m: m}
+	}
+	o.session, o.gen, o.next = session, gen, nil
+	m.env.RunAfter(d, o)
+}
+
+// reapOp is one pending reapCheck (sim.Runner): a terminal-remount seed
+// arms a few hundred, so they are reused from m.reapFree instead of a
+// closure each. The kernel lets go of a Runner before running it, so Run
+// frees the op before it checks.
+type reapOp struct {
+	m       *Manager
+	session string
+	gen     int
+	next    *reapOp // in m.reapFree
+}
+
+func (o *reapOp) Run() {
+	m, session, gen := o.m, o.session, o.gen
+	o.session, o.next, m.reapFree = "", m.reapFree, o
+	m.reapCheck(session, gen)
 }
 
 // reapCheck is reap_idle_sessions for one detached session: an agent that
