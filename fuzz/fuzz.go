@@ -604,12 +604,7 @@ func (c *Campaign) laterGroups(ctx context.Context, sum *Summary, start time.Tim
 				Seed: f.Seed, Branch: f.Branch, Count: 1})
 		}
 	}
-	told := map[string]bool{} // root-cause keys with a story, or a shrunk later group
-	for _, st := range sum.Stories {
-		for _, sg := range st.Groups {
-			told[KeyString(st.Invariant, sg.Key.Switches)] = true
-		}
-	}
+	told := sum.StoryKeys() // and, as they are shrunk, the later groups' keys
 	for i := range sum.Later {
 		g := &sum.Later[i]
 		cfg := c.config(job{scenario: g.Scenario, seed: g.Seed, branch: g.Branch}, false)

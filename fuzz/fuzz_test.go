@@ -330,12 +330,7 @@ func TestLaterGroupBehindAnotherShrinksAlone(t *testing.T) {
 		Strategy: scenarios.Swarm, Start: 2, Seeds: 1, Workers: 1, ShrinkRuns: 30, KeepGoing: true, Corpus: dir}
 	sum, err := c.Run(context.Background(), false)
 	require.NoError(t, err)
-	told := map[string]bool{}
-	for _, st := range sum.Stories {
-		for _, g := range st.Groups {
-			told[KeyString(st.Invariant, g.Key.Switches)] = true
-		}
-	}
+	told := sum.StoryKeys()
 	shrunk := map[string]int{}
 	var found *LaterGroup
 	for i := range sum.Later {

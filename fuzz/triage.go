@@ -54,6 +54,30 @@ func KeyString(invariant string, switches []string) string {
 	return triage.Key{Invariant: invariant, Switches: switches}.String()
 }
 
+// StoryKeys is the set of root-cause keys (KeyString) that s's stories
+// tell: a later violation of one of them is a bug also seen first
+// elsewhere, not one hidden behind another.
+func (s *Summary) StoryKeys() map[string]bool {
+	told := map[string]bool{}
+	for _, st := range s.Stories {
+		for _, g := range st.Groups {
+			told[KeyString(st.Invariant, g.Key.Switches)] = true
+		}
+	}
+	return told
+}
+
+// StoryKeys is Summary.StoryKeys for a report read back from JSON.
+func (r *Report) StoryKeys() map[string]bool {
+	told := map[string]bool{}
+	for _, st := range r.Stories {
+		for _, g := range st.Groups {
+			told[KeyString(st.Invariant, g.Switches)] = true
+		}
+	}
+	return told
+}
+
 // TriageGroups groups the signature groups of stories by their triage key
 // (invariant, switches): a signature group written before triage (no
 // switches recorded) counts as new. The result depends only on the

@@ -46,6 +46,8 @@ func TestTriage_ReadmeCampaignGroupsByRootCause(t *testing.T) {
 	whole, err := base.Report(sum)
 	require.NoError(t, err)
 	require.NotEmpty(t, whole.Groups)
+	require.NotEmpty(t, sum.StoryKeys())
+	assert.Equal(t, sum.StoryKeys(), whole.StoryKeys(), "the report tells the summary's stories")
 	seen := map[string]bool{}
 	failures := 0
 	for _, g := range whole.Groups {

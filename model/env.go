@@ -54,7 +54,7 @@ type Env struct {
 	// benchmark sets it (bench.MeasureScale).
 	Threads int
 
-	taken map[string]bool
+	taken uniqueSet
 	strs  *sim.Strings
 	// rands caches Rand's streams by actor for randSrc (a Rand is two
 	// immutable words, so one per actor serves every call).
@@ -79,14 +79,11 @@ func (e *Env) Itoa(n int) string { return e.Str().Itoa(n) }
 // server restarts included; drawn ids can (a replayed or shrunk tape draws
 // the same value again), so every random id goes through here.
 func (e *Env) Unique(id string) string {
-	if e.taken == nil {
-		e.taken = map[string]bool{}
-	}
 	out := id
-	for n := 2; e.taken[out]; n++ {
+	for n := 2; e.taken.has(out); n++ {
 		out = fmt.Sprintf("%s.%d", id, n)
 	}
-	e.taken[out] = true
+	e.taken.add(out)
 	return out
 }
 

@@ -42,8 +42,11 @@ type T3World struct {
 	Store  *store.Store
 	srv    *server.Server
 	incarn int
-	Agents []*agent.Agent
-	Users  []*agent.User
+	// brokerSizes are the last server's broker sizes when it died: the
+	// next boot's broker is reserved for them (browser.Broker.Reserve).
+	brokerSizes browser.BrokerSizes
+	Agents      []*agent.Agent
+	Users       []*agent.User
 	// Indexes of Agents and Users by thread, and the lengths they cover.
 	agentOf  map[string]*agent.Agent
 	userOf   map[string]*agent.User
@@ -465,7 +468,7 @@ func (w *T3World) quit(why string, r *sim.Rand) {
 		return
 	}
 	w.env.Emit("user", "app.quit", why, sim.A("incarnation", fmt.Sprint(s.Incarnation)))
-	w.srv = nil
+	w.srv, w.brokerSizes = nil, s.Broker.Sizes()
 	s.Shutdown()
 	for _, u := range w.Users {
 		u.Forget()
@@ -531,6 +534,7 @@ func (w *T3World) boot() {
 			return w.rand.Duration("open-latency", 300*time.Millisecond, 8*time.Second)
 		},
 	})
+	w.srv.Broker.Reserve(w.brokerSizes)
 	w.wirePage(w.srv.Browser)
 	w.wireProfiles(w.srv.Browser)
 	w.wireDesktopProfiles(w.srv.Browser)
@@ -964,7 +968,7 @@ func (w *T3World) restartHow(graceful bool) {
 		how = "graceful"
 	}
 	w.env.Emit("fault", "server-restart", how, sim.A("incarnation", fmt.Sprint(s.Incarnation)))
-	w.srv = nil
+	w.srv, w.brokerSizes = nil, s.Broker.Sizes()
 	if graceful {
 		s.Shutdown()
 	} else {

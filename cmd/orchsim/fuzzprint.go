@@ -102,12 +102,7 @@ func printResults(w io.Writer, js *fuzz.Report, corpusHint bool) {
 	// no story: a bug only ever seen behind another, with the file shrunk
 	// toward it when there is one. The others are counted on one line; the
 	// JSON lists every signature.
-	told := map[string]bool{}
-	for _, st := range js.Stories {
-		for _, g := range st.Groups {
-			told[fuzz.KeyString(st.Invariant, g.Switches)] = true
-		}
-	}
+	told := js.StoryKeys()
 	type hidden struct {
 		first, shown fuzz.ReportLater
 		sigs, seeds  int

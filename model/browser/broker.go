@@ -389,6 +389,40 @@ func NewBroker(env *model.Env) *Broker {
 		byKey: map[string]*assignment{}, threadTabs: map[tabThread][]int{}}
 }
 
+// BrokerSizes are a broker's table sizes (Broker.Sizes): connected hosts,
+// tab records, the (environment, thread) pairs that reported tabs, and
+// assignments by key. Counts, not bytes.
+type BrokerSizes struct{ Hosts, Tabs, ThreadTabs, Keys int }
+
+// Sizes returns b's table sizes now.
+func (b *Broker) Sizes() BrokerSizes {
+	return BrokerSizes{Hosts: len(b.byClient), Tabs: len(b.tabs), ThreadTabs: len(b.threadTabs), Keys: len(b.byKey)}
+}
+
+// Reserve sizes b's empty tables for sz (a dead predecessor's Sizes: after
+// a restart every host connects and reports its tabs again), so they do
+// not grow from empty one rehash at a time. Only a table still empty is
+// resized; the tables are looked up, never ranged over, so their capacity
+// changes nothing a run does.
+func (b *Broker) Reserve(sz BrokerSizes) {
+	if len(b.byClient) == 0 && sz.Hosts > 0 {
+		b.byClient = make(map[string]*Host, sz.Hosts)
+	}
+	if len(b.hosts) == 0 && len(b.ranked) == 0 && sz.Hosts > 0 {
+		b.hosts, b.ranked = make([]*Host, 0, sz.Hosts), make([]*Host, 0, sz.Hosts)
+	}
+	if len(b.tabs) == 0 && sz.Tabs > 0 {
+		b.tabAt = make(map[tabKey]int, sz.Tabs)
+		b.tabs = make([]tabRecord, 0, sz.Tabs)
+	}
+	if len(b.threadTabs) == 0 && sz.ThreadTabs > 0 {
+		b.threadTabs = make(map[tabThread][]int, sz.ThreadTabs)
+	}
+	if len(b.byKey) == 0 && sz.Keys > 0 {
+		b.byKey = make(map[string]*assignment, sz.Keys)
+	}
+}
+
 // Connect registers a host (acquireConnection): a fresh connectionId, the
 // stream's first event is "connected"; ops nil means the V1 operations. A
 // host reconnecting with the same clientId replaces the old connection,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,8 +57,12 @@ func TestPackedResult_RoundTrips(t *testing.T) {
 					f.SetInt(int64(i + 1))
 				case reflect.Bool:
 					f.SetBool(true)
-				case reflect.Slice:
-					f.Set(reflect.ValueOf([]string{fmt.Sprint("t", i)}))
+				case reflect.Slice: // non-nil, empty included
+					ids := []string{}
+					for k := range rapid.IntRange(0, 3).Draw(t, "thread-ids") {
+						ids = append(ids, fmt.Sprint("t", i, ".", k))
+					}
+					f.Set(reflect.ValueOf(ids))
 				}
 			}
 			want[i] = r
@@ -69,4 +74,11 @@ func TestPackedResult_RoundTrips(t *testing.T) {
 		var zero PackedResult
 		require.Equal(t, Result{}, zero.Result())
 	})
+}
+
+// A PackedResult stays 40 bytes on 64-bit platforms: every receipt has one.
+func TestPackedResult_Size(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) == 8 {
+		assert.Equal(t, uintptr(40), unsafe.Sizeof(PackedResult{}))
+	}
 }
