@@ -43,7 +43,9 @@ func TestEmitPrefixed_IsEmitOfTheJoin(t *testing.T) {
 		joined, prefixed := NewKernel(keep), NewKernel(keep)
 		var sawJoined, sawPrefixed []string
 		sink := func(to *[]string) func(*Event) {
-			return func(ev *Event) { *to = append(*to, fmt.Sprintf("%d %s %s %s %v %v", ev.Seq, ev.Actor, ev.Kind, ev.Outcome, ev.Attrs, ev.Attrs == nil)) }
+			return func(ev *Event) {
+				*to = append(*to, fmt.Sprintf("%d %s %s %s %v %v", ev.Seq, ev.Actor, ev.Kind, ev.Outcome, ev.Attrs, ev.Attrs == nil))
+			}
 		}
 		joined.Trace().OnEvent(sink(&sawJoined))
 		prefixed.Trace().OnEvent(sink(&sawPrefixed))
