@@ -339,16 +339,36 @@ var probeTerminalKinds = []string{"spawn", "type", "send", "submit", "reap", "pt
 // main counts the probes of the server, the broker and the provider
 // session manager, and the agents' tool calls.
 func (p *ProbeCounter) main(ev *sim.Event, hit func(string)) {
-	switch {
-	case ev.Kind == "server.start":
+	switch ev.Kind {
+	case "server.start":
 		p.liveSessions = 0 // sessions die with their process
-	case ev.Actor == "psm" && ev.Kind == "session.opened":
-		p.liveSessions++
-	case ev.Actor == "psm" && ev.Kind == "session.release":
-		p.liveSessions = max(0, p.liveSessions-1)
+	case "session.opened":
+		if ev.Actor == "psm" {
+			p.liveSessions++
+		}
+	case "session.release":
+		if ev.Actor == "psm" {
+			p.liveSessions = max(0, p.liveSessions-1)
+		}
 	}
-	switch {
-	case ev.Kind == "server.start":
+	if p.mainKind(ev, hit) {
+		return
+	}
+	if isToolEvent(ev) {
+		if ev.Outcome == "401 unknown_or_expired_token" {
+			hit(probeStaleCredentialRefused)
+		} else {
+			p.toolCall(ev, hit)
+		}
+	}
+}
+
+// mainKind is main's part that depends on the event's kind: it reports
+// whether one of its cases took ev (else an agent's event is a tool call).
+// Each kind's cases are tried in order, the first that holds taking it.
+func (p *ProbeCounter) mainKind(ev *sim.Event, hit func(string)) bool {
+	switch ev.Kind {
+	case "server.start":
 		if p.starts > 0 && p.openTasks > 0 {
 			hit(probeRestartWithRunningTask)
 		}
@@ -358,87 +378,144 @@ func (p *ProbeCounter) main(ev *sim.Event, hit func(string)) {
 		}
 		p.starts++
 		p.resetTabs()
-	case ev.Kind == "credential.revoke" && strings.HasPrefix(ev.Get("cause"), "prepare:"):
+	case "credential.revoke":
+		if !strings.HasPrefix(ev.Get("cause"), "prepare:") {
+			return false
+		}
 		hit(probeCapabilityChangeReissuedCredential)
-	case ev.Kind == "delegate_task.wait" && ev.Outcome == "waitTimedOut":
+	case "delegate_task.wait":
+		if ev.Outcome != "waitTimedOut" {
+			return false
+		}
 		hit(probeDelegateWaitTimedOut)
-	case ev.Kind == "delivery.offer" && ev.Get("generation") != "1":
+	case "delivery.offer":
+		if ev.Get("generation") == "1" {
+			return false
+		}
 		hit(probeDeliverySuccessor)
-	case ev.Kind == "delivery.resume":
+	case "delivery.resume":
 		hit(probeDeliveryAcrossRestart)
-	case ev.Kind == "credential.issue":
+	case "credential.issue":
+		thread := ev.Get("thread")
 		has := strings.Contains(ev.Get("caps"), "preview")
-		if p.preview[ev.Get("thread")] && !has {
+		if p.preview[thread] && !has {
 			hit(probeIssueAfterAccessWithdrawn)
 		}
-		p.preview[ev.Get("thread")] = has
-	case ev.Kind == "session.release" && ev.Get("reason") == "runtime_restart":
-		p.replaced[ev.Get("incarnation")] = true
-	case ev.Kind == "credential.cleanup" && p.replaced[ev.Get("incarnation")]:
+		p.preview[thread] = has
+	case "session.release":
+		switch ev.Get("reason") {
+		case "runtime_restart":
+			p.replaced[ev.Get("incarnation")] = true
+		case "idle_timeout":
+			if p.tabOpenFor(ev.Get("providerSessionId")) {
+				hit(probeIdleReleaseWithOpenTab)
+			}
+		default:
+			return false
+		}
+	case "credential.cleanup":
+		if !p.replaced[ev.Get("incarnation")] {
+			return false
+		}
 		hit(probeCleanupAfterInPlaceRestart)
-	case ev.Kind == "control.take" && ev.Outcome == "ok":
+	case "control.take":
+		if ev.Outcome != "ok" {
+			return false
+		}
 		hit(probeHumanTookAgentTab)
-	case ev.Actor == "fault" && ev.Kind == "host.suspend":
-		if d, err := time.ParseDuration(ev.Get("for")); err == nil && d > 30*time.Minute && p.liveSessions > 0 {
-			hit(probeHostSleptPastIdle)
+	case "host.suspend":
+		if ev.Actor == "fault" {
+			if d, err := time.ParseDuration(ev.Get("for")); err == nil && d > 30*time.Minute && p.liveSessions > 0 {
+				hit(probeHostSleptPastIdle)
+			}
+		} else {
+			p.suspended[ev.Get("client")] = true
 		}
-	case ev.Actor == "psm" && ev.Kind == "native.resume" && ev.Outcome == "resumed":
+	case "native.resume":
+		if ev.Actor != "psm" || ev.Outcome != "resumed" {
+			return false
+		}
 		hit(probeNativeResumed)
-	case ev.Actor == "fault" && ev.Kind == "provider-crash" && ev.Outcome == "first-turn-crash":
-		hit(probeFirstNativeTurnCut)
-	case ev.Kind == "idle-release-deferred" && ev.Outcome == "delegated child":
-		hit(probeIdleReleaseDeferredForChild)
-	case ev.Kind == "idle-release-deferred":
-		hit(probeIdleReleaseDeferredByPin)
-	case ev.Kind == "session.release" && ev.Get("reason") == "idle_timeout":
-		if p.tabOpenFor(ev.Get("providerSessionId")) {
-			hit(probeIdleReleaseWithOpenTab)
+	case "provider-crash":
+		if ev.Actor != "fault" || ev.Outcome != "first-turn-crash" {
+			return false
 		}
-	case ev.Actor == "server" && ev.Kind == "ingest.lost" && ev.Get("completions") != "":
+		hit(probeFirstNativeTurnCut)
+	case "idle-release-deferred":
+		if ev.Outcome == "delegated child" {
+			hit(probeIdleReleaseDeferredForChild)
+		} else {
+			hit(probeIdleReleaseDeferredByPin)
+		}
+	case "ingest.lost":
+		if ev.Actor != "server" || ev.Get("completions") == "" {
+			return false
+		}
 		hit(probeRestartLostIngestion)
-	case ev.Actor == "server" && ev.Kind == "session.runtime" && ev.Outcome == "stopped":
+	case "session.runtime":
+		if ev.Actor != "server" || ev.Outcome != "stopped" {
+			return false
+		}
 		p.stopping = append(p.stopping, ev.Get("thread"))
-	case ev.Actor == "server" && ev.Kind == "session.projected":
+	case "session.projected":
+		if ev.Actor != "server" {
+			return false
+		}
 		p.stopping = slices.DeleteFunc(p.stopping, func(t string) bool { return t == ev.Get("thread") })
-	case ev.Actor == "server" && ev.Kind == "message.duplicate":
+	case "message.duplicate":
+		if ev.Actor != "server" {
+			return false
+		}
 		hit(probeMessageDeliveredTwice)
-	case ev.Actor == "server" && ev.Kind == "run.start":
+	case "run.start":
+		if ev.Actor != "server" {
+			return false
+		}
 		p.runs[ev.Get("run")] = true
-	case ev.Actor == "server" && (ev.Kind == "run.end" || ev.Kind == "ingest.replay"):
+	case "run.end", "ingest.replay":
+		if ev.Actor != "server" {
+			return false
+		}
 		delete(p.runs, ev.Get("run"))
-	case ev.Actor == "server" && ev.Kind == "instance.extra" && ev.Outcome != "":
+	case "instance.extra":
+		if ev.Actor != "server" || ev.Outcome == "" {
+			return false
+		}
 		if len(p.runs) > 0 {
 			hit(probeExtraInstanceOverRunningRun)
 		}
-	case ev.Actor == "server" && ev.Kind == "reconcile":
+	case "reconcile":
+		if ev.Actor != "server" {
+			return false
+		}
 		delete(p.runs, ev.Get("run"))
 		if ev.Get("trigger") == "startup" {
 			hit(probeRestartFoundRunningRun)
 		}
-	case ev.Kind == "restart-continuation":
+	case "restart-continuation":
 		hit(probeRestartContinuation)
-	case ev.Kind == "host.suspend":
-		p.suspended[ev.Get("client")] = true
-	case ev.Kind == "host.resume":
+	case "host.resume":
 		delete(p.suspended, ev.Get("client"))
-	case ev.Kind == "host.control-restore" || ev.Kind == "host.stall":
+	case "host.control-restore", "host.stall":
 		hit(probeCallOnLeftThreadTab)
-	case ev.Kind == "host.wait-exhausted":
+	case "host.wait-exhausted":
 		hit(probeHostWaitExhausted)
-	case ev.Actor == "broker" && ev.Kind == "host.request":
+	case "host.request":
+		if ev.Actor != "broker" {
+			return false
+		}
 		if pin, holder := ev.Get("pin"), ev.Get("tab-host"); pin != "-" && holder != "-" && pin != holder {
 			hit(probeTabOnAnotherHostThanPin)
 		}
 		if p.suspended[ev.Get("client")] {
 			hit(probeRequestToHalfOpenHost)
 		}
-	case ev.Kind == "tab.swept":
+	case "tab.swept":
 		p.closeTab(ev.Get("tab"))
-	case strings.HasPrefix(ev.Actor, "agent/") && ev.Outcome == "401 unknown_or_expired_token":
-		hit(probeStaleCredentialRefused)
-	case strings.HasPrefix(ev.Actor, "agent/"):
-		p.toolCall(ev, hit)
+	default:
+		return false
 	}
+	return true
 }
 
 // quietCredential counts MCP calls on a live session's credential that
@@ -597,62 +674,111 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 // terminal follows the desktop app's sessions: which are Claude, whether a
 // draft sits in the composer, and pane remounts.
 func (p *ProbeCounter) terminal(ev *sim.Event, hit func(string)) {
-	session := ev.Get("session")
-	switch {
-	case ev.Actor == "main" && ev.Kind == "spawn":
-		p.claude[session] = ev.Get("kind") == "claude"
+	switch ev.Actor {
+	case "main":
+		p.terminalMain(ev, hit)
+	case "user":
+		switch ev.Kind {
+		case "type":
+			if session := ev.Get("session"); session != "" {
+				p.draft[session] = ev.Get("key") == "text"
+			}
+		case "send", "submit":
+			if session := ev.Get("session"); session != "" {
+				p.draft[session] = false
+			}
+		case "renderer.reload":
+			if p.backends > 0 {
+				hit(probeReloadOverLiveBackend)
+			}
+		}
+	default:
+		switch {
+		case ev.Kind == "input.misplaced" && isToolEvent(ev):
+			hit(probeInputBeforeComposer)
+		case ev.Kind == "pane.mount" && strings.HasPrefix(ev.Actor, "pane/"):
+			session := ev.Get("session")
+			if p.delivering[session] != "" {
+				hit(probeDeliveryCrossedLifecycle)
+			}
+			if p.claude[session] && p.draft[session] {
+				hit(probeRemountWithClaudeDraft)
+			}
+		}
+	}
+}
+
+// terminalMain is terminal for the events of main.
+func (p *ProbeCounter) terminalMain(ev *sim.Event, hit func(string)) {
+	switch ev.Kind {
+	case "spawn":
+		p.claude[ev.Get("session")] = ev.Get("kind") == "claude"
 		if b := ev.Get("backend"); !p.running[b] {
 			p.running[b] = true
 			p.starting[b] = true
 			p.backends++
 		}
-	case ev.Actor == "user" && ev.Kind == "type" && session != "":
-		p.draft[session] = ev.Get("key") == "text"
-	case ev.Actor == "user" && (ev.Kind == "send" || ev.Kind == "submit") && session != "":
-		p.draft[session] = false
-	case ev.Actor == "main" && ev.Kind == "reap" && (ev.Outcome == "spared" || ev.Get("jobs") != "0"):
-		hit(probeReapWithBackgroundJob)
-	case ev.Actor == "main" && ev.Kind == "pty.detach" && (ev.Outcome == "ignored" || ev.Outcome == "unmatched"):
-		hit(probeDetachWithoutReference)
-	case ev.Actor == "main" && ev.Kind == "exit.late" && ev.Get("entry") != "-" && ev.Get("entry") != ev.Get("backend"):
-		hit(probeLateExitOverReplacement)
-	case ev.Actor == "main" && ev.Kind == "recover" && ev.Outcome == "joined":
-		hit(probeRecoverJoinedSpawn)
-	case ev.Actor == "main" && ev.Kind == "stop" && ev.Outcome == "post-start":
-		hit(probePostStartStopWhileBlocked)
-	case ev.Actor == "main" && ev.Kind == "start" && ev.Outcome == "live":
-		delete(p.starting, ev.Get("backend"))
-	case ev.Actor == "main" && ev.Kind == "delivery" && ev.Outcome == "reserved":
-		p.delivering[session] = ev.Get("backend")
-	case ev.Actor == "main" && ev.Kind == "delivery" && (ev.Outcome == "delivered" || ev.Outcome == "failed"):
-		delete(p.delivering, session)
-	case ev.Actor == "main" && (ev.Kind == "start" && ev.Outcome != "live" || ev.Kind == "kill" && ev.Outcome == "killed" || ev.Kind == "exit"):
-		if ev.Kind == "kill" && ev.Get("cause") == "close" && p.starting[ev.Get("backend")] {
-			hit(probeCloseDuringStart)
+	case "reap":
+		if ev.Outcome == "spared" || ev.Get("jobs") != "0" {
+			hit(probeReapWithBackgroundJob)
 		}
-		if ev.Kind != "kill" {
+	case "pty.detach":
+		if ev.Outcome == "ignored" || ev.Outcome == "unmatched" {
+			hit(probeDetachWithoutReference)
+		}
+	case "exit.late":
+		if e := ev.Get("entry"); e != "-" && e != ev.Get("backend") {
+			hit(probeLateExitOverReplacement)
+		}
+	case "recover":
+		if ev.Outcome == "joined" {
+			hit(probeRecoverJoinedSpawn)
+		}
+	case "stop":
+		if ev.Outcome == "post-start" {
+			hit(probePostStartStopWhileBlocked)
+		}
+	case "delivery":
+		switch ev.Outcome {
+		case "reserved":
+			p.delivering[ev.Get("session")] = ev.Get("backend")
+		case "delivered", "failed":
+			delete(p.delivering, ev.Get("session"))
+		}
+	case "start":
+		if ev.Outcome == "live" {
 			delete(p.starting, ev.Get("backend"))
+			return
 		}
-		if b := p.delivering[session]; b != "" && b == ev.Get("backend") {
-			hit(probeDeliveryCrossedLifecycle)
+		p.backendGone(ev, hit)
+	case "kill":
+		if ev.Outcome == "killed" {
+			p.backendGone(ev, hit)
 		}
-		if b := ev.Get("backend"); p.running[b] {
-			delete(p.running, b)
-			p.backends--
+	case "exit":
+		p.backendGone(ev, hit)
+	case "pty.write":
+		if ev.Outcome == "held" {
+			hit(probeInputBeforeComposer)
 		}
-	case ev.Actor == "user" && ev.Kind == "renderer.reload":
-		if p.backends > 0 {
-			hit(probeReloadOverLiveBackend)
-		}
-	case ev.Actor == "main" && ev.Kind == "pty.write" && ev.Outcome == "held",
-		strings.HasPrefix(ev.Actor, "agent/") && ev.Kind == "input.misplaced":
-		hit(probeInputBeforeComposer)
-	case strings.HasPrefix(ev.Actor, "pane/") && ev.Kind == "pane.mount":
-		if p.delivering[session] != "" {
-			hit(probeDeliveryCrossedLifecycle)
-		}
-		if p.claude[session] && p.draft[session] {
-			hit(probeRemountWithClaudeDraft)
-		}
+	}
+}
+
+// backendGone is terminal for a backend that failed to start, was killed
+// or exited.
+func (p *ProbeCounter) backendGone(ev *sim.Event, hit func(string)) {
+	backend := ev.Get("backend")
+	if ev.Kind == "kill" && ev.Get("cause") == "close" && p.starting[backend] {
+		hit(probeCloseDuringStart)
+	}
+	if ev.Kind != "kill" {
+		delete(p.starting, backend)
+	}
+	if b := p.delivering[ev.Get("session")]; b != "" && b == backend {
+		hit(probeDeliveryCrossedLifecycle)
+	}
+	if p.running[backend] {
+		delete(p.running, backend)
+		p.backends--
 	}
 }

@@ -39,25 +39,29 @@ func init() {
 		New:      func() sim.Checker { return &keysScoped{owner: map[string]string{}} }})
 }
 
-var orchestratorTools = map[string]bool{}
+// isOrchestratorTool reports whether kind is one of orchestratorToolKinds
+// (a switch, not a map lookup: every request checker asks it per event;
+// TestIsOrchestratorTool_MatchesKinds holds the two equal).
+func isOrchestratorTool(kind string) bool {
+	switch kind {
+	case "delegate_task", "create_threads", "schedule_task",
+		"t3_thread_send", "t3_thread_update", "t3_thread_interrupt", "task_cancel":
+		return true
+	}
+	return false
+}
 
-// orchestratorToolKinds are orchestratorTools' kinds, in a fixed order, for
-// the checkers' declared kinds (sim.KindObserver).
+// orchestratorToolKinds are the orchestrator tools' kinds, in a fixed
+// order, for the checkers' declared kinds (sim.KindObserver).
 var orchestratorToolKinds = []string{"delegate_task", "create_threads", "schedule_task",
 	"t3_thread_send", "t3_thread_update", "t3_thread_interrupt", "task_cancel"}
-
-func init() {
-	for _, k := range orchestratorToolKinds {
-		orchestratorTools[k] = true
-	}
-}
 
 // requestKey partitions requests: (caller thread, tool, clientRequestId),
 // plus target and action for t3_thread_update, whose command id includes
 // them. Calls without a clientRequestId are not idempotent by design and
 // have no key.
 func requestKey(ev *sim.Event) (string, bool) {
-	if !isToolEvent(ev) || !orchestratorTools[ev.Kind] {
+	if !isToolEvent(ev) || !isOrchestratorTool(ev.Kind) {
 		return "", false
 	}
 	key := ev.Get("clientRequestId")
@@ -75,7 +79,7 @@ func requestKey(ev *sim.Event) (string, bool) {
 // m[string(k)], which does not allocate, and allocates the string only to
 // insert it.
 func appendRequestKey(buf []byte, ev *sim.Event) ([]byte, bool) {
-	if !isToolEvent(ev) || !orchestratorTools[ev.Kind] {
+	if !isToolEvent(ev) || !isOrchestratorTool(ev.Kind) {
 		return buf, false
 	}
 	key := ev.Get("clientRequestId")
@@ -254,7 +258,7 @@ func (s *keysScoped) appendKey(buf []byte, ev *sim.Event) []byte {
 }
 
 func (s *keysScoped) Observe(ev *sim.Event) *sim.Violation {
-	if !isToolEvent(ev) || !orchestratorTools[ev.Kind] {
+	if !isToolEvent(ev) || !isOrchestratorTool(ev.Kind) {
 		return nil
 	}
 	cmd := ev.Get("command")
@@ -337,7 +341,7 @@ func isTargetOf(target string, ev *sim.Event) bool {
 }
 
 func (l *landsOnTarget) Observe(ev *sim.Event) *sim.Violation {
-	if !isToolEvent(ev) || !orchestratorTools[ev.Kind] {
+	if !isToolEvent(ev) || !isOrchestratorTool(ev.Kind) {
 		return nil
 	}
 	cmd := ev.Get("command")

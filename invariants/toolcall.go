@@ -42,7 +42,7 @@ func (o *oneEffectPerToolCall) Observe(ev *sim.Event) *sim.Violation {
 		o.firstRan[ev.Get("tool-call")] = f == "accepted" || f == "replayed" || f == "dispatched"
 		return nil
 	}
-	if !isToolEvent(ev) || !orchestratorTools[ev.Kind] || ev.Get("clientRequestId") != "-" {
+	if !isToolEvent(ev) || !isOrchestratorTool(ev.Kind) || ev.Get("clientRequestId") != "-" {
 		return nil
 	}
 	redelivered := ev.Get("redelivered") == "true"

@@ -127,6 +127,12 @@ func (e *Env) Emit(actor, kind, outcome string, attrs ...sim.Attr) {
 	e.Trace.Emit(actor, kind, outcome, attrs...)
 }
 
+// EmitPrefixed is Emit with the attributes pre followed by attrs
+// (sim.Trace.EmitPrefixed: copied once, not joined first).
+func (e *Env) EmitPrefixed(actor, kind, outcome string, pre []sim.Attr, attrs ...sim.Attr) {
+	e.Trace.EmitPrefixed(actor, kind, outcome, pre, attrs...)
+}
+
 // After schedules f d from now (a cross-process delivery or a timer the
 // caller never cancels). On the kernel it goes through Schedule, which
 // recycles its timer: most of a run's events are such deliveries.

@@ -128,3 +128,26 @@ func TestFpString_MatchesBytewise(t *testing.T) {
 		}
 	}
 }
+
+// TestFpStep_IsFpFold: a chain of folds in product form (fpStep, the state
+// kept before its xor-shift) yields fpFold's states, from random states and
+// words, over chains of every length to 12.
+func TestFpStep_IsFpFold(t *testing.T) {
+	p := NewPRNG(12)
+	for trial := 0; trial < 2000; trial++ {
+		h := p.Uint64()
+		x := (h ^ p.Uint64()) * fpMul // a first fold's product
+		h = x ^ x>>32
+		for range trial % 13 {
+			w := p.Uint64()
+			if p.Below(4) == 0 {
+				w = p.Below(256) // small words (lengths, counts) too
+			}
+			h = fpFold(h, w)
+			x = fpStep(x, w)
+			if got := x ^ x>>32; got != h {
+				t.Fatalf("trial %d: product form %x, fpFold %x", trial, got, h)
+			}
+		}
+	}
+}

@@ -464,6 +464,37 @@ type startPoll struct {
 	o  *Orchestrator
 	d  *store.DeliveryRun
 	fn func()
+	// thread is the row of threadID (d.ParentThread when it was found) and
+	// run the row of runID, the thread's active run last looked up: the
+	// store only ever appends threads and runs, and an id's first row is
+	// the one its lookup returns, so a row once found stays the answer.
+	// busy answers as o.st.ActiveRun(d.ParentThread) != nil without two
+	// string-keyed lookups per poll (a parent's run can keep a delivery
+	// polling every 5 s for an hour).
+	threadID string
+	thread   *store.Thread
+	runID    string
+	run      *store.Run
+}
+
+// busy reports whether the parent thread has an active run:
+// o.st.ActiveRun(p.d.ParentThread) != nil (TestStartPoll_BusyMatchesActiveRun).
+func (p *startPoll) busy() bool {
+	st := p.o.st
+	if p.thread == nil || p.threadID != p.d.ParentThread {
+		p.threadID, p.thread = p.d.ParentThread, st.Thread(p.d.ParentThread)
+		if p.thread == nil {
+			return false
+		}
+	}
+	id := p.thread.ActiveRunID
+	if id == "" {
+		return false
+	}
+	if p.run == nil || p.runID != id {
+		p.runID, p.run = id, st.Run(id)
+	}
+	return p.run != nil
 }
 
 func (p *startPoll) poll() {
@@ -471,7 +502,7 @@ func (p *startPoll) poll() {
 	if o.dead || d.Status != DeliveryQueued {
 		return
 	}
-	if o.st.ActiveRun(d.ParentThread) != nil {
+	if p.busy() {
 		o.env.After(DeliveryPoll, p.fn)
 		return
 	}
