@@ -231,7 +231,9 @@ func NewRegistry(env *model.Env) *Registry {
 type RegistrySizes struct{ Live, Threads int }
 
 // Sizes returns r's table sizes now.
-func (r *Registry) Sizes() RegistrySizes { return RegistrySizes{Live: r.live, Threads: len(r.byThread)} }
+func (r *Registry) Sizes() RegistrySizes {
+	return RegistrySizes{Live: r.live, Threads: len(r.byThread)}
+}
 
 // Reserve sizes r's empty tables for sz (a dead predecessor's Sizes: after
 // a restart every thread's next turn is issued a credential again), so
