@@ -299,9 +299,10 @@ type attachBalance struct {
 	sessions []*ptyBalance // in first-seen order: overdue reports the first
 	// index finds a session's entry (lookup only; a closed session's entry
 	// stays, so a workspace that opens sessions all day has dozens), and
-	// last is the entry last found.
+	// cache remembers the entries found by the address of the session id
+	// (sim.AddrCache).
 	index map[string]*ptyBalance
-	last  *ptyBalance
+	cache sim.AddrCache[*ptyBalance]
 	// unsettled counts the sessions with a mismatch (since >= 0), and
 	// earliest is at most the least of their sinceAwake: while the awake
 	// clock is within AttachSettle of it, none is overdue and the scan is
@@ -315,7 +316,7 @@ type attachBalance struct {
 func (*attachBalance) Name() string { return PTYAttachBalanced }
 
 func (a *attachBalance) get(session string) *ptyBalance {
-	if s := a.last; s != nil && s.session == session {
+	if s, ok := a.cache.Get(session); ok {
 		return s
 	}
 	s := a.index[session]
@@ -327,7 +328,7 @@ func (a *attachBalance) get(session string) *ptyBalance {
 		a.sessions = append(a.sessions, s)
 		a.index[session] = s
 	}
-	a.last = s
+	a.cache.Put(session, s)
 	return s
 }
 
@@ -872,9 +873,24 @@ type detachOwnRef struct {
 	// refs: session -> client (pane) of each attach reference main took,
 	// appended to and cut in place (no map store per step).
 	refs map[string]*[]string
+	// cache remembers refs' entries by the address of the session id
+	// (sim.AddrCache; entries are never deleted).
+	cache sim.AddrCache[*[]string]
 }
 
 func (*detachOwnRef) Name() string { return PTYDetachOwnReference }
+
+// held returns refs[session], nil if none.
+func (d *detachOwnRef) held(session string) *[]string {
+	if h, ok := d.cache.Get(session); ok {
+		return h
+	}
+	h := d.refs[session]
+	if h != nil {
+		d.cache.Put(session, h)
+	}
+	return h
+}
 
 // ObservedKinds implements sim.KindObserver.
 func (*detachOwnRef) ObservedKinds() []string { return detachOwnRefKinds }
@@ -888,15 +904,16 @@ func (d *detachOwnRef) Observe(ev *sim.Event) *sim.Violation {
 	session, pane := ev.Get("session"), ev.Get("pane")
 	switch {
 	case ev.Kind == "pty.attach" && ev.Outcome == "attached":
-		held := d.refs[session]
+		held := d.held(session)
 		if held == nil {
 			held = new([]string)
 			d.refs[session] = held
+			d.cache.Put(session, held)
 		}
 		*held = append(*held, pane)
 	case ev.Kind == "pty.detach" && (ev.Outcome == "decremented" || ev.Outcome == "released"):
 		var refs []string
-		if held := d.refs[session]; held != nil {
+		if held := d.held(session); held != nil {
 			refs = *held
 			for i, r := range refs {
 				if r == pane {

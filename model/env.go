@@ -80,10 +80,9 @@ func (e *Env) Itoa(n int) string { return e.Str().Itoa(n) }
 // the same value again), so every random id goes through here.
 func (e *Env) Unique(id string) string {
 	out := id
-	for n := 2; e.taken.has(out); n++ {
+	for n := 2; !e.taken.insert(out); n++ {
 		out = fmt.Sprintf("%s.%d", id, n)
 	}
-	e.taken.add(out)
 	return out
 }
 
@@ -126,6 +125,12 @@ func (e *Env) Now() time.Duration {
 // Emit appends an observable event to the trace.
 func (e *Env) Emit(actor, kind, outcome string, attrs ...sim.Attr) {
 	e.Trace.Emit(actor, kind, outcome, attrs...)
+}
+
+// EmitPrefixed is Emit with the attributes pre followed by attrs
+// (sim.Trace.EmitPrefixed: copied once, not joined first).
+func (e *Env) EmitPrefixed(actor, kind, outcome string, pre []sim.Attr, attrs ...sim.Attr) {
+	e.Trace.EmitPrefixed(actor, kind, outcome, pre, attrs...)
 }
 
 // After schedules f d from now (a cross-process delivery or a timer the

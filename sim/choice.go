@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/bits"
 	"time"
 )
 
@@ -97,7 +98,15 @@ func (s *SeededSource) Actor(name string) int {
 
 // Draw implements Source.
 func (s *SeededSource) Draw(actor int, label string, n uint64) uint64 {
-	v := s.streams[actor].Below(n)
+	// PRNG.Below, inlined: every draw of a seeded run comes here.
+	if n == 0 {
+		panic("sim: PRNG.Below(0)")
+	}
+	p := &s.streams[actor]
+	v, lo := bits.Mul64(p.Uint64(), n)
+	if lo < n {
+		v = p.reject(n, v, lo)
+	}
 	if s.record {
 		s.tape = append(s.tape, Choice{Actor: s.names[actor], Label: label, N: n, Value: v})
 	}

@@ -40,16 +40,19 @@ func splitmix64(x uint64) (next, out uint64) {
 }
 
 // Uint64 returns the next 64 uniformly distributed bits.
+// The state is read into locals and written back whole, which keeps the
+// function within the compiler's inlining budget (every draw makes it).
 func (p *PRNG) Uint64() uint64 {
-	s := &p.s
-	result := bits.RotateLeft64(s[1]*5, 7) * 9
-	t := s[1] << 17
-	s[2] ^= s[0]
-	s[3] ^= s[1]
-	s[1] ^= s[2]
-	s[0] ^= s[3]
-	s[2] ^= t
-	s[3] = bits.RotateLeft64(s[3], 45)
+	s0, s1, s2, s3 := p.s[0], p.s[1], p.s[2], p.s[3]
+	result := bits.RotateLeft64(s1*5, 7) * 9
+	t := s1 << 17
+	s2 ^= s0
+	s3 ^= s1
+	s1 ^= s2
+	s0 ^= s3
+	s2 ^= t
+	s3 = bits.RotateLeft64(s3, 45)
+	p.s = [4]uint64{s0, s1, s2, s3}
 	return result
 }
 
@@ -62,10 +65,18 @@ func (p *PRNG) Below(n uint64) uint64 {
 	}
 	hi, lo := bits.Mul64(p.Uint64(), n)
 	if lo < n {
-		threshold := -n % n
-		for lo < threshold {
-			hi, lo = bits.Mul64(p.Uint64(), n)
-		}
+		hi = p.reject(n, hi, lo)
+	}
+	return hi
+}
+
+// reject is Below's rejection loop, from a first draw whose low word lo is
+// below n (about n/2^64 of draws), out of line so that the common path
+// stays short.
+func (p *PRNG) reject(n, hi, lo uint64) uint64 {
+	threshold := -n % n
+	for lo < threshold {
+		hi, lo = bits.Mul64(p.Uint64(), n)
 	}
 	return hi
 }

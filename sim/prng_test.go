@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/bits"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,6 +50,46 @@ func TestPRNG_SameSeedSameStream(t *testing.T) {
 		for i := 0; i < 64; i++ {
 			if a.Uint64() != b.Uint64() {
 				t.Fatalf("streams of seed %d diverged at draw %d", seed, i)
+			}
+		}
+	})
+}
+
+// Below, and SeededSource.Draw (which inlines it), give what Lemire's
+// multiply-and-reject loop written out gives, draw for draw, also for
+// ranges near 2^64 where rejection is common.
+func TestPRNG_BelowMatchesLemire(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		seed := rapid.Uint64().Draw(t, "seed")
+		ref, p := NewPRNG(seed), NewPRNG(seed)
+		src := NewSeededSource(seed, false)
+		actor := src.Actor("a")
+		sub := NewPRNG(SubSeed(seed, "a"))
+		lemire := func(g *PRNG, n uint64) uint64 {
+			hi, lo := bits.Mul64(g.Uint64(), n)
+			if lo < n {
+				for threshold := -n % n; lo < threshold; {
+					hi, lo = bits.Mul64(g.Uint64(), n)
+				}
+			}
+			return hi
+		}
+		for i := 0; i < 64; i++ {
+			var n uint64
+			switch rapid.IntRange(0, 2).Draw(t, "shape") {
+			case 0:
+				n = rapid.Uint64Range(1, 1000).Draw(t, "n")
+			case 1:
+				n = rapid.Uint64Range(1<<63, 1<<64-1).Draw(t, "n")
+			default:
+				n = rapid.Uint64Range(1, 1<<64-1).Draw(t, "n")
+			}
+			want := lemire(ref, n)
+			if got := p.Below(n); got != want {
+				t.Fatalf("draw %d of Below(%d): %d, Lemire %d", i, n, got, want)
+			}
+			if got, want := src.Draw(actor, "x", n), lemire(sub, n); got != want {
+				t.Fatalf("draw %d of Draw(%d): %d, Lemire %d", i, n, got, want)
 			}
 		}
 	})

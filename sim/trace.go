@@ -223,10 +223,60 @@ func (t *Trace) Emit(actor, kind, outcome string, attrs ...Attr) {
 		ev.Attrs = nil
 	} else {
 		// Copied rather than referenced, so attrs does not escape and a
-		// call like Emit(a, k, o, A("tab", id)) does not allocate.
-		t.attrs = append(t.attrs[:0], attrs...)
-		ev.Attrs = t.attrs
+		// call like Emit(a, k, o, A("tab", id)) does not allocate. Element
+		// by element: for a few attributes that is cheaper than append's
+		// typed copy (two calls per event).
+		if cap(t.attrs) < len(attrs) {
+			t.attrs = make([]Attr, len(attrs), max(len(attrs), 16))
+		}
+		dst := t.attrs[:len(attrs)]
+		for i := range dst {
+			dst[i] = attrs[i]
+		}
+		t.attrs = dst
+		ev.Attrs = dst
 	}
+	t.record(ev)
+	if feed {
+		t.dispatch(ev)
+	}
+}
+
+// EmitPrefixed is Emit(actor, kind, outcome, append(pre, attrs...)...)
+// without the joined list: pre and attrs are copied straight into the
+// trace's scratch attributes, once, where a caller that prepends its own
+// attributes (a pane's session, a backend's session and id) copied them
+// twice. Same event, same fingerprint (TestEmitPrefixed_IsEmitOfTheJoin).
+func (t *Trace) EmitPrefixed(actor, kind, outcome string, pre []Attr, attrs ...Attr) {
+	n := len(pre) + len(attrs)
+	if n == 0 {
+		t.Emit(actor, kind, outcome, []Attr{}...) // the join: empty, not nil
+		return
+	}
+	if cap(t.attrs) < n {
+		t.attrs = make([]Attr, n, max(n, 16))
+	}
+	dst := t.attrs[:n]
+	for i := range pre {
+		dst[i] = pre[i]
+	}
+	rest := dst[len(pre):]
+	for i := range rest {
+		rest[i] = attrs[i]
+	}
+	t.attrs = dst
+	at := t.elapsed()
+	seq := t.count
+	t.count = seq + 1
+	t.hash = fpEmit(t.hash, at, seq, actor, kind, outcome, dst)
+	feed := len(t.checkers) != 0 && (t.violation == nil || t.keepGoing)
+	if !feed && !t.keep && t.sink == nil {
+		return
+	}
+	ev := &t.scratch
+	ev.At, ev.Seq = at, seq
+	ev.Actor, ev.Kind, ev.Outcome = actor, kind, outcome
+	ev.Attrs = dst
 	t.record(ev)
 	if feed {
 		t.dispatch(ev)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -30,6 +31,46 @@ func TestTrace_EmitCopiesAttrs(t *testing.T) {
 	assert.Equal(t, "tab_2", evs[1].Get("tab"))
 	assert.Nil(t, evs[2].Attrs)
 	assert.Equal(t, []string{"tab_1", "tab_2", ""}, seen)
+}
+
+// EmitPrefixed(a, k, o, pre, attrs...) is Emit(a, k, o, append(pre,
+// attrs...)...): the same kept events, the same events seen by a sink and
+// a checker, the same fingerprint, with and without keeping, over random
+// splits of random attribute lists (empty ones too).
+func TestEmitPrefixed_IsEmitOfTheJoin(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		keep := rapid.Bool().Draw(t, "keep")
+		joined, prefixed := NewKernel(keep), NewKernel(keep)
+		var sawJoined, sawPrefixed []string
+		sink := func(to *[]string) func(*Event) {
+			return func(ev *Event) {
+				*to = append(*to, fmt.Sprintf("%d %s %s %s %v %v", ev.Seq, ev.Actor, ev.Kind, ev.Outcome, ev.Attrs, ev.Attrs == nil))
+			}
+		}
+		joined.Trace().OnEvent(sink(&sawJoined))
+		prefixed.Trace().OnEvent(sink(&sawPrefixed))
+		str := rapid.SampledFrom([]string{"", "s1", "session", "backend", "b-2", "a longer value than eight bytes"})
+		for range rapid.IntRange(1, 20).Draw(t, "events") {
+			attrs := make([]Attr, rapid.IntRange(0, 6).Draw(t, "attrs"))
+			for i := range attrs {
+				attrs[i] = A(str.Draw(t, "key"), str.Draw(t, "value"))
+			}
+			cut := rapid.IntRange(0, len(attrs)).Draw(t, "cut")
+			actor, kind, outcome := str.Draw(t, "actor"), str.Draw(t, "kind"), str.Draw(t, "outcome")
+			pre := append([]Attr{}, attrs[:cut]...)
+			joined.Trace().Emit(actor, kind, outcome, append(pre, attrs[cut:]...)...)
+			prefixed.Trace().EmitPrefixed(actor, kind, outcome, attrs[:cut], attrs[cut:]...)
+		}
+		if joined.Trace().Fingerprint() != prefixed.Trace().Fingerprint() {
+			t.Fatalf("fingerprints differ")
+		}
+		if !slices.Equal(sawJoined, sawPrefixed) {
+			t.Fatalf("sinks saw\n%v\n%v", sawJoined, sawPrefixed)
+		}
+		if got, want := fmt.Sprintf("%#v", prefixed.Trace().Events()), fmt.Sprintf("%#v", joined.Trace().Events()); got != want {
+			t.Fatalf("kept events differ:\n%s\n%s", got, want)
+		}
+	})
 }
 
 // Emit with inline attributes does not allocate when events are not kept.

@@ -170,9 +170,8 @@ func (b *Backend) emit(kind, outcome string, attrs ...sim.Attr) {
 	if kind != "bg.start" && kind != "bg.end" {
 		b.touch()
 	}
-	// On the stack: Emit copies the attributes.
-	var buf [10]sim.Attr
-	b.m.env.Emit(b.actor, kind, outcome, append(append(buf[:0], sim.A("session", b.Session), sim.A("backend", b.ID)), attrs...)...)
+	// On the stack: EmitPrefixed copies the attributes.
+	b.m.env.EmitPrefixed(b.actor, kind, outcome, []sim.Attr{sim.A("session", b.Session), sim.A("backend", b.ID)}, attrs...)
 }
 
 // started is called when start() resolves: the provider publishes its first

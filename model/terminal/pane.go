@@ -43,9 +43,8 @@ const panePrefix = "pane/"
 func (p *Pane) ID() string { return p.actor[len(panePrefix):] }
 
 func (p *Pane) emit(kind, outcome string, attrs ...sim.Attr) {
-	// On the stack: Emit copies the attributes.
-	var buf [6]sim.Attr
-	p.r.env.Emit(p.actor, kind, outcome, append(append(buf[:0], sim.A("session", p.Session)), attrs...)...)
+	// On the stack: EmitPrefixed copies the attributes.
+	p.r.env.EmitPrefixed(p.actor, kind, outcome, []sim.Attr{sim.A("session", p.Session)}, attrs...)
 }
 
 // Pending returns the keystrokes queued before attach.

@@ -79,10 +79,11 @@ type Renderer struct {
 	// closed session's runtime is dropped, but a late answer from main
 	// (its kill's exit, a readiness notice) creates it again, so a
 	// workspace that opens and closes agents all day holds dozens: a scan
-	// was most of every readiness poll. rtLast is the entry last looked up
-	// (a poll, act or attach mostly asks for the same session again).
+	// was most of every readiness poll. rtCache remembers the entries
+	// looked up by the address of the session id's bytes (a poll, act or
+	// attach asks with the id its metadata holds; a map lookup hashed it).
 	runtimes map[string]*Runtime
-	rtLast   sessionRuntime
+	rtCache  sim.AddrCache[*Runtime]
 	wakes    map[string]*wake
 	// guard is Fixed(GuardedWake), read once (every mount, attach and
 	// unmount asks).
@@ -115,12 +116,6 @@ func newRenderer(app *App) *Renderer {
 		View: View{Surface: SurfaceEditor, Tabs: 1}, guard: app.Profile().Fixed(GuardedWake)}
 }
 
-// sessionRuntime is a session and its runtime (Renderer.rtLast).
-type sessionRuntime struct {
-	session string
-	rt      *Runtime
-}
-
 func (r *Renderer) emit(kind, outcome string, attrs ...sim.Attr) {
 	r.env.Emit("renderer", kind, outcome, attrs...)
 }
@@ -129,8 +124,8 @@ func (r *Renderer) guarded() bool { return r.guard }
 
 // Runtime returns session's runtime, creating an empty one.
 func (r *Renderer) Runtime(session string) *Runtime {
-	if l := &r.rtLast; l.rt != nil && sameID(l.session, session) {
-		return l.rt
+	if rt, ok := r.rtCache.Get(session); ok {
+		return rt
 	}
 	rt := r.runtimes[session]
 	if rt == nil {
@@ -140,16 +135,14 @@ func (r *Renderer) Runtime(session string) *Runtime {
 		rt = &Runtime{}
 		r.runtimes[session] = rt
 	}
-	r.rtLast = sessionRuntime{session, rt}
+	r.rtCache.Put(session, rt)
 	return rt
 }
 
 // dropRuntime forgets session's runtime (a closed pane's session).
 func (r *Renderer) dropRuntime(session string) {
 	delete(r.runtimes, session)
-	if sameID(r.rtLast.session, session) {
-		r.rtLast = sessionRuntime{}
-	}
+	r.rtCache.Forget(session)
 }
 
 // needsWake is the post-#597 gate: not started, or exited.
