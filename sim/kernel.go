@@ -246,9 +246,13 @@ func (t *KernelTimer) Reset(d time.Duration) bool {
 		earlier := next.less(t.key)
 		t.key = next
 		k.queue[i].at = next.at
+		// Sift the way the key moved; not up from the root, nor down from
+		// a leaf (three nodes in four; the idle timer's at one session).
 		if earlier {
-			k.up(i)
-		} else {
+			if i > heapBase {
+				k.up(i)
+			}
+		} else if 4*(i-heapBase)+1+heapBase < len(k.queue) {
 			k.down(i)
 		}
 	}
@@ -375,9 +379,11 @@ func (k *Kernel) Run(lim Limits) (end EndReason) {
 		t.key = rearm
 		k.queue[i].at = rearm.at
 		if earlier {
-			k.up(i)
-		} else {
-			k.down(i)
+			if i > heapBase {
+				k.up(i)
+			}
+		} else if 4*(i-heapBase)+1+heapBase < len(k.queue) {
+			k.down(i) // not from a leaf, as in Reset
 		}
 	}
 }
