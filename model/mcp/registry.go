@@ -460,6 +460,17 @@ func (s *Slots) Get(threadID string) (Slot, bool) {
 	return sl, ok
 }
 
+// Len returns the number of threads with a slot.
+func (s *Slots) Len() int { return len(s.slots) }
+
+// Reserve sizes empty slots for n threads (a dead predecessor's Len):
+// capacity only, the map is looked up and never ranged over.
+func (s *Slots) Reserve(n int) {
+	if len(s.slots) == 0 && n > 0 {
+		s.slots = make(map[string]Slot, n)
+	}
+}
+
 // Set writes the slot of sl.ThreadID.
 func (s *Slots) Set(sl Slot) {
 	if s.slots == nil {

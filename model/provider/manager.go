@@ -418,6 +418,36 @@ func NewManager(env *model.Env, reg *mcp.Registry, slots *mcp.Slots, process int
 		CapsFor: func(string, string) mcp.Caps { return mcp.CapOrchestration }}
 }
 
+// ManagerSizes are a manager's table sizes (Manager.Sizes): entries,
+// session ids, threads touched and credential reservations. Counts, not
+// bytes.
+type ManagerSizes struct{ Entries, IDs, Touched, Reservations int }
+
+// Sizes returns m's table sizes now (before Shutdown releases them).
+func (m *Manager) Sizes() ManagerSizes {
+	return ManagerSizes{Entries: len(m.entries), IDs: len(m.byID), Touched: len(m.touched), Reservations: len(m.reserve)}
+}
+
+// Reserve sizes m's empty tables for sz (a dead predecessor's Sizes: after
+// a restart every thread's sessions open again), so they do not grow from
+// empty one rehash at a time. Only a table still empty is resized; the
+// maps are looked up, never ranged over, so capacity changes nothing a run
+// does.
+func (m *Manager) Reserve(sz ManagerSizes) {
+	if len(m.entries) == 0 && sz.Entries > 0 {
+		m.entries = make([]*Entry, 0, sz.Entries)
+	}
+	if len(m.byID) == 0 && sz.IDs > 0 {
+		m.byID = make(map[string][]*Entry, sz.IDs)
+	}
+	if len(m.touched) == 0 && sz.Touched > 0 {
+		m.touched = make(map[string][]*Entry, sz.Touched)
+	}
+	if len(m.reserve) == 0 && sz.Reservations > 0 {
+		m.reserve = make(map[reservation]int, sz.Reservations)
+	}
+}
+
 // Kill marks the manager as belonging to a dead server process: callbacks it
 // had scheduled do nothing any more.
 func (m *Manager) Kill() {

@@ -175,15 +175,19 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 }
 
 // Sizes are a server process's table sizes that its successor starts from
-// (Server.Sizes, Server.Reserve): its broker's and its credential
-// registry's.
+// (Server.Sizes, Server.Reserve): its broker's, its credential
+// registry's, its MCP slots' and its provider session manager's.
 type Sizes struct {
 	Broker   browser.BrokerSizes
 	Registry mcp.RegistrySizes
+	Slots    int // threads with an MCP slot
+	Sessions provider.ManagerSizes
 }
 
 // Sizes returns s's table sizes now (take them before Kill or Shutdown).
-func (s *Server) Sizes() Sizes { return Sizes{Broker: s.Broker.Sizes(), Registry: s.Registry.Sizes()} }
+func (s *Server) Sizes() Sizes {
+	return Sizes{Broker: s.Broker.Sizes(), Registry: s.Registry.Sizes(), Slots: s.Slots.Len(), Sessions: s.PSM.Sizes()}
+}
 
 // Reserve sizes a new process's empty tables for sz, a dead predecessor's
 // Sizes (browser.Broker.Reserve, mcp.Registry.Reserve): capacity only, so
@@ -191,6 +195,8 @@ func (s *Server) Sizes() Sizes { return Sizes{Broker: s.Broker.Sizes(), Registry
 func (s *Server) Reserve(sz Sizes) {
 	s.Broker.Reserve(sz.Broker)
 	s.Registry.Reserve(sz.Registry)
+	s.Slots.Reserve(sz.Slots)
+	s.PSM.Reserve(sz.Sessions)
 }
 
 // StartupReconcile is ProviderRuntimeRecoveryService's startup pass (the
