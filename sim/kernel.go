@@ -566,9 +566,13 @@ func (k *Kernel) move(i int, t *KernelTimer, next key) {
 	}
 }
 
-// fix restores the heap after the key at i changed.
+// fix restores the heap after the key at i changed: down unless i is a
+// leaf, then up if it did not move and is not the root.
 func (k *Kernel) fix(i int) {
-	if !k.down(i) {
+	if 4*(i-heapBase)+1+heapBase < len(k.queue) && k.down(i) {
+		return
+	}
+	if i > heapBase {
 		k.up(i)
 	}
 }
