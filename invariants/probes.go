@@ -607,8 +607,9 @@ func (p *ProbeCounter) waitChild(ev *sim.Event, hit func(string)) {
 // firstRequest is what the probe counter keeps of a request's first call:
 // the target it addressed, its credential and the server starts seen then.
 type firstRequest struct {
-	target, cred string
-	starts       int
+	target target
+	cred   string
+	starts int
 }
 
 // nodeHeaderTimeout is a Node MCP client's header timeout, 300 s (undici's
@@ -692,10 +693,10 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 		// is built only for a request seen first.
 		first, seen := p.firstReq[string(kb)]
 		if !seen {
-			p.firstReq[p.str.Bytes(kb)] = firstRequest{target: targetOf(ev), cred: cred, starts: p.starts}
+			p.firstReq[p.str.Bytes(kb)] = firstRequest{target: targetIn(ev), cred: cred, starts: p.starts}
 			return
 		}
-		if !isTargetOf(first.target, ev) {
+		if !first.target.of(ev) {
 			hit(probeKeyReusedForAnotherTarget)
 		}
 		if ev.Get("retry") == "true" {
