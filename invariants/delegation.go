@@ -76,31 +76,97 @@ func (h *handleBeforeTimeout) Observe(ev *sim.Event) *sim.Violation {
 
 // resultField returns the value of name in a result attribute
 // ("task=X child=Y ..."): of the first field, split as strings.Fields
-// splits, that is name=VALUE. An ASCII result (every one the models write)
-// is split at its ASCII spaces in one pass; any other goes through
+// splits, that is name=VALUE. For a name of ASCII bytes other than spaces
+// and a result ASCII up to that field's end (every one the models write),
+// the field is the earliest occurrence of name at a field's start (the
+// start or after an ASCII space) followed by '=', found by strings.Index,
+// and its value is scanned eight bytes at a time; any other goes through
 // resultFieldSlow, the definition (TestResultField_MatchesFields).
 func resultField(result, name string) string {
-	start := -1 // the current field's first byte, or -1 between fields
-	for i := 0; i <= len(result); i++ {
-		c := byte(' ')
-		if i < len(result) {
-			c = result[i]
+	if name == "" || !asciiWord(name) {
+		return resultFieldSlow(result, name)
+	}
+	for from := 0; from < len(result); {
+		i := strings.Index(result[from:], name)
+		if i < 0 {
+			break
 		}
-		switch {
-		case c >= utf8.RuneSelf:
-			return resultFieldSlow(result, name)
-		case asciiSpace[c]:
-			if start >= 0 {
-				if v, ok := strings.CutPrefix(result[start:i], name); ok && strings.HasPrefix(v, "=") {
-					return v[1:]
-				}
+		i += from
+		end := i + len(name)
+		if i > 0 && result[i-1] >= utf8.RuneSelf {
+			return resultFieldSlow(result, name) // perhaps a Unicode space
+		}
+		if (i == 0 || asciiSpace[result[i-1]]) && end < len(result) && result[end] == '=' {
+			if !isASCII(result[:i]) {
+				return resultFieldSlow(result, name)
 			}
-			start = -1
-		case start < 0:
-			start = i
+			j, ok := fieldEnd(result, end+1)
+			if !ok {
+				return resultFieldSlow(result, name)
+			}
+			return result[end+1 : j]
 		}
+		from = i + 1
+	}
+	if !isASCII(result) {
+		return resultFieldSlow(result, name)
 	}
 	return ""
+}
+
+// fieldEnd returns the index of the first ASCII space in s at or after
+// from (len(s) if none), and false if a non-ASCII byte comes before it.
+// Words of eight bytes each above ' ' and below utf8.RuneSelf are skipped
+// whole.
+func fieldEnd(s string, from int) (int, bool) {
+	j := from
+	for ; j+8 <= len(s); j += 8 {
+		w := uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
+			uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56
+		// A byte >= 0x80, or (all below 0x80) a byte below 0x21: look
+		// at this word byte by byte.
+		if w&0x8080808080808080 != 0 || (w-0x2121212121212121)&^w&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for ; j < len(s); j++ {
+		switch c := s[j]; {
+		case c >= utf8.RuneSelf:
+			return j, false
+		case asciiSpace[c]:
+			return j, true
+		}
+	}
+	return j, true
+}
+
+// asciiWord reports whether s is ASCII with no byte strings.Fields splits at.
+func asciiWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || asciiSpace[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// isASCII reports whether every byte of s is below utf8.RuneSelf, eight
+// at a time.
+func isASCII(s string) bool {
+	for len(s) >= 8 {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		if w&0x8080808080808080 != 0 {
+			return false
+		}
+		s = s[8:]
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // asciiSpace holds the ASCII bytes unicode.IsSpace (and so strings.Fields)

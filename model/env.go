@@ -80,10 +80,9 @@ func (e *Env) Itoa(n int) string { return e.Str().Itoa(n) }
 // the same value again), so every random id goes through here.
 func (e *Env) Unique(id string) string {
 	out := id
-	for n := 2; e.taken.has(out); n++ {
+	for n := 2; !e.taken.insert(out); n++ {
 		out = fmt.Sprintf("%s.%d", id, n)
 	}
-	e.taken.add(out)
 	return out
 }
 

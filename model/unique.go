@@ -9,9 +9,53 @@ package model
 // so it never ends in one), so each id has exactly one representation and
 // the set answers exactly as a set of strings would.
 type uniqueSet struct {
-	hexes    map[uint64]struct{} // packHex of the hex ids
+	hexes    wordSet             // packHex of the hex ids
 	prefixes map[string]uint64   // the number (1 to maxUniquePrefixes) of each prefix seen
 	others   map[string]struct{} // every other id
+}
+
+// wordSet is a set of non-zero words: open addressing, linear probing,
+// at most three quarters full, doubled when it would be fuller (a Go map
+// moves an entry about ten times while it grows to 100,000s; this one
+// about twice). Lookups only: it is never ranged over.
+type wordSet struct {
+	slots []uint64 // 0: free; len a power of two
+	n     int
+}
+
+// slot returns where w is, or the free slot where it would go.
+func (s *wordSet) slot(w uint64) int {
+	mask := len(s.slots) - 1
+	i := int((w*0x9e3779b97f4a7c15)>>32) & mask
+	for s.slots[i] != 0 && s.slots[i] != w {
+		i = (i + 1) & mask
+	}
+	return i
+}
+
+// has reports whether w is in s.
+func (s *wordSet) has(w uint64) bool {
+	return len(s.slots) > 0 && s.slots[s.slot(w)] == w
+}
+
+// insert adds w (non-zero) to s and reports whether it was not there.
+func (s *wordSet) insert(w uint64) bool {
+	if 4*(s.n+1) > 3*len(s.slots) {
+		old := s.slots
+		s.slots = make([]uint64, max(64, 2*len(old)))
+		for _, x := range old {
+			if x != 0 {
+				s.slots[s.slot(x)] = x
+			}
+		}
+	}
+	i := s.slot(w)
+	if s.slots[i] == w {
+		return false
+	}
+	s.slots[i] = w
+	s.n++
+	return true
 }
 
 // maxUniquePrefixes bounds the prefixes packed ids use (8 bits of the
@@ -71,8 +115,7 @@ func (u *uniqueSet) key(id string, add bool) (uint64, bool) {
 // has reports whether id is in the set.
 func (u *uniqueSet) has(id string) bool {
 	if k, ok := u.key(id, false); ok {
-		_, in := u.hexes[k]
-		return in
+		return u.hexes.has(k)
 	}
 	// An unnumbered prefix while numbers are left: never added as a string.
 	if n := hexRun(id); n > 0 && n <= 12 && len(u.prefixes) < maxUniquePrefixes {
@@ -82,17 +125,21 @@ func (u *uniqueSet) has(id string) bool {
 	return in
 }
 
-// add puts id in the set.
-func (u *uniqueSet) add(id string) {
+// insert adds id to the set and reports whether it was not there (has
+// and add in one: one key, one probe).
+func (u *uniqueSet) insert(id string) bool {
 	if k, ok := u.key(id, true); ok {
-		if u.hexes == nil {
-			u.hexes = map[uint64]struct{}{}
-		}
-		u.hexes[k] = struct{}{}
-		return
+		return u.hexes.insert(k)
+	}
+	if _, in := u.others[id]; in {
+		return false
 	}
 	if u.others == nil {
 		u.others = map[string]struct{}{}
 	}
 	u.others[id] = struct{}{}
+	return true
 }
+
+// add puts id in the set.
+func (u *uniqueSet) add(id string) { u.insert(id) }

@@ -39,10 +39,14 @@ func TestUniqueSet_MatchesStringSet(t *testing.T) {
 		for range rapid.IntRange(1, 600).Draw(t, "ops") {
 			id := uniqueID(t)
 			require.Equal(t, want[id], u.has(id), "has %q", id)
-			if rapid.Bool().Draw(t, "add") {
+			switch rapid.IntRange(0, 2).Draw(t, "op") {
+			case 1:
 				u.add(id)
 				want[id] = true
 				require.True(t, u.has(id), "has %q after add", id)
+			case 2:
+				require.Equal(t, !want[id], u.insert(id), "insert %q", id)
+				want[id] = true
 			}
 		}
 		for id, in := range want {
@@ -60,4 +64,27 @@ func TestEnv_UniqueSuffixesRepeats(t *testing.T) {
 	require.Equal(t, "conn-3fa9c2d1", e.Unique("conn-3fa9c2d1"))
 	require.Equal(t, "03fa9c2d1", e.Unique("03fa9c2d1"))
 	require.Equal(t, "conn-3fa9c2d1.2", e.Unique("conn-3fa9c2d1"))
+}
+
+// wordSet answers as a map does, through its growths, for words that
+// differ in their low bits only, their high bits only, or anywhere.
+func TestWordSet_MatchesMap(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var s wordSet
+		want := map[uint64]bool{}
+		shift := rapid.SampledFrom([]uint{0, 8, 32, 56}).Draw(t, "shift")
+		for range rapid.IntRange(1, 3000).Draw(t, "ops") {
+			w := rapid.Uint64Range(1, 400).Draw(t, "w") << shift
+			if rapid.IntRange(0, 3).Draw(t, "random") == 0 || w == 0 { // 0 is no word: a shift can overflow to it
+				w = rapid.Uint64Min(1).Draw(t, "any")
+			}
+			require.Equal(t, want[w], s.has(w), "has %x", w)
+			require.Equal(t, !want[w], s.insert(w), "insert %x", w)
+			want[w] = true
+		}
+		for w := range want {
+			require.True(t, s.has(w), "has %x", w)
+		}
+		require.Equal(t, len(want), s.n)
+	})
 }

@@ -42,11 +42,11 @@ type T3World struct {
 	Store  *store.Store
 	srv    *server.Server
 	incarn int
-	// brokerSizes are the last server's broker sizes when it died: the
-	// next boot's broker is reserved for them (browser.Broker.Reserve).
-	brokerSizes browser.BrokerSizes
-	Agents      []*agent.Agent
-	Users       []*agent.User
+	// sizes are the last server's table sizes when it died: the next
+	// boot's server is reserved for them (server.Server.Reserve).
+	sizes  server.Sizes
+	Agents []*agent.Agent
+	Users  []*agent.User
 	// Indexes of Agents and Users by thread, and the lengths they cover.
 	agentOf  map[string]*agent.Agent
 	userOf   map[string]*agent.User
@@ -468,7 +468,7 @@ func (w *T3World) quit(why string, r *sim.Rand) {
 		return
 	}
 	w.env.Emit("user", "app.quit", why, sim.A("incarnation", fmt.Sprint(s.Incarnation)))
-	w.srv, w.brokerSizes = nil, s.Broker.Sizes()
+	w.srv, w.sizes = nil, s.Sizes()
 	s.Shutdown()
 	for _, u := range w.Users {
 		u.Forget()
@@ -534,7 +534,7 @@ func (w *T3World) boot() {
 			return w.rand.Duration("open-latency", 300*time.Millisecond, 8*time.Second)
 		},
 	})
-	w.srv.Broker.Reserve(w.brokerSizes)
+	w.srv.Reserve(w.sizes)
 	w.wirePage(w.srv.Browser)
 	w.wireProfiles(w.srv.Browser)
 	w.wireDesktopProfiles(w.srv.Browser)
@@ -968,7 +968,7 @@ func (w *T3World) restartHow(graceful bool) {
 		how = "graceful"
 	}
 	w.env.Emit("fault", "server-restart", how, sim.A("incarnation", fmt.Sprint(s.Incarnation)))
-	w.srv, w.brokerSizes = nil, s.Broker.Sizes()
+	w.srv, w.sizes = nil, s.Sizes()
 	if graceful {
 		s.Shutdown()
 	} else {

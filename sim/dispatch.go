@@ -274,17 +274,20 @@ type kindEntry struct {
 	valid bool
 }
 
-// kindCacheSize is the kind cache's slots (a power of two).
-const kindCacheSize = 128
+// kindCacheSize is the kind cache's slots (a power of two), in sets of
+// two: a kind's set is picked by kindSet, the most recently used of its
+// two entries first.
+const kindCacheSize = 256
 
-// kindSlot picks kind's cache slot from the address of its bytes and its
-// length: model code emits constant kinds, whose addresses are distinct
-// and fixed, so they rarely collide (a kind built at run time only misses
-// more often; the slot never decides what is fed).
-func kindSlot(kind string, mask uint32) int {
+// kindSet picks kind's cache set (its first slot, even) from the address
+// of its bytes and its length: model code emits constant kinds, whose
+// addresses are distinct and fixed, so they rarely collide, and two that
+// share a set both stay (a kind built at run time only misses more often;
+// the slot never decides what is fed).
+func kindSet(kind string, mask uint32) int {
 	p := uintptr(unsafe.Pointer(unsafe.StringData(kind))) + uintptr(len(kind))
 	h := p>>3 ^ p>>10 ^ p>>17 ^ uintptr(mask)*0x55
-	return int(h & (kindCacheSize - 1))
+	return int(h&(kindCacheSize/2-1)) * 2
 }
 
 // bind attaches the table of the registered checkers and reads every
@@ -316,12 +319,18 @@ func (t *Trace) spanFor(kind, actor string) feedSpan {
 	if len(t.table.prefixes) > 0 {
 		mask = t.table.mask(actor)
 	}
-	slot := &t.recent[kindSlot(kind, mask)]
-	if slot.valid && uint32(slot.mask) == mask && slot.kind == kind {
-		return slot.span
+	i := kindSet(kind, mask)
+	set := t.recent[i : i+2 : i+2]
+	if e := &set[0]; e.valid && uint32(e.mask) == mask && e.kind == kind {
+		return e.span
+	}
+	if e := &set[1]; e.valid && uint32(e.mask) == mask && e.kind == kind {
+		set[0], set[1] = set[1], set[0]
+		return set[0].span
 	}
 	span := t.table.span(kind, mask)
-	*slot = kindEntry{kind: kind, mask: uint8(mask), valid: true, span: span}
+	set[1] = set[0]
+	set[0] = kindEntry{kind: kind, mask: uint8(mask), valid: true, span: span}
 	return span
 }
 

@@ -348,3 +348,52 @@ func mkRun(t *testing.T, mk func() ([]Checker, []*probe), events []Event, keepGo
 	}
 	return cs, ps
 }
+
+// TestSpanFor_MatchesTable holds the trace's kind cache (sets of two slots
+// picked by a kind's address) to the table it caches: over streams of
+// many kinds, so that sets overflow and entries are evicted and promoted,
+// some built at run time (the same text at another address), each with
+// several actor classes, spanFor returns the table's span every time.
+func TestSpanFor_MatchesTable(t *testing.T) {
+	p := NewPRNG(11)
+	var kinds []string
+	for i := range 600 {
+		kinds = append(kinds, fmt.Sprintf("kind-%d", i))
+	}
+	actors := []string{"agent/t1", "user/x", "server", "agent/"}
+	for round := 0; round < 20; round++ {
+		tr := NewTrace(NewKernel(false), false)
+		for i := range 6 {
+			var ks []string
+			for _, k := range kinds {
+				if p.Below(5) == 0 {
+					ks = append(ks, k)
+				}
+			}
+			pr := &probe{name: fmt.Sprint("c", i), deadline: NoDeadline}
+			switch i % 3 {
+			case 0:
+				tr.AddChecker(probeKinds{pr, ks})
+			case 1:
+				tr.AddChecker(probeBoth{probeKinds{pr, ks}, []string{"agent/", "user/"}})
+			default:
+				tr.AddChecker(pr)
+			}
+		}
+		tr.bind()
+		hot := kinds[:8+p.Below(200)]
+		for n := 0; n < 20000; n++ {
+			k := hot[p.Below(uint64(len(hot)))]
+			if p.Below(50) == 0 {
+				k = kinds[p.Below(uint64(len(kinds)))]
+			}
+			if p.Below(20) == 0 {
+				k = string([]byte(k)) // the same kind at another address
+			}
+			a := actors[p.Below(uint64(len(actors)))]
+			if got, want := tr.spanFor(k, a), tr.table.span(k, tr.table.mask(a)); got != want {
+				t.Fatalf("round %d lookup %d: spanFor(%q, %q) = %+v, want %+v", round, n, k, a, got, want)
+			}
+		}
+	}
+}

@@ -246,9 +246,13 @@ func (t *KernelTimer) Reset(d time.Duration) bool {
 		earlier := next.less(t.key)
 		t.key = next
 		k.queue[i].at = next.at
+		// Sift the way the key moved; not up from the root, nor down from
+		// a leaf (three nodes in four; the idle timer's at one session).
 		if earlier {
-			k.up(i)
-		} else {
+			if i > heapBase {
+				k.up(i)
+			}
+		} else if 4*(i-heapBase)+1+heapBase < len(k.queue) {
 			k.down(i)
 		}
 	}
@@ -322,32 +326,70 @@ func (k *Kernel) Run(lim Limits) (end EndReason) {
 			}
 		}
 	}()
+	// The limits as bounds that every event is checked against (none: the
+	// largest).
+	horizon, budget := lim.Horizon, lim.EventBudget
+	if horizon <= 0 {
+		horizon = maxDuration
+	}
+	if budget == 0 {
+		budget = ^uint64(0)
+	}
+	tr := k.trace
 	for {
-		if k.trace.violation != nil && (!lim.KeepGoing || k.trace.panicked) {
+		if tr.violation != nil && (!lim.KeepGoing || tr.panicked) {
 			return EndViolation
 		}
-		next := k.next()
-		if len(k.ghosts) > 0 && k.ghostNext(next) {
-			if end, stop := k.runGhost(lim); stop {
-				return end
+		if len(k.ghosts) > 0 {
+			if k.ghostNext(k.next()) {
+				if end, stop := k.runGhost(lim); stop {
+					return end
+				}
+				continue
 			}
-			continue
-		}
-		if next == nil {
+		} else if len(k.queue) == heapBase {
 			return k.finish(EndQuiescent)
 		}
-		if lim.Horizon > 0 && next.at > lim.Horizon {
+		next := &k.queue[heapBase]
+		if next.at > horizon {
 			k.now = lim.Horizon
 			return k.finish(EndHorizon)
 		}
-		if lim.EventBudget > 0 && k.executed >= lim.EventBudget {
+		if k.executed >= budget {
 			k.trace.Fail(Violation{Invariant: EventBudgetExceeded,
 				Message: fmt.Sprintf("%d events ran without reaching the horizon (livelock guard)", k.executed)})
 			return EndBudget
 		}
-		k.fire(next)
+		// fire, inlined, and settle's re-keying of a re-armed timer.
+		o := &k.owner[next.slot]
+		t, fn := o.t, o.fn
+		k.now = next.at
+		k.executed++
+		t.armed = false
+		k.firing = t
+		fn()
+		k.firing = nil
+		if !t.armed {
+			k.settle(t)
+			continue
+		}
+		i := int(k.pos[t.slot])
+		rearm := k.rearm
+		earlier := rearm.less(t.key)
+		t.key = rearm
+		k.queue[i].at = rearm.at
+		if earlier {
+			if i > heapBase {
+				k.up(i)
+			}
+		} else if 4*(i-heapBase)+1+heapBase < len(k.queue) {
+			k.down(i) // not from a leaf, as in Reset
+		}
 	}
 }
+
+// maxDuration is the largest time.Duration.
+const maxDuration = time.Duration(1<<63 - 1)
 
 // Step runs the next event, if any, regardless of horizon and budget; it
 // reports whether one ran. Scripted scenarios and benchmarks drive the
@@ -524,9 +566,13 @@ func (k *Kernel) move(i int, t *KernelTimer, next key) {
 	}
 }
 
-// fix restores the heap after the key at i changed.
+// fix restores the heap after the key at i changed: down unless i is a
+// leaf, then up if it did not move and is not the root.
 func (k *Kernel) fix(i int) {
-	if !k.down(i) {
+	if 4*(i-heapBase)+1+heapBase < len(k.queue) && k.down(i) {
+		return
+	}
+	if i > heapBase {
 		k.up(i)
 	}
 }

@@ -515,13 +515,14 @@ func (b *ServerBrowser) onSweep() {
 func (b *ServerBrowser) sweepIdle() {
 	b.sweepPopups()
 	now := b.env.Now()
+	ignoresViewers := b.env.Profile.Has(SweepIgnoresViewers) // a map lookup: once a sweep, not once a tab
 	for i := 0; i < len(b.tabs); {
 		t := b.tabs[i]
 		if t.isNativePopup() {
 			i++ // closed through the manager by sweepPopups
 			continue
 		}
-		exempt := (t.Watched() || t.Desktop) && !b.env.Profile.Has(SweepIgnoresViewers)
+		exempt := (t.Watched() || t.Desktop) && !ignoresViewers
 		// The sweep walks the live tabs: a session without its page is
 		// not one.
 		if t.Control.AgentID != "" && !exempt && !t.pageless() && now-t.UsedAt > AgentTabIdle {

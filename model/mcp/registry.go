@@ -226,6 +226,29 @@ func NewRegistry(env *model.Env) *Registry {
 		byToken: map[string]*Credential{}, byID: map[string]*Credential{}, byThread: map[string][]*Credential{}}
 }
 
+// RegistrySizes are a registry's table sizes (Registry.Sizes): live
+// credentials and the threads that hold one. Counts, not bytes.
+type RegistrySizes struct{ Live, Threads int }
+
+// Sizes returns r's table sizes now.
+func (r *Registry) Sizes() RegistrySizes {
+	return RegistrySizes{Live: r.live, Threads: len(r.byThread)}
+}
+
+// Reserve sizes r's empty tables for sz (a dead predecessor's Sizes: after
+// a restart every thread's next turn is issued a credential again), so
+// they do not grow from empty one rehash at a time. Only an empty
+// registry is resized; its maps are looked up, never ranged over, so
+// their capacity changes nothing a run does.
+func (r *Registry) Reserve(sz RegistrySizes) {
+	if len(r.records) > 0 || sz.Live <= 0 {
+		return
+	}
+	r.byToken, r.byID = make(map[string]*Credential, sz.Live), make(map[string]*Credential, sz.Live)
+	r.byThread = make(map[string][]*Credential, sz.Threads)
+	r.records = make([]*Credential, 0, sz.Live)
+}
+
 // expiry is the earliest instant at which c can expire under the registry's
 // settings: once now passes it.
 func (r *Registry) expiry(c *Credential) time.Duration {

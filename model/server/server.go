@@ -174,6 +174,25 @@ func New(env *model.Env, st *store.Store, incarnation int, hooks Hooks) *Server 
 	return s
 }
 
+// Sizes are a server process's table sizes that its successor starts from
+// (Server.Sizes, Server.Reserve): its broker's and its credential
+// registry's.
+type Sizes struct {
+	Broker   browser.BrokerSizes
+	Registry mcp.RegistrySizes
+}
+
+// Sizes returns s's table sizes now (take them before Kill or Shutdown).
+func (s *Server) Sizes() Sizes { return Sizes{Broker: s.Broker.Sizes(), Registry: s.Registry.Sizes()} }
+
+// Reserve sizes a new process's empty tables for sz, a dead predecessor's
+// Sizes (browser.Broker.Reserve, mcp.Registry.Reserve): capacity only, so
+// nothing a run does changes.
+func (s *Server) Reserve(sz Sizes) {
+	s.Broker.Reserve(sz.Broker)
+	s.Registry.Reserve(sz.Registry)
+}
+
 // StartupReconcile is ProviderRuntimeRecoveryService's startup pass (the
 // fix of t3code#4584's family; PRs #9167 and #9360 continue active turns
 // across a restart): before the new process takes a command, every run a
