@@ -134,9 +134,14 @@ var (
 // ProbeCounter is a checker that counts probe hits; it never reports a
 // violation.
 type ProbeCounter struct {
-	str   sim.Strings // request keys
-	hits  map[string]int
-	first map[string]uint64 // probe -> seq of the event that first hit it
+	str sim.Strings // request keys
+	// counts[i] and firsts[i] are the hits of probe probeSlots[name] == i
+	// and the seq of the event that first hit it; extra and extraFirst
+	// those of a probe declared after init (none in the tree).
+	counts     []int
+	firsts     []uint64
+	extra      map[string]int
+	extraFirst map[string]uint64
 	// OnHit, when set, is told of every hit: the probe and the event's
 	// sequence number.
 	OnHit      func(probe string, seq uint64)
@@ -192,7 +197,7 @@ type ProbeCounter struct {
 
 // NewProbeCounter returns a counter with every probe at zero.
 func NewProbeCounter() *ProbeCounter {
-	return &ProbeCounter{hits: map[string]int{}, first: map[string]uint64{}, tabCred: map[string]string{},
+	return &ProbeCounter{counts: make([]int, len(probeSlots)), firsts: make([]uint64, len(probeSlots)), tabCred: map[string]string{},
 		tabThread: map[string]string{}, lastCall: map[string]time.Duration{}, waitStart: map[string]time.Duration{}, firstReq: map[string]firstRequest{},
 		claude: map[string]bool{}, draft: map[string]bool{}, running: map[string]bool{}, starting: map[string]bool{}, runs: map[string]bool{}, suspended: map[string]bool{}, replaced: map[string]bool{}, preview: map[string]bool{}, delivering: map[string]string{}}
 }
@@ -206,8 +211,8 @@ func (p *ProbeCounter) FirstHits() []int64 {
 	out := make([]int64, len(Probes))
 	for i, pr := range Probes {
 		out[i] = -1
-		if p.hits[pr.Name] > 0 {
-			out[i] = int64(p.first[pr.Name])
+		if n, first := p.count(pr.Name); n > 0 {
+			out[i] = int64(first)
 		}
 	}
 	return out
@@ -217,9 +222,31 @@ func (p *ProbeCounter) FirstHits() []int64 {
 func (p *ProbeCounter) Hits() []int {
 	out := make([]int, len(Probes))
 	for i, pr := range Probes {
-		out[i] = p.hits[pr.Name]
+		out[i], _ = p.count(pr.Name)
 	}
 	return out
+}
+
+// count returns probe name's hits and the seq of the event that first hit
+// it.
+func (p *ProbeCounter) count(name string) (int, uint64) {
+	if i, ok := probeSlots[name]; ok {
+		return p.counts[i], p.firsts[i]
+	}
+	return p.extra[name], p.extraFirst[name]
+}
+
+// probeSlots numbers the probes declared when the package was initialized
+// (Probes' order then), for the counters' slices: one lookup in a map read
+// only, where a hit updated two maps of its own. Read only, so counters on
+// several goroutines share it.
+var probeSlots map[string]int
+
+func init() {
+	probeSlots = make(map[string]int, len(Probes))
+	for i, pr := range Probes {
+		probeSlots[pr.Name] = i
+	}
 }
 
 // Observe implements sim.Checker; it counts and never fails. It runs every
@@ -233,10 +260,20 @@ func (p *ProbeCounter) Observe(ev *sim.Event) *sim.Violation {
 
 // hit counts one hit of probe name at the current event.
 func (p *ProbeCounter) hit(name string) {
-	if p.hits[name] == 0 {
-		p.first[name] = p.seq
+	if i, ok := probeSlots[name]; ok {
+		if p.counts[i] == 0 {
+			p.firsts[i] = p.seq
+		}
+		p.counts[i]++
+	} else {
+		if p.extra == nil {
+			p.extra, p.extraFirst = map[string]int{}, map[string]uint64{}
+		}
+		if p.extra[name] == 0 {
+			p.extraFirst[name] = p.seq
+		}
+		p.extra[name]++
 	}
-	p.hits[name]++
 	if p.OnHit != nil {
 		p.OnHit(name, p.seq)
 	}
@@ -570,8 +607,9 @@ func (p *ProbeCounter) waitChild(ev *sim.Event, hit func(string)) {
 // firstRequest is what the probe counter keeps of a request's first call:
 // the target it addressed, its credential and the server starts seen then.
 type firstRequest struct {
-	target, cred string
-	starts       int
+	target target
+	cred   string
+	starts int
 }
 
 // nodeHeaderTimeout is a Node MCP client's header timeout, 300 s (undici's
@@ -630,18 +668,18 @@ func (p *ProbeCounter) closeTab(tab string) {
 }
 
 func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
-	tab, cred := ev.Get("tab"), ev.Get("cred")
 	switch {
 	case ev.Kind == "preview_open" && ev.Outcome == "ok":
-		if _, seen := p.tabCred[tab]; !seen {
-			p.tabCred[tab] = cred
+		if tab := ev.Get("tab"); !mapHas(p.tabCred, tab) {
+			p.tabCred[tab] = ev.Get("cred")
 			p.tabThread[tab] = ev.Get("thread")
 			p.addTab(ev.Get("thread"), 1)
 		}
 	case acting(ev.Kind) && ev.Get("tab-thread") == ev.Get("thread"):
 		// Its own tab resolved: the attempt counts whether it was allowed
 		// (fixed) or refused as agentMismatch (reported).
-		if opened, ok := p.tabCred[tab]; ok && opened != cred {
+		tab := ev.Get("tab")
+		if opened, ok := p.tabCred[tab]; ok && opened != ev.Get("cred") {
 			hit(probeTabActedAfterRotation)
 		}
 		if ev.Kind == "t3_preview_close" && ev.Outcome == "ok" {
@@ -649,15 +687,16 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 		}
 	}
 	if kb, ok := appendRequestKey(p.kb[:0], ev); ok {
+		cred := ev.Get("cred")
 		p.kb = kb
 		// Looked up as string(kb), which does not allocate; the key string
 		// is built only for a request seen first.
 		first, seen := p.firstReq[string(kb)]
 		if !seen {
-			p.firstReq[p.str.Bytes(kb)] = firstRequest{target: targetOf(ev), cred: cred, starts: p.starts}
+			p.firstReq[p.str.Bytes(kb)] = firstRequest{target: targetIn(ev), cred: cred, starts: p.starts}
 			return
 		}
-		if !isTargetOf(first.target, ev) {
+		if !first.target.of(ev) {
 			hit(probeKeyReusedForAnotherTarget)
 		}
 		if ev.Get("retry") == "true" {
@@ -669,6 +708,11 @@ func (p *ProbeCounter) toolCall(ev *sim.Event, hit func(string)) {
 			}
 		}
 	}
+}
+
+func mapHas[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // terminal follows the desktop app's sessions: which are Claude, whether a

@@ -124,3 +124,34 @@ func TestIsOrchestratorTool_MatchesKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestTarget_MatchesTargetOf holds the request checkers' target (a kind and
+// an id, no string built) to targetOf's string and isTargetOf, over pairs
+// of random events (kept from one, compared with the other).
+func TestTarget_MatchesTargetOf(t *testing.T) {
+	p := sim.NewPRNG(3)
+	same := 0
+	for i := range 20000 {
+		a, b := probeEvent(p, 0, uint64(i)), probeEvent(p, 0, uint64(i))
+		if p.Below(3) == 0 {
+			b.Kind = "task_cancel"
+		}
+		if p.Below(4) == 0 { // the same id as a thread and as a task
+			a.Attrs = append(a.Attrs, sim.A("target", "x"))
+			b.Attrs = append([]sim.Attr{sim.A("task", "x")}, b.Attrs...)
+		}
+		if got, want := targetIn(a).String(), targetOf(a); got != want {
+			t.Fatalf("targetIn(%v) = %q, targetOf = %q", a, got, want)
+		}
+		got, want := targetIn(a).of(b), isTargetOf(targetOf(a), b)
+		if got != want {
+			t.Fatalf("targetIn(%v).of(%v) = %v, isTargetOf = %v", a, b, got, want)
+		}
+		if got {
+			same++
+		}
+	}
+	if same < 1000 {
+		t.Fatalf("only %d pairs address the same target", same)
+	}
+}

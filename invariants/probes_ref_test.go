@@ -201,10 +201,10 @@ func (p *ProbeCounter) refToolCall(ev *sim.Event, hit func(string)) {
 		// is built only for a request seen first.
 		first, seen := p.firstReq[string(kb)]
 		if !seen {
-			p.firstReq[p.str.Bytes(kb)] = firstRequest{target: targetOf(ev), cred: cred, starts: p.starts}
+			p.firstReq[p.str.Bytes(kb)] = firstRequest{target: targetIn(ev), cred: cred, starts: p.starts}
 			return
 		}
-		if !isTargetOf(first.target, ev) {
+		if !first.target.of(ev) {
 			hit(probeKeyReusedForAnotherTarget)
 		}
 		if ev.Get("retry") == "true" {

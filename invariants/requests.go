@@ -299,7 +299,7 @@ func init() {
 
 // addressed is what an accepted command acted on, and when.
 type addressed struct {
-	target string
+	target target
 	at     time.Duration
 }
 
@@ -326,6 +326,46 @@ func targetOf(ev *sim.Event) string {
 	return ""
 }
 
+// target is targetOf(ev) without its string built: the kind of what the
+// event addresses (targetNone, targetThread, targetTask) and its id. The
+// request checkers keep one per command and compare it to later calls;
+// TestTarget_MatchesTargetOf holds it to targetOf and isTargetOf.
+type target struct {
+	kind uint8
+	id   string
+}
+
+const (
+	targetNone uint8 = iota
+	targetThread
+	targetTask
+)
+
+// targetIn is targetOf(ev) as a target.
+func targetIn(ev *sim.Event) target {
+	if t := ev.Get("target"); t != "" {
+		return target{targetThread, t}
+	}
+	if t := ev.Get("task"); t != "" && ev.Kind == "task_cancel" {
+		return target{targetTask, t}
+	}
+	return target{}
+}
+
+// String is targetOf's string: "thread ID", "task ID" or "".
+func (t target) String() string {
+	switch t.kind {
+	case targetThread:
+		return "thread " + t.id
+	case targetTask:
+		return "task " + t.id
+	}
+	return ""
+}
+
+// of reports whether t is what ev addresses: targetIn(ev) == t.
+func (t target) of(ev *sim.Event) bool { return targetIn(ev) == t }
+
 // isTargetOf reports whether target == targetOf(ev), without building
 // targetOf's string.
 func isTargetOf(target string, ev *sim.Event) bool {
@@ -348,16 +388,16 @@ func (l *landsOnTarget) Observe(ev *sim.Event) *sim.Violation {
 	switch ev.Outcome {
 	case "accepted":
 		if _, ok := l.addressed[cmd]; !ok && cmd != "" {
-			l.addressed[cmd] = addressed{target: targetOf(ev), at: ev.At}
+			l.addressed[cmd] = addressed{target: targetIn(ev), at: ev.At}
 		}
 	case "replayed":
 		orig, ok := l.addressed[cmd]
-		if !ok || isTargetOf(orig.target, ev) {
+		if !ok || orig.target.of(ev) {
 			return nil
 		}
 		return violation(ReplayLandsOnTarget,
 			"%s from thread %s with clientRequestId %q addressed %s at %s and was answered replayed (success) with %s, which acted on %s at %s: nothing reached %s",
-			ev.Kind, ev.Get("thread"), ev.Get("clientRequestId"), orNone(targetOf(ev)), at(ev.At), cmd, orNone(orig.target), at(orig.at), orNone(targetOf(ev)))
+			ev.Kind, ev.Get("thread"), ev.Get("clientRequestId"), orNone(targetOf(ev)), at(ev.At), cmd, orNone(orig.target.String()), at(orig.at), orNone(targetOf(ev)))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -124,6 +125,10 @@ type feedTable struct {
 	spans      []feedSpan       // spans[row*nmask + mask]
 	idx        []int32
 	deadliners []int32 // the declaring Deadliners, ascending
+	// byFirst[b] is the set of prefixes whose first byte is b, empty the
+	// set of empty prefixes (which every actor begins with).
+	byFirst [256]uint8
+	empty   uint8
 }
 
 // feedSpan is idx[start : start+n]; deadline is set when one of those
@@ -133,11 +138,17 @@ type feedSpan struct {
 	deadline bool
 }
 
-// mask returns the set of t's actor prefixes actor begins with.
+// mask returns the set of t's actor prefixes actor begins with. Only the
+// prefixes that begin with actor's first byte are compared (byFirst):
+// most actors begin with none, and a comparison was a call.
 func (tb *feedTable) mask(actor string) uint32 {
-	var m uint32
-	for j, p := range tb.prefixes {
-		if strings.HasPrefix(actor, p) {
+	m := uint32(tb.empty)
+	if len(actor) == 0 {
+		return m
+	}
+	for c := uint32(tb.byFirst[actor[0]]); c != 0; c &= c - 1 {
+		j := bits.TrailingZeros32(c)
+		if p := tb.prefixes[j]; len(actor) >= len(p) && actor[:len(p)] == p {
 			m |= 1 << j
 		}
 	}
@@ -182,6 +193,13 @@ func buildFeedTable(decl []declaration) *feedTable {
 		panic("sim: the checkers declare more than MaxActorPrefixes actor prefixes: " + strings.Join(tb.prefixes, " "))
 	}
 	tb.nmask = 1 << len(tb.prefixes)
+	for j, p := range tb.prefixes {
+		if p == "" {
+			tb.empty |= 1 << j
+		} else {
+			tb.byFirst[p[0]] |= 1 << j
+		}
+	}
 	for r := range declBy {
 		for m := uint32(0); m < uint32(tb.nmask); m++ {
 			start := len(tb.idx)

@@ -243,8 +243,9 @@ func (p probeDue) Due() time.Duration { return p.deadline }
 func TestDispatch_MatchesFeeds(t *testing.T) {
 	p := NewPRNG(7)
 	kinds := []string{"a", "b", "c", "", "d.e", "run.start"}
-	actors := []string{"agent/t1", "agent/t2", "user/x", "server", "", "fault"}
-	prefixes := []string{"agent/", "user/", "", "serv"}
+	actors := []string{"agent/t1", "agent/t2", "agent/x1", "aunt", "user/x", "server", "", "fault"}
+	// Two prefixes share a first byte (mask compares only those).
+	prefixes := []string{"agent/", "user/", "", "agent/t"}
 	pick := func(from []string) []string {
 		var out []string
 		for _, s := range from {

@@ -373,7 +373,12 @@ func (k *Kernel) Run(lim Limits) (end EndReason) {
 			k.settle(t)
 			continue
 		}
-		i := int(k.pos[t.slot])
+		// Its entry is still the root unless a tie-break let an event
+		// scheduled meanwhile pass it: then its position says where.
+		i := heapBase
+		if k.queue[heapBase].slot != t.slot {
+			i = int(k.pos[t.slot])
+		}
 		rearm := k.rearm
 		earlier := rearm.less(t.key)
 		t.key = rearm

@@ -80,9 +80,22 @@ func (s *Strings) Itoa(n int) string {
 	if 0 <= n && n < 100 {
 		return strconv.Itoa(n) // a static string, no allocation
 	}
+	if n < 1000 && n >= 100 { // a pane's size, a revision: static too
+		i := 3 * (n - 100)
+		return threeDigits[i : i+3]
+	}
 	var b [24]byte
 	return s.Bytes(strconv.AppendInt(b[:0], int64(n), 10))
 }
+
+// threeDigits is "100101102...999": Itoa's numbers of three digits.
+var threeDigits = func() string {
+	b := make([]byte, 0, 3*900)
+	for n := 100; n < 1000; n++ {
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return string(b)
+}()
 
 // Join is prefix + strconv.Itoa(n), as in "p12" or "w3".
 func (s *Strings) Join(prefix string, n int) string {

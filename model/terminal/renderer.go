@@ -444,10 +444,13 @@ func (r *Renderer) appendSlots(out []slot) []slot {
 				continue
 			}
 			size := Size{Cols: (EditorArea.Cols - (n - 1)) / n, Rows: EditorArea.Rows}
-			var kb [64]byte
-			key := strconv.AppendInt(append(kb[:0], "editor/"...), int64(m.Tab), 10)
-			key = append(append(key, '/'), m.ID...)
-			out = append(out, slot{key: str.Bytes(key), session: m.ID, surface: "editor",
+			if m.editorKey == "" || m.editorKeyTab != m.Tab || m.editorKeyID != m.ID {
+				var kb [64]byte
+				key := strconv.AppendInt(append(kb[:0], "editor/"...), int64(m.Tab), 10)
+				key = append(append(key, '/'), m.ID...)
+				m.editorKey, m.editorKeyTab, m.editorKeyID = str.Bytes(key), m.Tab, m.ID
+			}
+			out = append(out, slot{key: m.editorKey, session: m.ID, surface: "editor",
 				mode: m.Mode, size: size})
 		}
 	case SurfaceSpotlight:

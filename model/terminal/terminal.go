@@ -457,6 +457,12 @@ type Meta struct {
 	// (AtomicSpawnClaim off) checks across. Without it construction has
 	// nothing to await and the check and insert are one step.
 	MCP bool
+	// editorKey is the key of the session's editor leaf ("editor/TAB/ID",
+	// Renderer.appendSlots) for editorKeyTab and editorKeyID, built once
+	// instead of on every render.
+	editorKey    string
+	editorKeyTab int
+	editorKeyID  string
 }
 
 // Failure texts the renderer shows (pane toast, processError).
