@@ -35,14 +35,14 @@ type openRun struct {
 }
 
 // openRuns are the runs started and not yet settled, in start order
-// (linked), found by run id: byRun holds each id's first open run, which
-// links the id's next (sameRun), in start order. Settling a run costs its
+// (linked), found by run id: byRun chains each id's open runs (sameRun),
+// in start order. Settling a run costs its
 // id's runs, not every open run (hundreds at once in a world of 1,000
 // threads). Nodes come from a slab. Looked up only; walked through the
 // links.
 type openRuns struct {
 	first, last *openRunNode
-	byRun       map[string]*openRunNode
+	byRun       sim.Chains[openRunNode]
 	nodes       sim.Slab[openRunNode]
 }
 
@@ -60,31 +60,19 @@ func (s *openRuns) add(o openRun) {
 		s.last.next = n
 	}
 	s.last = n
-	if s.byRun == nil {
-		s.byRun = map[string]*openRunNode{}
-	}
-	p := s.byRun[o.run]
-	if p == nil {
-		s.byRun[o.run] = n
-		return
-	}
-	for p.sameRun != nil {
-		p = p.sameRun
-	}
-	p.sameRun = n
+	s.byRun.Append(o.run, n, sameRun)
 }
+
+// sameRun is an open run's link in openRuns.byRun.
+func sameRun(n *openRunNode) **openRunNode { return &n.sameRun }
 
 // settle removes the first open run with id run and returns it.
 func (s *openRuns) settle(run string) (openRun, bool) {
-	n := s.byRun[run]
+	n := s.byRun.First(run)
 	if n == nil {
 		return openRun{}, false
 	}
-	if n.sameRun == nil {
-		delete(s.byRun, run)
-	} else {
-		s.byRun[run] = n.sameRun
-	}
+	s.byRun.Remove(run, n, sameRun)
 	if n.prev == nil {
 		s.first = n.next
 	} else {

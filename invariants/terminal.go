@@ -953,8 +953,8 @@ type oneAgent struct {
 // every restart spawns them again). Nodes come from a slab. Looked up
 // only.
 type procSet struct {
-	byBackend map[string]*procNode
-	bySession map[string]*procNode
+	byBackend sim.Chains[procNode]
+	bySession sim.Chains[procNode]
 	nodes     sim.Slab[procNode]
 }
 
@@ -966,36 +966,19 @@ type procNode struct {
 func (s *procSet) add(p agentProc, bySession bool) {
 	n := s.nodes.New()
 	n.agentProc = p
-	if s.byBackend == nil {
-		s.byBackend = map[string]*procNode{}
-	}
-	if q := s.byBackend[p.backend]; q == nil {
-		s.byBackend[p.backend] = n
-	} else {
-		for q.nextBackend != nil {
-			q = q.nextBackend
-		}
-		q.nextBackend = n
-	}
-	if !bySession {
-		return
-	}
-	if s.bySession == nil {
-		s.bySession = map[string]*procNode{}
-	}
-	if q := s.bySession[p.session]; q == nil {
-		s.bySession[p.session] = n
-	} else {
-		for q.nextSession != nil {
-			q = q.nextSession
-		}
-		q.nextSession = n
+	s.byBackend.Append(p.backend, n, nextBackend)
+	if bySession {
+		s.bySession.Append(p.session, n, nextSession)
 	}
 }
 
+// nextBackend and nextSession are a process's links in procSet's chains.
+func nextBackend(n *procNode) **procNode { return &n.nextBackend }
+func nextSession(n *procNode) **procNode { return &n.nextSession }
+
 // withBackend returns the first running process of backend, or nil.
 func (s *procSet) withBackend(backend string) *agentProc {
-	if n := s.byBackend[backend]; n != nil {
+	if n := s.byBackend.First(backend); n != nil {
 		return &n.agentProc
 	}
 	return nil
@@ -1003,7 +986,7 @@ func (s *procSet) withBackend(backend string) *agentProc {
 
 // inSession returns the first running process of session, or nil.
 func (s *procSet) inSession(session string) *agentProc {
-	if n := s.bySession[session]; n != nil {
+	if n := s.bySession.First(session); n != nil {
 		return &n.agentProc
 	}
 	return nil
@@ -1011,29 +994,12 @@ func (s *procSet) inSession(session string) *agentProc {
 
 // end removes the first running process of backend, if any.
 func (s *procSet) end(backend string) {
-	n := s.byBackend[backend]
+	n := s.byBackend.First(backend)
 	if n == nil {
 		return
 	}
-	if n.nextBackend == nil {
-		delete(s.byBackend, backend)
-	} else {
-		s.byBackend[backend] = n.nextBackend
-	}
-	if q := s.bySession[n.session]; q == n {
-		if n.nextSession == nil {
-			delete(s.bySession, n.session)
-		} else {
-			s.bySession[n.session] = n.nextSession
-		}
-	} else {
-		for ; q != nil; q = q.nextSession {
-			if q.nextSession == n {
-				q.nextSession = n.nextSession
-				break
-			}
-		}
-	}
+	s.byBackend.Remove(backend, n, nextBackend)
+	s.bySession.Remove(n.session, n, nextSession)
 	*n = procNode{} // an ended node keeps nothing alive (its slab may outlive it)
 }
 

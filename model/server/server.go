@@ -54,12 +54,12 @@ type Server struct {
 	hooks Hooks
 	dead  bool
 	// turns are the running turns in start order: thread -> the entry its
-	// turn is on. firstTurn finds a thread's first turn among them (a world
+	// turn is on. byThread finds a thread's first turn among them (a world
 	// of 1,000 threads runs hundreds at once); each turn links the next
 	// turn of its thread (sameThread), in the same order.
-	turns     []*turnRef
-	firstTurn map[string]*turnRef
-	turnSlab  sim.Slab[turnRef] // turns' records
+	turns    []*turnRef
+	byThread sim.Chains[turnRef]
+	turnSlab sim.Slab[turnRef] // turns' records
 	// pendingDetach lists threads whose capability changed during a turn.
 	pendingDetach []string
 	// ingest is the runtime ingestion worker's in-memory queue (ingestion.go);
@@ -89,40 +89,18 @@ type turnRef struct {
 // addTurn appends a turn to turns and to its thread's chain.
 func (s *Server) addTurn(t *turnRef) {
 	s.turns = append(s.turns, t)
-	if s.firstTurn == nil {
-		s.firstTurn = map[string]*turnRef{}
-	}
-	last := s.firstTurn[t.threadID]
-	if last == nil {
-		s.firstTurn[t.threadID] = t
-		return
-	}
-	for last.sameThread != nil {
-		last = last.sameThread
-	}
-	last.sameThread = t
+	s.byThread.Append(t.threadID, t, sameThread)
 }
 
 // dropTurn removes turns[i] from turns and from its thread's chain.
 func (s *Server) dropTurn(i int) {
 	t := s.turns[i]
 	s.turns = append(s.turns[:i], s.turns[i+1:]...)
-	if first := s.firstTurn[t.threadID]; first == t {
-		if t.sameThread == nil {
-			delete(s.firstTurn, t.threadID)
-		} else {
-			s.firstTurn[t.threadID] = t.sameThread
-		}
-	} else {
-		for p := first; p != nil; p = p.sameThread {
-			if p.sameThread == t {
-				p.sameThread = t.sameThread
-				break
-			}
-		}
-	}
-	t.sameThread = nil
+	s.byThread.Remove(t.threadID, t, sameThread)
 }
+
+// sameThread is a turn's link in Server.byThread.
+func sameThread(t *turnRef) **turnRef { return &t.sameThread }
 
 const actor = "server"
 
@@ -342,7 +320,7 @@ func (s *Server) Kill() {
 		}
 	}
 	s.turns = nil
-	s.firstTurn = nil
+	s.byThread = sim.Chains[turnRef]{}
 }
 
 func (s *Server) capsFor(threadID, instance string) mcp.Caps {
@@ -356,7 +334,7 @@ func (s *Server) capsFor(threadID, instance string) mcp.Caps {
 }
 
 // turnOf returns the first of turns with threadID, or nil.
-func (s *Server) turnOf(threadID string) *turnRef { return s.firstTurn[threadID] }
+func (s *Server) turnOf(threadID string) *turnRef { return s.byThread.First(threadID) }
 
 // SendPrompt is a user message on thread: a new run starts and a provider
 // turn runs on the thread's instance. It reports false when the thread

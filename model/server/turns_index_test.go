@@ -7,7 +7,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// turnOf by firstTurn and the threads' chains answers what the scan of
+// turnOf by byThread and the threads' chains answers what the scan of
 // turns it replaced answered (the first turn of the thread in start
 // order), over any sequence of turns started and ended, several per
 // thread, ended first, last or in between.
