@@ -80,3 +80,21 @@ func TestAddrCache_EmptyAndUnknownMiss(t *testing.T) {
 		t.Fatal("equal bytes at another address hit")
 	}
 }
+
+// Two keys at the same address whose lengths differ by the slot count
+// share a slot: the longer one misses where the shorter was put.
+func TestAddrCache_SameAddressOtherLengthMisses(t *testing.T) {
+	var c AddrCache[int]
+	s := strings.Repeat("abcdefgh", 8)
+	short, long := s[:4], s[:4+AddrCacheSlots]
+	if addrSlot(short) != addrSlot(long) {
+		t.Fatalf("the test wants one slot for both keys")
+	}
+	c.Put(short, 1)
+	if _, ok := c.Get(long); ok {
+		t.Fatal("a key of another length at the same address hit")
+	}
+	if v, ok := c.Get(short); !ok || v != 1 {
+		t.Fatalf("Get(short) = %d, %v", v, ok)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // Attr is one attribute of a trace event, such as thread=t1 or tab=tab_2.
@@ -242,15 +243,33 @@ func (t *Trace) Emit(actor, kind, outcome string, attrs ...Attr) {
 	}
 }
 
+// inScratch says whether x's elements lie in scratch's backing array
+// (from its start to its capacity).
+func inScratch(x, scratch []Attr) bool {
+	if len(x) == 0 || cap(scratch) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(scratch)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(x)))
+	return p >= lo && p < lo+uintptr(cap(scratch))*unsafe.Sizeof(Attr{})
+}
+
 // EmitPrefixed is Emit(actor, kind, outcome, append(pre, attrs...)...)
 // without the joined list: pre and attrs are copied straight into the
 // trace's scratch attributes, once, where a caller that prepends its own
 // attributes (a pane's session, a backend's session and id) copied them
-// twice. Same event, same fingerprint (TestEmitPrefixed_IsEmitOfTheJoin).
+// twice. Same event, same fingerprint (TestEmitPrefixed_IsEmitOfTheJoin),
+// also when pre or attrs is (part of) an event's Attrs that a sink or
+// checker was handed: those live in the scratch list, so they are joined
+// into a list of their own first.
 func (t *Trace) EmitPrefixed(actor, kind, outcome string, pre []Attr, attrs ...Attr) {
 	n := len(pre) + len(attrs)
 	if n == 0 {
 		t.Emit(actor, kind, outcome, []Attr{}...) // the join: empty, not nil
+		return
+	}
+	if inScratch(pre, t.attrs) || inScratch(attrs, t.attrs) {
+		t.Emit(actor, kind, outcome, append(append(make([]Attr, 0, n), pre...), attrs...)...)
 		return
 	}
 	if cap(t.attrs) < n {

@@ -73,6 +73,37 @@ func TestEmitPrefixed_IsEmitOfTheJoin(t *testing.T) {
 	})
 }
 
+// EmitPrefixed given the attributes a sink was just handed (they live in
+// the trace's scratch list), as pre, as attrs or both, emits what Emit of
+// their join emits.
+func TestEmitPrefixed_OfADeliveredEventsAttrs(t *testing.T) {
+	for _, form := range []string{"attrs", "pre", "both", "tail"} {
+		joined, prefixed := NewKernel(true), NewKernel(true)
+		var last []Attr
+		prefixed.Trace().OnEvent(func(ev *Event) { last = ev.Attrs })
+		first := []Attr{A("x", "1"), A("y", "2"), A("z", "3")}
+		joined.Trace().Emit("a", "k", "", first...)
+		prefixed.Trace().Emit("a", "k", "", first...)
+		own := []Attr{A("p", "0")}
+		switch form {
+		case "attrs":
+			joined.Trace().Emit("a", "k2", "", append(append([]Attr{}, own...), first...)...)
+			prefixed.Trace().EmitPrefixed("a", "k2", "", own, last...)
+		case "pre":
+			joined.Trace().Emit("a", "k2", "", append(append([]Attr{}, first...), own...)...)
+			prefixed.Trace().EmitPrefixed("a", "k2", "", last, own...)
+		case "both":
+			joined.Trace().Emit("a", "k2", "", append(append([]Attr{}, first...), first...)...)
+			prefixed.Trace().EmitPrefixed("a", "k2", "", last, last...)
+		case "tail":
+			joined.Trace().Emit("a", "k2", "", append(append([]Attr{}, own...), first[1:]...)...)
+			prefixed.Trace().EmitPrefixed("a", "k2", "", own, last[1:]...)
+		}
+		require.Equal(t, joined.Trace().Events(), prefixed.Trace().Events(), form)
+		require.Equal(t, joined.Trace().Fingerprint(), prefixed.Trace().Fingerprint(), form)
+	}
+}
+
 // Emit with inline attributes does not allocate when events are not kept.
 func TestTrace_EmitDoesNotAllocate(t *testing.T) {
 	k := NewKernel(false)

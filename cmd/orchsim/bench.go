@@ -11,6 +11,10 @@ import (
 
 // newBenchCmd is orchsim bench: the kernel against its alternatives, and
 // every scenario's throughput (package bench does the measuring).
+// maxMemorySeeds bounds --memory-seeds: the loop runs 10N seeds, some
+// milliseconds each.
+const maxMemorySeeds = 100_000_000
+
 func newBenchCmd() *cobra.Command {
 	var quick, verbose bool
 	var memScenario string
@@ -65,6 +69,10 @@ The same measurements run as Go benchmarks:
 			if cmd.Flags().Changed("memory-seeds") {
 				if memSeeds < 1 {
 					return usageErr("--memory-seeds must be at least 1, got %d", memSeeds)
+				}
+				if memSeeds > maxMemorySeeds {
+					// The loop runs 10N seeds; beyond this it would run for years (and 10N overflows).
+					return usageErr("--memory-seeds must be at most %d, got %d", maxMemorySeeds, memSeeds)
 				}
 				plan.MemorySeeds = memSeeds
 			}

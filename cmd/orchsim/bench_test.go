@@ -56,6 +56,15 @@ func TestBench_BadFlags(t *testing.T) {
 	assert.Equal(t, exitUsage, ee.code)
 	assert.Contains(t, ee.msg, "--memory-seeds must be at least 1")
 
+	cmd = newBenchCmd()
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"--quick", "--memory-seeds", "9223372036854775807"})
+	err = cmd.Execute()
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, exitUsage, ee.code)
+	assert.Contains(t, ee.msg, "--memory-seeds must be at most 100000000")
+
 	p := tinyPlan()
 	p.MemoryScenario = "no-such"
 	err = runBench(&out, &out, p, false)
